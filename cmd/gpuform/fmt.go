@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/spf13/cobra"
+)
+
+// exitFmtCheck is the exit code of fmt --check when files need formatting,
+// as terraform fmt -check.
+const exitFmtCheck = 3
+
+func newFmtCommand(g *globals) *cobra.Command {
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "fmt [FILE...]",
+		Short: "Rewrite configuration files in the canonical format",
+		Long: "fmt rewrites the *.hcl files of the working directory (or the files given) in the canonical\n" +
+			"layout and prints the names of the files it changed. With --check it changes nothing and exits 3\n" +
+			"when a file is not canonical, for CI. Files with syntax errors are reported and left alone.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files := args
+			if len(files) == 0 {
+				entries, err := os.ReadDir(g.dir())
+				if err != nil {
+					return fmt.Errorf("list configuration files: %w", err)
+				}
+				for _, e := range entries {
+					if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") && !strings.HasPrefix(e.Name(), ".") {
+						files = append(files, e.Name())
+					}
+				}
+				sort.Strings(files)
+			}
+			var diags hcl.Diagnostics
+			parsed := map[string]*hcl.File{}
+			unformatted := 0
+			for _, name := range files {
+				src, err := os.ReadFile(g.path(name))
+				if err != nil {
+					return fmt.Errorf("read %s: %w", name, err)
+				}
+				f, d := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+				parsed[name] = f
+				if d.HasErrors() {
+					diags = append(diags, d...)
+					continue
+				}
+				out := hclwrite.Format(src)
+				if bytes.Equal(out, src) {
+					continue
+				}
+				unformatted++
+				fmt.Fprintln(g.stdout, name)
+				if check {
+					continue
+				}
+				if err := os.WriteFile(g.path(name), out, 0o644); err != nil {
+					return fmt.Errorf("write %s: %w", name, err)
+				}
+			}
+			if len(diags) > 0 {
+				dw := configDiagWriter(g, parsed)
+				_ = dw.Write(g.stderr, diags)
+				return &exitError{code: 1}
+			}
+			if check && unformatted > 0 {
+				return &exitError{code: exitFmtCheck}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&check, "check", false, "change nothing; exit 3 if any file is not canonical")
+	return cmd
+}

@@ -1,0 +1,39 @@
+// Command gpuform is plan/apply for GPU multi-tenancy on Kubernetes.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, os.Environ()).ExecuteContext(ctx)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitError carries a process exit code; its message, if any, was already printed.
+type exitError struct {
+	code int
+}
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// exitCode maps a command error to the process exit code, printing errors
+// that were not printed yet.
+func exitCode(err error, stderr *os.File) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "Error: %s\n", err)
+	return 1
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// globals are the flags every command takes.
+type globals struct {
+	chdir    string
+	vars     []string
+	varFiles []string
+	noColor  bool
+
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	env    []string
+}
+
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer, env []string) *cobra.Command {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	root := &cobra.Command{
+		Use:           "gpuform",
+		Short:         "Plan and apply GPU multi-tenancy on Kubernetes",
+		Long:          "gpuform reads HCL files that describe tenants, GPU pools, MIG layouts, priorities and models,\nvalidates them against the GPU catalog, and plans and applies them on a Kubernetes cluster.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.chdir, "chdir", "", "switch to directory `DIR` before doing anything else")
+	pf.StringArrayVar(&g.vars, "var", nil, "set an input variable (`name=value`; repeatable)")
+	pf.StringArrayVar(&g.varFiles, "var-file", nil, "read input variables from `FILE` (repeatable)")
+	pf.BoolVar(&g.noColor, "no-color", false, "disable colours in the output")
+	root.AddCommand(
+		newValidateCommand(g),
+		newFmtCommand(g),
+		newCatalogCommand(g),
+		newVersionCommand(g),
+	)
+	return root
+}
+
+// dir is the configuration directory: --chdir, or the working directory.
+// Relative paths on the command line (--var-file) are taken from it, as
+// Terraform's -chdir does, without changing the process's directory.
+func (g *globals) dir() string {
+	if g.chdir == "" {
+		return "."
+	}
+	return g.chdir
+}
+
+// path resolves a command-line path against dir().
+func (g *globals) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(g.dir(), p)
+}
+
+// color reports whether output to w should carry ANSI colours.
+func (g *globals) color(w io.Writer) bool {
+	if g.noColor {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// loadOptions gathers variables from flags and the environment.
+func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
+	opts := config.Options{Vars: g.vars, Env: g.env}
+	var diags hcl.Diagnostics
+	for _, name := range g.varFiles {
+		src, err := os.ReadFile(g.path(name))
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Failed to read variables file", Detail: err.Error() + "."})
+			continue
+		}
+		opts.VarFiles = append(opts.VarFiles, config.VarFile{Name: name, Src: src})
+	}
+	return opts, diags
+}
+
+// loadValid loads the configuration in the working directory and validates
+// it; diags holds everything found, cfg is usable only without errors.
+func (g *globals) loadValid() (*config.Config, hcl.Diagnostics) {
+	opts, diags := g.loadOptions()
+	if diags.HasErrors() {
+		return &config.Config{}, diags
+	}
+	cfg, diags := config.LoadDir(g.dir(), opts)
+	if diags.HasErrors() {
+		return cfg, diags
+	}
+	return cfg, append(diags, engine.Validate(cfg, mig.Default())...)
+}
+
+// configDiagWriter is the diagnostic writer for stderr over files.
+func configDiagWriter(g *globals, files map[string]*hcl.File) *config.DiagnosticWriter {
+	return &config.DiagnosticWriter{Files: files, Color: g.color(g.stderr), Width: 100}
+}
+
+// writeDiags prints diagnostics Terraform-style to stderr.
+func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
+	if len(diags) == 0 {
+		return
+	}
+	var files map[string]*hcl.File
+	if cfg != nil {
+		files = cfg.Files
+	}
+	_ = configDiagWriter(g, files).Write(g.stderr, diags)
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/config"
+)
+
+func newValidateCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the configuration offline: syntax, types, references, MIG layouts, names",
+		Long: "validate reads every *.hcl file of the working directory, evaluates it and checks it against\n" +
+			"the GPU catalog without contacting any cluster. It prints every problem at once and exits 1\n" +
+			"when there is an error.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, diags := g.loadValid()
+			if asJSON {
+				if err := config.WriteJSON(g.stdout, diags); err != nil {
+					return err
+				}
+			} else {
+				g.writeDiags(cfg, diags)
+			}
+			if diags.HasErrors() {
+				return &exitError{code: 1}
+			}
+			if !asJSON {
+				fmt.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", summary(cfg))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
+	return cmd
+}
+
+// summary is one line describing what a configuration declares.
+func summary(cfg *config.Config) string {
+	return fmt.Sprintf("Stack %s: %s, %s, %s, %s, %s.",
+		cfg.Settings.Stack,
+		plural(len(cfg.Priorities), "priority", "priorities"),
+		plural(len(cfg.MIGLayouts), "MIG layout", "MIG layouts"),
+		plural(len(cfg.Pools), "pool", "pools"),
+		plural(len(cfg.Tenants), "tenant", "tenants"),
+		plural(len(cfg.Models), "model", "models"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

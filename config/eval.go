@@ -1,0 +1,398 @@
+package config
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// loader holds the state of one Load: parsed blocks, the reference graph and
+// the values evaluated so far.
+type loader struct {
+	idx   schemaIndex
+	fsys  fs.FS
+	files map[string]*hcl.File
+	diags hcl.Diagnostics
+	funcs map[string]function.Function
+
+	settings  []*hcl.Block
+	clusters  []*hcl.Block
+	variables []*hcl.Block
+	nodes     map[string]*node
+	order     []*node // declaration order
+
+	cfg   *Config
+	insts instances
+}
+
+// node is one vertex of the reference graph: a variable, a local value or a
+// resource block (with all its instances).
+type node struct {
+	addr  string // var.x, local.y, tenant.risk
+	typ   string // "var", "local" or a resource block type
+	name  string
+	block *hcl.Block     // resource blocks
+	expr  hcl.Expression // locals
+	decl  hcl.Range
+	deps  []*node
+	value cty.Value
+	state int // 0 new, 1 visiting, 2 done
+	bad   bool
+}
+
+const (
+	rootVar   = "var"
+	rootLocal = "local"
+)
+
+func newLoader(fsys fs.FS) *loader {
+	l := &loader{
+		idx:   newSchemaIndex(),
+		fsys:  fsys,
+		files: map[string]*hcl.File{},
+		nodes: map[string]*node{},
+		insts: newInstances(),
+	}
+	l.funcs = functions(fsys)
+	return l
+}
+
+// declare records one top-level block.
+func (l *loader) declare(b *hcl.Block) {
+	switch b.Type {
+	case TypeGpuform:
+		l.settings = append(l.settings, b)
+	case TypeCluster:
+		l.clusters = append(l.clusters, b)
+	case TypeVariable:
+		l.variables = append(l.variables, b)
+	case TypeLocals:
+		attrs, diags := b.Body.JustAttributes()
+		l.diags = append(l.diags, diags...)
+		sorted := make([]*hcl.Attribute, 0, len(attrs))
+		for _, a := range attrs {
+			sorted = append(sorted, a)
+		}
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Range.Start.Byte < sorted[j].Range.Start.Byte })
+		for _, a := range sorted {
+			l.addNode(&node{addr: rootLocal + "." + a.Name, typ: rootLocal, name: a.Name, expr: a.Expr, decl: a.Range}, "local value")
+		}
+	default:
+		name := b.Labels[0]
+		if !hclsyntax.ValidIdentifier(name) {
+			l.diags = append(l.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid block name",
+				Detail:   fmt.Sprintf("A %s name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes; %q is not valid.", b.Type, name),
+				Subject:  b.LabelRanges[0].Ptr(),
+			})
+			return
+		}
+		l.addNode(&node{addr: b.Type + "." + name, typ: b.Type, name: name, block: b, decl: b.DefRange}, b.Type)
+	}
+}
+
+func (l *loader) addNode(n *node, what string) {
+	if prev, ok := l.nodes[n.addr]; ok {
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("Duplicate %s", what),
+			Detail:   fmt.Sprintf("%s was already declared at %s. Each name must be unique within its block type.", n.addr, prev.decl),
+			Subject:  n.decl.Ptr(),
+		})
+		return
+	}
+	l.nodes[n.addr] = n
+	l.order = append(l.order, n)
+}
+
+// evaluate resolves variables, links references, orders and evaluates the graph.
+func (l *loader) evaluate(varFiles []VarFile, opts Options) *Config {
+	l.cfg = &Config{Files: l.files}
+	l.decodeSettings()
+	vars := l.loadVariables(varFiles, opts)
+	for _, v := range vars {
+		l.nodes[v.addr] = v
+	}
+	l.link()
+	l.checkCycles()
+	for _, n := range l.order {
+		l.visit(n)
+	}
+	l.insts.finish(l.cfg)
+	return l.cfg
+}
+
+// link resolves every reference of every node to the node it names.
+func (l *loader) link() {
+	for _, n := range l.order {
+		seen := map[*node]bool{}
+		for _, t := range n.traversals() {
+			dep := l.resolve(t, n)
+			if dep != nil && !seen[dep] {
+				seen[dep] = true
+				n.deps = append(n.deps, dep)
+			}
+		}
+	}
+}
+
+// traversals returns every variable reference in the node's expressions.
+func (n *node) traversals() []hcl.Traversal {
+	if n.expr != nil {
+		return n.expr.Variables()
+	}
+	var out []hcl.Traversal
+	var walk func(b *hclsyntax.Body)
+	walk = func(b *hclsyntax.Body) {
+		names := make([]string, 0, len(b.Attributes))
+		for name := range b.Attributes {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			out = append(out, b.Attributes[name].Expr.Variables()...)
+		}
+		for _, nb := range b.Blocks {
+			walk(nb.Body)
+		}
+	}
+	if body, ok := n.block.Body.(*hclsyntax.Body); ok {
+		walk(body)
+	}
+	return out
+}
+
+// resolve maps a traversal to the node it refers to, reporting unknown references.
+func (l *loader) resolve(t hcl.Traversal, from *node) *node {
+	root := t.RootName()
+	subject := t.SourceRange().Ptr()
+	switch {
+	case root == "each" || root == "count":
+		return nil
+	case root == rootVar || root == rootLocal || resourceTypes[root]:
+	default:
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown reference",
+			Detail:   fmt.Sprintf("There is no %q in this language. A reference starts with var., local., priority., mig_layout., pool., tenant. or model., or is each/count inside a repeated block.", root),
+			Subject:  subject,
+		})
+		return nil
+	}
+	if len(t) < 2 {
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid reference",
+			Detail:   fmt.Sprintf("A reference to %s must name one, like %s.example.", root, root),
+			Subject:  subject,
+		})
+		return nil
+	}
+	step, ok := t[1].(hcl.TraverseAttr)
+	if !ok {
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid reference",
+			Detail:   fmt.Sprintf("A reference to %s must name one with a dot, like %s.example.", root, root),
+			Subject:  subject,
+		})
+		return nil
+	}
+	addr := root + "." + step.Name
+	dep, ok := l.nodes[addr]
+	if !ok {
+		what := map[string]string{rootVar: "input variable", rootLocal: "local value"}[root]
+		if what == "" {
+			what = root
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("Reference to undeclared %s", what),
+			Detail:   fmt.Sprintf("%s is not declared in this configuration.%s", addr, l.suggest(root, step.Name)),
+			Subject:  subject,
+		})
+		return nil
+	}
+	return dep
+}
+
+// suggest proposes a declared name close to a mistyped one.
+func (l *loader) suggest(root, name string) string {
+	best, bestDist := "", 3
+	for _, n := range l.nodes {
+		if n.typ != root {
+			continue
+		}
+		if d := levenshtein(name, n.name); d < bestDist {
+			best, bestDist = n.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" Did you mean %s.%s?", root, best)
+}
+
+// checkCycles reports every reference cycle by the names of the blocks in it.
+func (l *loader) checkCycles() {
+	for _, scc := range stronglyConnected(l.order) {
+		self := false
+		if len(scc) == 1 {
+			for _, d := range scc[0].deps {
+				if d == scc[0] {
+					self = true
+				}
+			}
+			if !self {
+				continue
+			}
+		}
+		sort.Slice(scc, func(i, j int) bool { return posLess(scc[i].decl, scc[j].decl) })
+		names := make([]string, len(scc))
+		for i, n := range scc {
+			names[i] = n.addr
+			n.bad = true
+			n.value = cty.DynamicVal
+			n.state = 2
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Reference cycle",
+			Detail:   fmt.Sprintf("These blocks refer to each other in a cycle, so none can be evaluated first: %s. Remove one of the references.", strings.Join(names, ", ")),
+			Subject:  scc[0].decl.Ptr(),
+		})
+	}
+}
+
+// stronglyConnected returns the strongly connected components of the graph
+// (Tarjan's algorithm).
+func stronglyConnected(nodes []*node) [][]*node {
+	index := map[*node]int{}
+	low := map[*node]int{}
+	onStack := map[*node]bool{}
+	var stack []*node
+	var out [][]*node
+	next := 0
+	var strong func(v *node)
+	strong = func(v *node) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range v.deps {
+			if _, seen := index[w]; !seen {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var scc []*node
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				scc = append(scc, w)
+				if w == v {
+					break
+				}
+			}
+			out = append(out, scc)
+		}
+	}
+	for _, v := range nodes {
+		if _, seen := index[v]; !seen {
+			strong(v)
+		}
+	}
+	return out
+}
+
+// visit evaluates n after everything it depends on (depth-first post-order).
+func (l *loader) visit(n *node) {
+	if n.state != 0 {
+		return
+	}
+	n.state = 1
+	for _, d := range n.deps {
+		l.visit(d)
+		if d.bad {
+			n.bad = true
+		}
+	}
+	n.state = 2
+	ctx := l.evalContext(n)
+	switch n.typ {
+	case rootVar:
+	case rootLocal:
+		v, diags := n.expr.Value(ctx)
+		l.diags = append(l.diags, diags...)
+		if diags.HasErrors() {
+			n.bad = true
+			v = cty.DynamicVal
+		}
+		n.value = v
+	default:
+		n.value = l.evalResource(n, ctx)
+	}
+}
+
+// evalContext builds the evaluation context of n from the values of its
+// dependencies only, so its size does not grow with the configuration.
+func (l *loader) evalContext(n *node) *hcl.EvalContext {
+	grouped := map[string]map[string]cty.Value{}
+	for _, d := range n.deps {
+		m := grouped[d.typ]
+		if m == nil {
+			m = map[string]cty.Value{}
+			grouped[d.typ] = m
+		}
+		v := d.value
+		if v == cty.NilVal || d.bad {
+			v = cty.DynamicVal
+		}
+		m[d.name] = v
+	}
+	vars := make(map[string]cty.Value, len(grouped))
+	for typ, m := range grouped {
+		vars[typ] = cty.ObjectVal(m)
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: l.funcs}
+}
+
+// posLess orders ranges by file then byte offset.
+func posLess(a, b hcl.Range) bool {
+	if a.Filename != b.Filename {
+		return a.Filename < b.Filename
+	}
+	return a.Start.Byte < b.Start.Byte
+}
+
+// levenshtein is the edit distance between a and b.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

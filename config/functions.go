@@ -1,0 +1,109 @@
+package config
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"unicode/utf8"
+
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// functions returns the functions available in expressions: go-cty's
+// standard library under Terraform's names, plus file() reading from fsys.
+func functions(fsys fs.FS) map[string]function.Function {
+	return map[string]function.Function{
+		"abs":             stdlib.AbsoluteFunc,
+		"ceil":            stdlib.CeilFunc,
+		"chomp":           stdlib.ChompFunc,
+		"chunklist":       stdlib.ChunklistFunc,
+		"coalesce":        stdlib.CoalesceFunc,
+		"coalescelist":    stdlib.CoalesceListFunc,
+		"compact":         stdlib.CompactFunc,
+		"concat":          stdlib.ConcatFunc,
+		"contains":        stdlib.ContainsFunc,
+		"csvdecode":       stdlib.CSVDecodeFunc,
+		"distinct":        stdlib.DistinctFunc,
+		"element":         stdlib.ElementFunc,
+		"flatten":         stdlib.FlattenFunc,
+		"floor":           stdlib.FloorFunc,
+		"format":          stdlib.FormatFunc,
+		"formatdate":      stdlib.FormatDateFunc,
+		"formatlist":      stdlib.FormatListFunc,
+		"indent":          stdlib.IndentFunc,
+		"index":           stdlib.IndexFunc,
+		"join":            stdlib.JoinFunc,
+		"jsondecode":      stdlib.JSONDecodeFunc,
+		"jsonencode":      stdlib.JSONEncodeFunc,
+		"keys":            stdlib.KeysFunc,
+		"length":          stdlib.LengthFunc,
+		"log":             stdlib.LogFunc,
+		"lookup":          stdlib.LookupFunc,
+		"lower":           stdlib.LowerFunc,
+		"max":             stdlib.MaxFunc,
+		"merge":           stdlib.MergeFunc,
+		"min":             stdlib.MinFunc,
+		"parseint":        stdlib.ParseIntFunc,
+		"pow":             stdlib.PowFunc,
+		"range":           stdlib.RangeFunc,
+		"regex":           stdlib.RegexFunc,
+		"regexall":        stdlib.RegexAllFunc,
+		"replace":         stdlib.ReplaceFunc,
+		"reverse":         stdlib.ReverseListFunc,
+		"setintersection": stdlib.SetIntersectionFunc,
+		"setproduct":      stdlib.SetProductFunc,
+		"setsubtract":     stdlib.SetSubtractFunc,
+		"setunion":        stdlib.SetUnionFunc,
+		"signum":          stdlib.SignumFunc,
+		"slice":           stdlib.SliceFunc,
+		"sort":            stdlib.SortFunc,
+		"split":           stdlib.SplitFunc,
+		"strrev":          stdlib.ReverseFunc,
+		"substr":          stdlib.SubstrFunc,
+		"timeadd":         stdlib.TimeAddFunc,
+		"title":           stdlib.TitleFunc,
+		"tobool":          stdlib.MakeToFunc(cty.Bool),
+		"tolist":          stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
+		"tomap":           stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+		"tonumber":        stdlib.MakeToFunc(cty.Number),
+		"toset":           stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
+		"tostring":        stdlib.MakeToFunc(cty.String),
+		"trim":            stdlib.TrimFunc,
+		"trimprefix":      stdlib.TrimPrefixFunc,
+		"trimspace":       stdlib.TrimSpaceFunc,
+		"trimsuffix":      stdlib.TrimSuffixFunc,
+		"upper":           stdlib.UpperFunc,
+		"values":          stdlib.ValuesFunc,
+		"zipmap":          stdlib.ZipmapFunc,
+		"file":            fileFunc(fsys),
+	}
+}
+
+// fileFunc reads a UTF-8 file relative to the configuration directory. It
+// refuses paths that leave the directory and files over MaxFileSize.
+func fileFunc(fsys fs.FS) function.Function {
+	return function.New(&function.Spec{
+		Description: "Reads a UTF-8 file relative to the configuration directory.",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.String),
+		RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder {
+			return b.NotNull()
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			p := path.Clean(args[0].AsString())
+			if !fs.ValidPath(p) {
+				return cty.NilVal, fmt.Errorf("%q is outside the configuration directory; file() reads only files inside it", args[0].AsString())
+			}
+			src, diags := readLimited(fsys, p)
+			if diags.HasErrors() {
+				return cty.NilVal, fmt.Errorf("%s", diags[0].Detail)
+			}
+			if !utf8.Valid(src) {
+				return cty.NilVal, fmt.Errorf("%s is not valid UTF-8", p)
+			}
+			return cty.StringVal(string(src)), nil
+		},
+	})
+}

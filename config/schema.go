@@ -1,0 +1,216 @@
+package config
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// BlockSchema describes one block type of the language.
+type BlockSchema struct {
+	// Type is the block type keyword.
+	Type string
+	// Labels names the block's labels.
+	Labels []string
+	// Repeatable is true for resource blocks, which take for_each and count.
+	Repeatable bool
+	// Attrs are the block's arguments.
+	Attrs []AttrSchema
+	// Blocks are the nested block types.
+	Blocks []BlockSchema
+	// Many is true for nested blocks that may appear more than once.
+	Many bool
+}
+
+// AttrSchema describes one argument of a block.
+type AttrSchema struct {
+	Name     string
+	Type     cty.Type
+	Required bool
+	// Ref names the block type the argument refers to ("priority"); RefList is
+	// true when it takes a list of such references.
+	Ref     string
+	RefList bool
+	// Default documents the value used when the argument is absent.
+	Default string
+}
+
+// attr is shorthand for an optional argument.
+func attr(name string, t cty.Type, def string) AttrSchema {
+	return AttrSchema{Name: name, Type: t, Default: def}
+}
+
+// required is shorthand for a required argument.
+func required(name string, t cty.Type) AttrSchema {
+	return AttrSchema{Name: name, Type: t, Required: true}
+}
+
+// ref is shorthand for an argument that refers to another block.
+func ref(name, target string, req bool) AttrSchema {
+	return AttrSchema{Name: name, Type: cty.DynamicPseudoType, Ref: target, Required: req}
+}
+
+var (
+	numberMap = cty.Map(cty.Number)
+	stringMap = cty.Map(cty.String)
+	strList   = cty.List(cty.String)
+)
+
+// Block type keywords.
+const (
+	TypeGpuform   = "gpuform"
+	TypeCluster   = "cluster"
+	TypeVariable  = "variable"
+	TypeLocals    = "locals"
+	TypePriority  = "priority"
+	TypeMIGLayout = "mig_layout"
+	TypePool      = "pool"
+	TypeTenant    = "tenant"
+	TypeModel     = "model"
+)
+
+// Schema returns the language: every block type with its arguments and nested blocks.
+func Schema() []BlockSchema {
+	return []BlockSchema{
+		{Type: TypeGpuform, Attrs: []AttrSchema{
+			required("stack", cty.String),
+			attr("scheduler", cty.String, `"none"`),
+			attr("mig_backend", cty.String, `"gpu-operator"`),
+			attr("gpu_operator_namespace", cty.String, `"gpu-operator"`),
+		}},
+		{Type: TypeCluster, Attrs: []AttrSchema{
+			attr("kubeconfig", cty.String, "$KUBECONFIG, then ~/.kube/config"),
+			attr("context", cty.String, "the kubeconfig's current context"),
+			attr("simulated", cty.String, "none (a real cluster)"),
+		}},
+		{Type: TypeVariable, Labels: []string{"name"}, Attrs: []AttrSchema{
+			attr("type", cty.DynamicPseudoType, "any"),
+			attr("default", cty.DynamicPseudoType, "none (the variable is required)"),
+			attr("description", cty.String, `""`),
+			attr("sensitive", cty.Bool, "false"),
+			attr("nullable", cty.Bool, "true"),
+		}, Blocks: []BlockSchema{
+			{Type: "validation", Many: true, Attrs: []AttrSchema{
+				required("condition", cty.Bool),
+				required("error_message", cty.String),
+			}},
+		}},
+		{Type: TypeLocals},
+		{Type: TypePriority, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+			required("value", cty.Number),
+			attr("preemption", cty.String, `"PreemptLowerPriority"`),
+			attr("description", cty.String, `""`),
+		}},
+		{Type: TypeMIGLayout, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+			required("gpu", cty.String),
+			attr("slices", numberMap, "none (use device blocks)"),
+		}, Blocks: []BlockSchema{
+			{Type: "device", Many: true, Attrs: []AttrSchema{
+				required("indexes", cty.List(cty.Number)),
+				attr("slices", numberMap, "{}"),
+				attr("enabled", cty.Bool, "true"),
+			}},
+		}},
+		{Type: TypePool, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+			required("gpu", cty.String),
+			attr("node_selector", stringMap, `{ "gpuform.dev/node-group" = <pool name> }`),
+			ref("mig_layout", TypeMIGLayout, false),
+			attr("overcommit", cty.Number, "1.0"),
+			attr("max_unavailable", cty.Number, "1"),
+		}, Blocks: []BlockSchema{
+			{Type: "time_slicing", Attrs: []AttrSchema{
+				required("replicas", cty.Number),
+			}},
+		}},
+		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+			attr("namespace", cty.String, "the tenant's name"),
+			attr("labels", stringMap, "{}"),
+			attr("cohort", cty.String, "the stack"),
+			attr("weight", cty.Number, "1"),
+			attr("reclaimable", cty.Bool, "true"),
+			attr("cpu", cty.String, "no limit"),
+			attr("memory", cty.String, "no limit"),
+			attr("pods", cty.Number, "no limit"),
+			{Name: "priorities", Type: cty.DynamicPseudoType, Ref: TypePriority, RefList: true, Default: "[] (any priority)"},
+			ref("default_priority", TypePriority, false),
+			attr("admins", strList, "[]"),
+			attr("editors", strList, "[]"),
+			attr("viewers", strList, "[]"),
+			attr("protect", cty.Bool, "true"),
+		}, Blocks: []BlockSchema{
+			{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
+				attr("slices", numberMap, "{}"),
+				attr("gpus", cty.Number, "0"),
+				attr("borrowing_limit", numberMap, "no limit"),
+				attr("lending_limit", numberMap, "no limit"),
+			}},
+		}},
+		{Type: TypeModel, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+			ref("tenant", TypeTenant, true),
+			ref("pool", TypePool, true),
+			attr("slice", cty.String, "none (whole GPUs)"),
+			attr("gpus", cty.Number, "1 on a pool without MIG"),
+			required("format", cty.String),
+			attr("runtime", cty.String, "KServe picks one"),
+			attr("deployment_mode", cty.String, `"Standard"`),
+			required("storage_uri", cty.String),
+			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
+			ref("priority", TypePriority, false),
+		}},
+	}
+}
+
+// metaArgs are the arguments every repeatable block takes besides its own.
+var metaArgs = []string{"for_each", "count"}
+
+// hclSchema converts a BlockSchema into the hcl.BodySchema that decodes its body.
+func (b *BlockSchema) hclSchema() *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	for _, a := range b.Attrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a.Name, Required: a.Required})
+	}
+	if b.Repeatable {
+		for _, m := range metaArgs {
+			s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: m})
+		}
+	}
+	for _, nb := range b.Blocks {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: nb.Type, LabelNames: nb.Labels})
+	}
+	return s
+}
+
+// lookupAttr finds attribute name in b.
+func (b *BlockSchema) lookupAttr(name string) *AttrSchema {
+	for i := range b.Attrs {
+		if b.Attrs[i].Name == name {
+			return &b.Attrs[i]
+		}
+	}
+	return nil
+}
+
+// schemaIndex maps block types to their schema.
+type schemaIndex map[string]*BlockSchema
+
+func newSchemaIndex() schemaIndex {
+	idx := schemaIndex{}
+	for _, b := range Schema() {
+		b := b
+		idx[b.Type] = &b
+	}
+	return idx
+}
+
+// topSchema is the schema of a configuration file.
+func (idx schemaIndex) topSchema() *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	for _, b := range Schema() {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: b.Labels})
+	}
+	return s
+}
+
+// resourceTypes are the block types that can be referenced by address.
+var resourceTypes = map[string]bool{
+	TypePriority: true, TypeMIGLayout: true, TypePool: true, TypeTenant: true, TypeModel: true,
+}

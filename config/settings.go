@@ -1,0 +1,93 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// decodeSettings decodes the gpuform and cluster blocks. They are evaluated
+// before anything else and may use functions but no references.
+func (l *loader) decodeSettings() {
+	ctx := &hcl.EvalContext{Functions: l.funcs}
+	if len(l.settings) == 0 {
+		var subject *hcl.Range
+		for name := range l.files {
+			if subject == nil || name < subject.Filename {
+				subject = &hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos}
+			}
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing gpuform block",
+			Detail:   "Every configuration needs one gpuform block naming its stack, e.g.\n\n  gpuform {\n    stack = \"prod\"\n  }",
+			Subject:  subject,
+		})
+	}
+	for i, b := range l.settings {
+		if i > 0 {
+			l.diags = append(l.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate gpuform block",
+				Detail:   fmt.Sprintf("A configuration has one gpuform block; the first is at %s.", l.settings[0].DefRange),
+				Subject:  b.DefRange.Ptr(),
+			})
+			continue
+		}
+		s := &Settings{Meta: Meta{Type: TypeGpuform, Address: TypeGpuform, DeclRange: b.DefRange}}
+		d := l.decodeFixed(&s.Meta, b, ctx)
+		s.Stack = d.str("stack", "")
+		s.Scheduler = d.enum("scheduler", SchedulerNone, SchedulerNone, SchedulerKueue, SchedulerVolcano)
+		s.MIGBackend = d.enum("mig_backend", BackendGPUOperator, BackendGPUOperator, BackendAgent)
+		s.GPUOperatorNamespace = d.str("gpu_operator_namespace", "gpu-operator")
+		s.Name = s.Stack
+		l.cfg.Settings = s
+	}
+	if l.cfg.Settings == nil {
+		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator"}
+	}
+	for i, b := range l.clusters {
+		if i > 0 {
+			l.diags = append(l.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate cluster block",
+				Detail:   fmt.Sprintf("A configuration has at most one cluster block; the first is at %s.", l.clusters[0].DefRange),
+				Subject:  b.DefRange.Ptr(),
+			})
+			continue
+		}
+		c := &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster, DeclRange: b.DefRange}}
+		d := l.decodeFixed(&c.Meta, b, ctx)
+		c.Kubeconfig = d.str("kubeconfig", "")
+		c.Context = d.str("context", "")
+		c.Simulated = d.str("simulated", "")
+		l.cfg.Cluster = c
+	}
+	if l.cfg.Cluster == nil {
+		l.cfg.Cluster = &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster}}
+	}
+}
+
+// decodeFixed evaluates the arguments of a block that allows no references.
+func (l *loader) decodeFixed(meta *Meta, b *hcl.Block, ctx *hcl.EvalContext) *decoder {
+	schema := l.idx[b.Type]
+	content, diags := b.Body.Content(schema.hclSchema())
+	l.diags = append(l.diags, diags...)
+	ok := !diags.HasErrors()
+	for _, a := range content.Attributes {
+		for _, t := range a.Expr.Variables() {
+			l.diags = append(l.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "References not allowed here",
+				Detail:   fmt.Sprintf("The %s block is read before anything else, so its arguments may use functions but not references such as %s.", b.Type, t.RootName()),
+				Subject:  t.SourceRange().Ptr(),
+			})
+			ok = false
+		}
+	}
+	if !ok {
+		return &decoder{l: l, meta: meta, ok: false}
+	}
+	vals, ok := l.attrValues(meta, schema, content, ctx, "")
+	return &decoder{l: l, meta: meta, vals: vals, ok: ok}
+}

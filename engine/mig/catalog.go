@@ -1,0 +1,167 @@
+// Package mig is gpuform's GPU catalog and MIG placement solver.
+//
+// The catalog describes, per GPU model, the Multi-Instance GPU profiles with
+// their compute and memory slices, their maximum instance counts and the
+// memory-slot placements the hardware allows. Solve proves a layout valid by
+// finding one placement per instance, or explains which constraint fails.
+//
+// The package uses only the standard library and keeps no mutable state:
+// every call to Default builds a fresh catalog the caller may keep or change.
+package mig
+
+import (
+	"strings"
+)
+
+// GPU is one catalog entry: a GPU model and, when it supports MIG, its profiles.
+type GPU struct {
+	// Key is the catalog key, e.g. "A100-80GB".
+	Key string
+	// Aliases are other names of the model: GPU Feature Discovery product
+	// names ("NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe", ...) and the
+	// names NVML reports ("NVIDIA A100-SXM4-80GB", ...).
+	Aliases []string
+	// Name is the marketing name, e.g. "NVIDIA A100 80GB".
+	Name string
+	// MemoryMiB is the total GPU memory as NVML reports it, approximately.
+	MemoryMiB int
+	// MIG is false for models that only share by time-slicing (L4, L40S, T4).
+	MIG bool
+	// MemorySlots is the number of memory slices placements are made on
+	// (8 on A100/H100/H200/B200, 4 on A30); 0 when MIG is false.
+	MemorySlots int
+	// ComputeSlices is the number of compute slices (7 on A100/H100/H200/B200,
+	// 4 on A30); 0 when MIG is false.
+	ComputeSlices int
+	// Profiles are the MIG profiles in catalog order (smallest first).
+	Profiles []Profile
+}
+
+// Profile is one MIG GPU-instance profile of a GPU model.
+type Profile struct {
+	// Name is the profile name as nvidia-smi and mig-parted spell it, e.g.
+	// "1g.10gb", "1g.10gb+me", "7g.80gb".
+	Name string
+	// ComputeSlices is the number of compute slices one instance uses.
+	ComputeSlices int
+	// MemorySlices is the number of memory slots one instance occupies (the
+	// placement size).
+	MemorySlices int
+	// MemoryMiB is the nominal memory of one instance (the size in the
+	// profile name), informational.
+	MemoryMiB int
+	// MaxInstances is the most instances of this profile one GPU holds.
+	MaxInstances int
+	// Placements are every allowed start slot, each with its size.
+	Placements []Placement
+	// MediaExtensions is true for the "+me" profiles, which own the GPU's
+	// media engines; at most one such instance fits on a GPU.
+	MediaExtensions bool
+}
+
+// Placement is a range of memory slots: Size slots from Start.
+type Placement struct{ Start, Size int }
+
+// End is the first slot after the placement.
+func (p Placement) End() int { return p.Start + p.Size }
+
+// Catalog holds the GPU models.
+type Catalog struct {
+	gpus  []*GPU
+	index map[string]*GPU
+}
+
+// Default returns the built-in catalog. Each call returns a new value, so the
+// caller owns it.
+func Default() *Catalog {
+	return newCatalog(builtinGPUs())
+}
+
+func newCatalog(gpus []*GPU) *Catalog {
+	c := &Catalog{gpus: gpus, index: make(map[string]*GPU)}
+	for _, g := range gpus {
+		c.index[normalizeName(g.Key)] = g
+		for _, a := range g.Aliases {
+			c.index[normalizeName(a)] = g
+		}
+	}
+	return c
+}
+
+// GPUs returns the catalog's GPU models in a stable order: A30-24GB,
+// A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200-180GB, L4,
+// L40S, T4.
+func (c *Catalog) GPUs() []*GPU {
+	out := make([]*GPU, len(c.gpus))
+	copy(out, c.gpus)
+	return out
+}
+
+// Lookup finds a GPU model by catalog key or alias, case-insensitively.
+// Spaces, hyphens and underscores are interchangeable, so the name NVML
+// reports ("NVIDIA H100 80GB HBM3") and the GPU Feature Discovery product
+// label ("NVIDIA-H100-80GB-HBM3") both match. The suffixes GPU Feature
+// Discovery appends to the product label ("-MIG-1g.10gb" under the single
+// MIG strategy, "-SHARED" with renamed shared resources) are ignored.
+func (c *Catalog) Lookup(name string) (*GPU, bool) {
+	n := normalizeName(name)
+	if n == "" {
+		return nil, false
+	}
+	if g, ok := c.index[n]; ok {
+		return g, true
+	}
+	stripped := n
+	if i := strings.Index(stripped, "-mig-"); i > 0 {
+		stripped = stripped[:i]
+	}
+	stripped = strings.TrimSuffix(stripped, "-shared")
+	if stripped != n {
+		if g, ok := c.index[stripped]; ok {
+			return g, true
+		}
+	}
+	return nil, false
+}
+
+// normalizeName folds case and treats spaces and underscores as hyphens.
+func normalizeName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '_' {
+			return '-'
+		}
+		return r
+	}, s)
+}
+
+// Profile finds a MIG profile of g by name, case-insensitively.
+func (g *GPU) Profile(name string) (*Profile, bool) {
+	if g == nil {
+		return nil, false
+	}
+	for i := range g.Profiles {
+		if g.Profiles[i].Name == name {
+			return &g.Profiles[i], true
+		}
+	}
+	for i := range g.Profiles {
+		if strings.EqualFold(g.Profiles[i].Name, name) {
+			return &g.Profiles[i], true
+		}
+	}
+	return nil, false
+}
+
+// ProfileNames returns the names of g's MIG profiles in catalog order; nil
+// when g has no MIG.
+func (g *GPU) ProfileNames() []string {
+	if g == nil || len(g.Profiles) == 0 {
+		return nil
+	}
+	names := make([]string, len(g.Profiles))
+	for i, p := range g.Profiles {
+		names[i] = p.Name
+	}
+	return names
+}
