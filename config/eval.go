@@ -225,7 +225,7 @@ func (l *loader) resolve(t hcl.Traversal, from *node) *node {
 
 // suggest proposes a declared name close to a mistyped one.
 func (l *loader) suggest(root, name string) string {
-	best, bestDist := "", 3
+	best, bestDist := "", min(3, len(name)/2+1)
 	for _, n := range l.nodes {
 		if n.typ != root {
 			continue

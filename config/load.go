@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-		"sort"
+	"sort"
 	"strings"
 	"testing/fstest"
 
