@@ -1,0 +1,53 @@
+# gpuform — see README.md. Every target sets up what it needs.
+GO       ?= go
+BIN      := bin
+GPUFORM  := $(BIN)/gpuform
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+# Tests get 20 minutes at most; the API server's first build is separate.
+TEST_TIMEOUT ?= 20m
+
+.PHONY: all build test demo bench lint fuzz large clean
+
+all: build
+
+build: $(GPUFORM)
+
+$(GPUFORM): FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/gpuform
+
+FORCE:
+
+## demo: the main job on the examples (validate and summarise; later: plan and apply on the simulated cluster)
+demo: build
+	@for d in examples/quickstart examples/bank; do \
+		echo "== $$d"; \
+		$(GPUFORM) --chdir $$d validate || exit 1; \
+		echo; \
+	done
+
+## test: every test, vet and formatting
+test: lint
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## lint: go vet and gofmt
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^testdata/kubeapi/')); \
+	if [ -n "$$out" ]; then echo "gofmt wants to rewrite:"; echo "$$out"; exit 1; fi
+
+## large: generate examples/large (1,000 tenants, 5,000 models)
+large:
+	$(GO) run ./testdata/gen -tenants 1000 -models 5000 -out examples/large
+
+## bench: Go benchmarks of the hot paths
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/...
+
+## fuzz: each fuzz target for FUZZTIME (default 2m)
+FUZZTIME ?= 2m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./config
+
+clean:
+	rm -rf $(BIN)
