@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"sort"
@@ -226,6 +227,15 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			continue
 		}
 		if v.IsNull() {
+			if as.Required {
+				ok = false
+				l.diags = append(l.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Required argument is null",
+					Detail:   fmt.Sprintf("The argument %q is required, so it cannot be null.", as.Name),
+					Subject:  a.Expr.Range().Ptr(),
+				})
+			}
 			continue
 		}
 		if !v.IsWhollyKnown() {
@@ -245,11 +255,16 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 		cv, err := convert.Convert(uv, as.Type)
 		if err != nil {
 			ok = false
+			msg, subject := convertMessage(err, as.Type, len(marks) > 0), a.Expr.Range()
+			if elem, ok := convertElement(err); ok && len(marks) == 0 {
+				msg = fmt.Sprintf("element %q: %s", elem, msg)
+				subject = meta.KeyRange(key, elem)
+			}
 			l.diags = append(l.diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Incorrect attribute value type",
-				Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", as.Name, convertMessage(err, as.Type, len(marks) > 0)),
-				Subject:  a.Expr.Range().Ptr(),
+				Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", as.Name, msg),
+				Subject:  subject.Ptr(),
 			})
 			continue
 		}
@@ -267,6 +282,24 @@ func convertMessage(err error, want cty.Type, sensitive bool) string {
 		return fmt.Sprintf("a %s is required", want.FriendlyName())
 	}
 	return err.Error()
+}
+
+// convertElement returns the map key or object attribute a conversion error
+// is about, when it is about one.
+func convertElement(err error) (string, bool) {
+	var pe cty.PathError
+	if !errors.As(err, &pe) || len(pe.Path) == 0 {
+		return "", false
+	}
+	switch step := pe.Path[0].(type) {
+	case cty.IndexStep:
+		if step.Key.Type() == cty.String && step.Key.IsKnown() && !step.Key.IsNull() {
+			return step.Key.AsString(), true
+		}
+	case cty.GetAttrStep:
+		return step.Name, true
+	}
+	return "", false
 }
 
 // keyRanges returns, for an object constructor with literal keys, the range

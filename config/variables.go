@@ -57,6 +57,9 @@ func (l *loader) loadVariables(varFiles []VarFile, opts Options) []*node {
 	}
 
 	given := map[string]rawValue{}
+	// invalid names the variables given a value that does not parse; they
+	// are not also reported as missing.
+	invalid := map[string]bool{}
 	for _, kv := range opts.Env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(k, EnvVarPrefix) {
@@ -69,6 +72,8 @@ func (l *loader) loadVariables(varFiles []VarFile, opts Options) []*node {
 		}
 		if val, ok := l.parseRaw(d, v, k); ok {
 			given[name] = rawValue{value: val, source: "env " + k}
+		} else {
+			invalid[name] = true
 		}
 	}
 	for _, f := range varFiles {
@@ -82,11 +87,13 @@ func (l *loader) loadVariables(varFiles []VarFile, opts Options) []*node {
 		}
 		d, declared := decls[name]
 		if !declared {
-			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable", Detail: fmt.Sprintf("--var sets %q, but no variable of that name is declared. Declare it with a variable block.", name)})
+			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable", Detail: fmt.Sprintf("--var sets %q, but no variable of that name is declared.%s", name, suggestVariable(name, order))})
 			continue
 		}
 		if val, ok := l.parseRaw(d, v, "--var "+name); ok {
 			given[name] = rawValue{value: val, source: "--var"}
+		} else {
+			invalid[name] = true
 		}
 	}
 
@@ -94,7 +101,11 @@ func (l *loader) loadVariables(varFiles []VarFile, opts Options) []*node {
 	for _, name := range order {
 		d := decls[name]
 		n := &node{addr: rootVar + "." + name, typ: rootVar, name: name, decl: d.v.DeclRange, state: 2}
-		n.value = l.finalValue(d, given[name])
+		if _, ok := given[name]; !ok && invalid[name] {
+			n.value = cty.DynamicVal
+		} else {
+			n.value = l.finalValue(d, given[name])
+		}
 		if n.value == cty.DynamicVal {
 			n.bad = true
 		}
@@ -102,6 +113,21 @@ func (l *loader) loadVariables(varFiles []VarFile, opts Options) []*node {
 		nodes = append(nodes, n)
 	}
 	return nodes
+}
+
+// suggestVariable proposes a declared variable close to a mistyped name, or
+// says how to declare one.
+func suggestVariable(name string, declared []string) string {
+	best, bestDist := "", min(3, len(name)/2+1)
+	for _, d := range declared {
+		if dist := levenshtein(name, d); dist < bestDist {
+			best, bestDist = d, dist
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" Did you mean %s?", best)
+	}
+	return " Declare it with a variable block."
 }
 
 func (l *loader) decodeVariable(b *hcl.Block, schema *BlockSchema) *varDecl {
@@ -297,14 +323,16 @@ func (l *loader) checkValidations(d *varDecl, v cty.Value, subject *hcl.Range) b
 			ok = false
 			continue
 		}
+		blockOK := true
 		cond, msgAttr := content.Attributes["condition"], content.Attributes["error_message"]
 		for _, t := range cond.Expr.Variables() {
 			if !refersTo(t, rootVar, d.v.Name) {
 				l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid validation condition", Detail: fmt.Sprintf("The condition of var.%s may refer only to var.%s.", d.v.Name, d.v.Name), Subject: t.SourceRange().Ptr()})
-				ok = false
+				blockOK = false
 			}
 		}
-		if !ok {
+		if !blockOK {
+			ok = false
 			continue
 		}
 		ctx := &hcl.EvalContext{

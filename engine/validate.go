@@ -36,6 +36,7 @@ func Validate(cfg *config.Config, cat *mig.Catalog) hcl.Diagnostics {
 	for _, m := range cfg.Models {
 		v.model(m)
 	}
+	v.uniqueNames()
 	return config.CleanDiagnostics(v.diags)
 }
 
@@ -65,7 +66,7 @@ func (v *validator) name(rng hcl.Range, what, name string, check func(string) []
 
 func (v *validator) settings() {
 	s := v.cfg.Settings
-	if s == nil || s.Stack == "" {
+	if s == nil {
 		return
 	}
 	if errs := validation.IsValidLabelValue(s.Stack); len(errs) > 0 || len(validation.IsDNS1123Label(s.Stack)) > 0 {
@@ -381,4 +382,39 @@ func firstKey(m map[string]bool) string {
 		return "1g.10gb"
 	}
 	return keys[0]
+}
+
+// uniqueNames reports two instances that would write one Kubernetes object:
+// e.g. priority "a-b" and priority "a" with for_each key "b".
+func (v *validator) uniqueNames() {
+	type named struct {
+		kind, name string
+		meta       *config.Meta
+	}
+	var all []named
+	for _, p := range v.cfg.Priorities {
+		all = append(all, named{"PriorityClass", p.Name, &p.Meta})
+	}
+	for _, l := range v.cfg.MIGLayouts {
+		all = append(all, named{"MIG config", l.Name, &l.Meta})
+	}
+	for _, p := range v.cfg.Pools {
+		all = append(all, named{"pool", p.Name, &p.Meta})
+	}
+	for _, m := range v.cfg.Models {
+		ns := ""
+		if m.Tenant != nil {
+			ns = m.Tenant.Namespace + "/"
+		}
+		all = append(all, named{"InferenceService", ns + m.Name, &m.Meta})
+	}
+	seen := map[string]*config.Meta{}
+	for _, n := range all {
+		k := n.kind + " " + n.name
+		if prev, dup := seen[k]; dup {
+			v.errorf(n.meta.DeclRange, "Duplicate name", "%s and %s both become %s %q; give one of them another name or key.", prev.Address, n.meta.Address, n.kind, n.name)
+			continue
+		}
+		seen[k] = n.meta
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
 	opts := config.Options{Vars: g.vars, Env: g.env}
 	var diags hcl.Diagnostics
 	for _, name := range g.varFiles {
-		src, err := os.ReadFile(g.path(name))
+		src, err := readFileLimited(g.path(name), config.MaxFileSize)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Failed to read variables file", Detail: err.Error() + "."})
 			continue
@@ -124,4 +125,28 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 		files = cfg.Files
 	}
 	_ = configDiagWriter(g, files).Write(g.stderr, diags)
+}
+
+// readFileLimited reads a regular file of at most limit bytes.
+func readFileLimited(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	src, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(src)) > limit {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", name, limit)
+	}
+	return src, nil
 }

@@ -1,0 +1,511 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpuform/gpuform/config"
+)
+
+// The kinds gpuform writes. Optional ones come from CRDs that may be absent.
+var (
+	KindNamespace       = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}}
+	KindResourceQuota   = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, Namespaced: true}
+	KindConfigMap       = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}
+	KindRoleBinding     = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}, Namespaced: true}
+	KindPriorityClass   = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}}
+	KindVAP             = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}}
+	KindVAPBinding      = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}}
+	KindResourceFlavor  = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "ResourceFlavor"}, Optional: true}
+	KindClusterQueue    = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "ClusterQueue"}, Optional: true}
+	KindLocalQueue      = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "LocalQueue"}, Namespaced: true, Optional: true}
+	KindWorkloadPrio    = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "WorkloadPriorityClass"}, Optional: true}
+	KindVolcanoQueue    = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "Queue"}, Optional: true}
+	KindInferenceServic = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "serving.kserve.io", Version: "v1beta1", Kind: "InferenceService"}, Namespaced: true, Optional: true}
+	KindNode            = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Node"}}
+	KindClusterPolicy   = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "nvidia.com", Version: "v1", Kind: "ClusterPolicy"}, Optional: true}
+)
+
+// ManagedKinds are the kinds gpuform may own in any stack, in apply order
+// (cluster-scoped prerequisites first). Refresh lists each once.
+func ManagedKinds() []Kind {
+	return []Kind{
+		KindNamespace, KindPriorityClass, KindWorkloadPrio, KindResourceFlavor, KindVolcanoQueue,
+		KindConfigMap, KindResourceQuota, KindRoleBinding, KindVAP, KindVAPBinding,
+		KindClusterQueue, KindLocalQueue, KindInferenceServic,
+	}
+}
+
+// Well-known names of the objects a tenant becomes.
+const (
+	// StackAddress is the config address of objects shared by the whole stack
+	// (the GPU Operator ConfigMaps), which no single block owns.
+	StackAddress   = "gpuform"
+	QuotaName      = "gpuform"
+	LocalQueueName = "default"
+	ResourceGPU    = "nvidia.com/gpu"
+)
+
+// MIGResource is the extended resource a MIG profile is advertised as by the
+// NVIDIA device plugin's mixed strategy: nvidia.com/mig-1g.10gb, with "+" as ".".
+func MIGResource(profile string) string {
+	return "nvidia.com/mig-" + strings.ReplaceAll(profile, "+", ".")
+}
+
+// Compile turns a validated configuration into the desired objects of
+// DESIGN.md §2 and the node labels of each pool, with dependency edges.
+func Compile(cfg *config.Config) (*Desired, error) {
+	c := &compiler{cfg: cfg, stack: cfg.Settings.Stack, d: &Desired{Stack: cfg.Settings.Stack, Kinds: ManagedKinds(), Sources: map[string]string{}}}
+	for _, p := range cfg.Priorities {
+		c.priority(p)
+	}
+	if err := c.pools(); err != nil {
+		return nil, err
+	}
+	for _, t := range cfg.Tenants {
+		c.tenant(t)
+	}
+	for _, m := range cfg.Models {
+		c.model(m)
+	}
+	return c.d, nil
+}
+
+type compiler struct {
+	cfg   *config.Config
+	stack string
+	d     *Desired
+}
+
+func (c *compiler) add(address string, o *Object) *Object {
+	o.Address = address
+	c.d.Objects = append(c.d.Objects, o)
+	return o
+}
+
+func (c *compiler) kueue() bool   { return c.cfg.Settings.Scheduler == config.SchedulerKueue }
+func (c *compiler) volcano() bool { return c.cfg.Settings.Scheduler == config.SchedulerVolcano }
+
+func (c *compiler) priority(p *config.Priority) {
+	pc := newObject("scheduling.k8s.io/v1", "PriorityClass", "", p.Name, c.stack, p.Address)
+	pc.Object["value"] = p.Value
+	pc.Object["preemptionPolicy"] = p.Preemption
+	pc.Object["globalDefault"] = false
+	if p.Description != "" {
+		pc.Object["description"] = p.Description
+	}
+	c.add(p.Address, &Object{Object: pc, Sensitive: anySensitive(&p.Meta)})
+	if c.kueue() {
+		wpc := newObject("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", p.Name, c.stack, p.Address)
+		wpc.Object["value"] = p.Value
+		if p.Description != "" {
+			wpc.Object["description"] = p.Description
+		}
+		c.add(p.Address, &Object{Object: wpc, Sensitive: anySensitive(&p.Meta)})
+	}
+}
+
+// pools compiles node labels, the GPU Operator ConfigMaps and Kueue flavors.
+func (c *compiler) pools() error {
+	s := c.cfg.Settings
+	migConfigs := map[string]any{}
+	dpConfigs := map[string]any{}
+	for _, p := range c.cfg.Pools {
+		np := &NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{LabelPool: p.Name}}
+		switch {
+		case p.MIGLayout != nil && s.MIGBackend == config.BackendAgent:
+			layout, err := agentLayout(p.MIGLayout)
+			if err != nil {
+				return fmt.Errorf("compile %s: %w", p.Address, err)
+			}
+			np.Annotations = map[string]string{AnnotMIGLayout: layout}
+		case p.MIGLayout != nil:
+			np.Labels[LabelMIGConfig] = p.MIGLayout.Name
+			migConfigs[p.MIGLayout.Name] = migPartedConfig(p.MIGLayout)
+			np.DependsOn = append(np.DependsOn, Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: MIGPartedConfig})
+		case p.TimeSlicing != nil:
+			np.Labels[LabelDPConfig] = p.Name
+			dpConfigs[p.Name] = map[string]any{
+				"version": "v1",
+				"sharing": map[string]any{"timeSlicing": map[string]any{"resources": []any{
+					map[string]any{"name": ResourceGPU, "replicas": int64(p.TimeSlicing.Replicas)},
+				}}},
+			}
+			np.DependsOn = append(np.DependsOn, Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: DevicePluginConf})
+		}
+		c.d.Pools = append(c.d.Pools, np)
+		if c.kueue() {
+			rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, c.stack, p.Address)
+			rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{LabelPool: p.Name}}
+			c.add(p.Address, &Object{Object: rf})
+		}
+	}
+	if len(migConfigs) > 0 {
+		// Keep the operator's own off/on configs so nodes can be reset.
+		migConfigs["all-disabled"] = []any{map[string]any{"devices": "all", "mig-enabled": false}}
+		migConfigs["all-enabled"] = []any{map[string]any{"devices": "all", "mig-enabled": true, "mig-devices": map[string]any{}}}
+		doc, err := yaml.Marshal(map[string]any{"version": "v1", "mig-configs": migConfigs})
+		if err != nil {
+			return fmt.Errorf("compile mig-parted config: %w", err)
+		}
+		cm := newObject("v1", "ConfigMap", s.GPUOperatorNamespace, MIGPartedConfig, c.stack, StackAddress)
+		cm.Object["data"] = map[string]any{"config.yaml": string(doc)}
+		c.add(StackAddress, &Object{Object: cm})
+	}
+	if len(dpConfigs) > 0 {
+		data := map[string]any{}
+		for name, conf := range dpConfigs {
+			doc, err := yaml.Marshal(conf)
+			if err != nil {
+				return fmt.Errorf("compile device-plugin config %s: %w", name, err)
+			}
+			data[name] = string(doc)
+		}
+		cm := newObject("v1", "ConfigMap", s.GPUOperatorNamespace, DevicePluginConf, c.stack, StackAddress)
+		cm.Object["data"] = data
+		c.add(StackAddress, &Object{Object: cm})
+	}
+	return nil
+}
+
+// migPartedConfig is one named mig-parted config (a list of device filters).
+func migPartedConfig(l *config.MIGLayout) []any {
+	if len(l.Devices) == 0 {
+		return []any{map[string]any{"devices": "all", "mig-enabled": true, "mig-devices": intMapAny(l.Slices)}}
+	}
+	var out []any
+	for _, g := range l.Devices {
+		idx := make([]any, len(g.Indexes))
+		for i, v := range g.Indexes {
+			idx[i] = int64(v)
+		}
+		entry := map[string]any{"devices": idx, "mig-enabled": g.Enabled}
+		if g.Enabled {
+			entry["mig-devices"] = intMapAny(g.Slices)
+		}
+		out = append(out, entry)
+	}
+	return out
+}
+
+// agentLayout is the node annotation the gpuform agent reads: the same
+// mig-parted shape for the one layout, as compact JSON.
+func agentLayout(l *config.MIGLayout) (string, error) {
+	b, err := yaml.Marshal(map[string]any{"name": l.Name, "gpu": l.GPU, "config": migPartedConfig(l)})
+	if err != nil {
+		return "", err
+	}
+	j, err := yaml.YAMLToJSON(b)
+	return string(j), err
+}
+
+func (c *compiler) tenant(t *config.Tenant) {
+	ns := t.Namespace
+	nsKey := Key{Kind: "Namespace", Name: ns}
+	sens := anySensitive(&t.Meta)
+
+	nsObj := newObject("v1", "Namespace", "", ns, c.stack, t.Address)
+	labels := nsObj.Object["metadata"].(map[string]any)["labels"].(map[string]any)
+	for k, v := range t.Labels {
+		if k != LabelManagedBy && k != LabelStack {
+			labels[k] = v
+		}
+	}
+	if c.kueue() {
+		// Kueue's LocalQueue webhook and our ClusterQueue select the namespace by name.
+		labels["kubernetes.io/metadata.name"] = ns
+	}
+	if t.Protect {
+		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotProtect] = "true"
+	}
+	if t.DefaultPriority != nil {
+		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)["gpuform.dev/default-priority"] = t.DefaultPriority.Name
+	}
+	c.add(t.Address, &Object{Object: nsObj, Sensitive: sens})
+
+	hard := map[string]any{}
+	gpuByPool := map[string]map[string]int64{}
+	for _, q := range t.Quotas {
+		res := quotaResources(q)
+		gpuByPool[q.PoolName] = res
+		for r, n := range res {
+			key := "requests." + r
+			prev, _ := hard[key].(string)
+			hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
+		}
+	}
+	if t.CPU != "" {
+		hard["requests.cpu"] = t.CPU
+	}
+	if t.Memory != "" {
+		hard["requests.memory"] = t.Memory
+	}
+	if t.HasAttr("pods") {
+		hard["pods"] = strconv.Itoa(t.Pods)
+	}
+	if len(hard) > 0 {
+		rq := newObject("v1", "ResourceQuota", ns, QuotaName, c.stack, t.Address)
+		rq.Object["spec"] = map[string]any{"hard": hard}
+		c.add(t.Address, &Object{Object: rq, DependsOn: []Key{nsKey}, Sensitive: sens})
+	}
+
+	for _, rb := range []struct {
+		name, role string
+		subjects   []string
+	}{{"gpuform-admins", "admin", t.Admins}, {"gpuform-editors", "edit", t.Editors}, {"gpuform-viewers", "view", t.Viewers}} {
+		if len(rb.subjects) == 0 {
+			continue
+		}
+		o := newObject("rbac.authorization.k8s.io/v1", "RoleBinding", ns, rb.name, c.stack, t.Address)
+		o.Object["roleRef"] = map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": rb.role}
+		subs := make([]any, 0, len(rb.subjects))
+		for _, s := range rb.subjects {
+			subs = append(subs, subject(s))
+		}
+		o.Object["subjects"] = subs
+		c.add(t.Address, &Object{Object: o, DependsOn: []Key{nsKey}, Sensitive: sens})
+	}
+
+	if len(t.Priorities) > 0 {
+		names := make([]string, len(t.Priorities))
+		var deps []Key
+		for i, p := range t.Priorities {
+			names[i] = p.Name
+			deps = append(deps, Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: p.Name})
+		}
+		sort.Strings(names)
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = strconv.Quote(n)
+		}
+		policyName := "gpuform-" + ns + "-priorities"
+		vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", policyName, c.stack, t.Address)
+		vap.Object["spec"] = map[string]any{
+			"failurePolicy": "Fail",
+			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+				"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
+			}}},
+			"validations": []any{map[string]any{
+				"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || object.spec.priorityClassName in [%s]", strings.Join(quoted, ", ")),
+				"message":    fmt.Sprintf("pods in namespace %s may use priority classes %s only (gpuform tenant %s)", ns, strings.Join(names, ", "), t.Name),
+			}},
+		}
+		c.add(t.Address, &Object{Object: vap, DependsOn: deps})
+		bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", policyName, c.stack, t.Address)
+		bind.Object["spec"] = map[string]any{
+			"policyName":        policyName,
+			"validationActions": []any{"Deny"},
+			"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
+				"kubernetes.io/metadata.name": ns,
+			}}},
+		}
+		c.add(t.Address, &Object{Object: bind, DependsOn: []Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: policyName}}})
+	}
+
+	switch {
+	case c.kueue():
+		c.clusterQueue(t, gpuByPool)
+	case c.volcano():
+		c.volcanoQueue(t, gpuByPool)
+	}
+}
+
+// quotaResources is the extended resources (and counts) one quota block asks for.
+func quotaResources(q *config.Quota) map[string]int64 {
+	res := map[string]int64{}
+	for prof, n := range q.Slices {
+		if n > 0 {
+			res[MIGResource(prof)] += int64(n)
+		}
+	}
+	if q.GPUs > 0 {
+		res[ResourceGPU] += int64(q.GPUs)
+	}
+	return res
+}
+
+// limitResource maps a borrowing/lending limit key (a profile or "gpus") to its resource.
+func limitResource(key string) string {
+	if key == "gpus" {
+		return ResourceGPU
+	}
+	return MIGResource(key)
+}
+
+func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]int64) {
+	ns := t.Namespace
+	covered := map[string]bool{}
+	for _, res := range byPool {
+		for r := range res {
+			covered[r] = true
+		}
+	}
+	resources := sortedStrings(covered)
+	var flavors []any
+	var deps []Key
+	for _, q := range t.Quotas {
+		res := byPool[q.PoolName]
+		borrow, lend := map[string]int64{}, map[string]int64{}
+		for k, v := range q.BorrowingLimit {
+			borrow[limitResource(k)] = int64(v)
+		}
+		for k, v := range q.LendingLimit {
+			lend[limitResource(k)] = int64(v)
+		}
+		var rs []any
+		for _, r := range resources {
+			e := map[string]any{"name": r, "nominalQuota": strconv.FormatInt(res[r], 10)}
+			if v, ok := borrow[r]; ok {
+				e["borrowingLimit"] = strconv.FormatInt(v, 10)
+			}
+			if v, ok := lend[r]; ok {
+				e["lendingLimit"] = strconv.FormatInt(v, 10)
+			}
+			rs = append(rs, e)
+		}
+		flavors = append(flavors, map[string]any{"name": q.PoolName, "resources": rs})
+		deps = append(deps, Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
+	}
+	spec := map[string]any{
+		"cohortName":        t.Cohort,
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+	}
+	if len(flavors) > 0 {
+		cov := make([]any, len(resources))
+		for i, r := range resources {
+			cov[i] = r
+		}
+		spec["resourceGroups"] = []any{map[string]any{"coveredResources": cov, "flavors": flavors}}
+	}
+	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, c.stack, t.Address)
+	cq.Object["spec"] = spec
+	c.add(t.Address, &Object{Object: cq, DependsOn: deps})
+	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, LocalQueueName, c.stack, t.Address)
+	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
+	c.add(t.Address, &Object{Object: lq, DependsOn: []Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}})
+}
+
+func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]int64) {
+	capability := map[string]any{}
+	total := map[string]int64{}
+	for _, res := range byPool {
+		for r, n := range res {
+			total[r] += n
+		}
+	}
+	for r, n := range total {
+		capability[r] = strconv.FormatInt(n, 10)
+	}
+	if t.CPU != "" {
+		capability["cpu"] = t.CPU
+	}
+	if t.Memory != "" {
+		capability["memory"] = t.Memory
+	}
+	q := newObject("scheduling.volcano.sh/v1beta1", "Queue", "", t.Namespace, c.stack, t.Address)
+	spec := map[string]any{"weight": int64(t.Weight), "reclaimable": t.Reclaimable}
+	if len(capability) > 0 {
+		spec["capability"] = capability
+	}
+	q.Object["spec"] = spec
+	c.add(t.Address, &Object{Object: q})
+}
+
+func (c *compiler) model(m *config.Model) {
+	if m.Tenant == nil || m.Pool == nil {
+		return
+	}
+	ns := m.Tenant.Namespace
+	resource, count := ResourceGPU, int64(m.GPUs)
+	if m.Slice != "" {
+		resource, count = MIGResource(m.Slice), 1
+	}
+	qty := strconv.FormatInt(count, 10)
+	modelSpec := map[string]any{
+		"modelFormat": map[string]any{"name": m.Format},
+		"storageUri":  m.StorageURI,
+		"resources": map[string]any{
+			"limits":   map[string]any{resource: qty},
+			"requests": map[string]any{resource: qty},
+		},
+	}
+	if m.Runtime != "" {
+		modelSpec["runtime"] = m.Runtime
+	}
+	predictor := map[string]any{
+		"minReplicas":  int64(m.MinReplicas),
+		"maxReplicas":  int64(m.MaxReplicas),
+		"nodeSelector": map[string]any{LabelPool: m.Pool.Name},
+		"model":        modelSpec,
+	}
+	deps := []Key{{Kind: "Namespace", Name: ns}}
+	prio := m.Priority
+	if prio == nil {
+		prio = m.Tenant.DefaultPriority
+	}
+	if prio != nil {
+		predictor["priorityClassName"] = prio.Name
+		deps = append(deps, Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: prio.Name})
+	}
+	isvc := newObject("serving.kserve.io/v1beta1", "InferenceService", ns, m.Name, c.stack, m.Address)
+	meta := isvc.Object["metadata"].(map[string]any)
+	meta["annotations"].(map[string]any)["serving.kserve.io/deploymentMode"] = m.DeploymentMode
+	if c.kueue() {
+		labels := meta["labels"].(map[string]any)
+		labels["kueue.x-k8s.io/queue-name"] = LocalQueueName
+		deps = append(deps, Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName})
+		if prio != nil {
+			labels["kueue.x-k8s.io/priority-class"] = prio.Name
+			deps = append(deps, Key{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass", Name: prio.Name})
+		}
+	}
+	if m.Slice != "" && c.cfg.Settings.MIGBackend == config.BackendGPUOperator {
+		deps = append(deps, Key{Kind: "ConfigMap", Namespace: c.cfg.Settings.GPUOperatorNamespace, Name: MIGPartedConfig})
+	}
+	isvc.Object["spec"] = map[string]any{"predictor": predictor}
+	c.add(m.Address, &Object{Object: isvc, DependsOn: deps, Sensitive: anySensitive(&m.Meta)})
+}
+
+// subject converts "user:x", "group:x" or "serviceaccount:ns:name" to an RBAC subject.
+func subject(s string) map[string]any {
+	kind, name, _ := strings.Cut(s, ":")
+	switch kind {
+	case "group":
+		return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+	case "serviceaccount":
+		ns, sa, _ := strings.Cut(name, ":")
+		return map[string]any{"kind": "ServiceAccount", "namespace": ns, "name": sa}
+	}
+	return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
+}
+
+func anySensitive(m *config.Meta) bool { return len(m.Sensitive) > 0 }
+
+func intMapAny(m map[string]int) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if v > 0 {
+			out[k] = int64(v)
+		}
+	}
+	return out
+}
+
+func parseIntOr0(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func sortedStrings(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,434 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// DiffOptions tune Diff.
+type DiffOptions struct {
+	// Adopt plans to take over unmanaged objects in the way instead of
+	// reporting them as conflicts.
+	Adopt bool
+}
+
+// Diff compares the desired state with the live one and returns the ordered
+// plan. Only fields gpuform sets are compared, so server defaults never show
+// as changes; fields gpuform set before (managedFields) and no longer sets
+// show as removed.
+func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
+	if err := missingKinds(d, live); err != nil {
+		return nil, err
+	}
+	p := &Plan{Stack: d.Stack, Source: live.Source, ReadVersions: map[Key]string{}}
+	for k, u := range live.Objects {
+		p.ReadVersions[k] = u.GetResourceVersion()
+	}
+	for k, u := range live.Foreign {
+		p.ReadVersions[k] = u.GetResourceVersion()
+	}
+	var changes []*Change
+	for _, o := range d.Objects {
+		k := o.Key()
+		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
+		if cur, ok := live.Objects[k]; ok {
+			c.Before = cur
+			c.Fields = diffFields(o.Object.Object, cur)
+			if len(c.Fields) == 0 {
+				p.Summary.Unchanged++
+				continue
+			}
+			c.Action = ActionUpdate
+		} else if cur, ok := live.Foreign[k]; ok {
+			c.Before = cur
+			if opts.Adopt {
+				c.Action = ActionAdopt
+				c.Fields = diffFields(o.Object.Object, cur)
+			} else {
+				c.Action = ActionConflict
+				c.Reason = fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur))
+			}
+		} else {
+			c.Action = ActionCreate
+		}
+		changes = append(changes, c)
+	}
+	nodeChanges, err := diffNodes(d, live)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range live.Nodes {
+		p.ReadVersions[KeyOf(n)] = n.GetResourceVersion()
+	}
+	changes = append(changes, nodeChanges...)
+	desired := d.index()
+	var deletes []*Change
+	for k, u := range live.Objects {
+		if _, ok := desired[k]; ok {
+			continue
+		}
+		deletes = append(deletes, &Change{
+			Address:    u.GetAnnotations()[AnnotAddress],
+			Key:        k,
+			APIVersion: u.GetAPIVersion(),
+			Action:     ActionDelete,
+			Before:     u,
+		})
+	}
+	p.Changes = order(changes, deletes)
+	for _, c := range p.Changes {
+		switch c.Action {
+		case ActionCreate:
+			p.Summary.Add++
+		case ActionUpdate, ActionAdopt:
+			p.Summary.Change++
+		case ActionDelete:
+			p.Summary.Destroy++
+		case ActionConflict:
+			p.Summary.Conflicts++
+		}
+	}
+	return p, nil
+}
+
+// missingKinds fails when a desired object needs a kind the cluster lacks.
+func missingKinds(d *Desired, live *Live) error {
+	if len(live.MissingKinds) == 0 {
+		return nil
+	}
+	missing := map[string]Kind{}
+	for _, k := range live.MissingKinds {
+		missing[k.Group+"/"+k.Kind] = k
+	}
+	var msgs []string
+	seen := map[string]bool{}
+	for _, o := range d.Objects {
+		gvk := o.Object.GroupVersionKind()
+		k, ok := missing[gvk.Group+"/"+gvk.Kind]
+		if !ok || seen[o.Address+k.Kind] {
+			continue
+		}
+		seen[o.Address+k.Kind] = true
+		msgs = append(msgs, fmt.Sprintf("%s needs %s (%s), which this cluster does not serve: %s", o.Address, k.Kind, k.GroupVersion(), installHint(k)))
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if len(msgs) > 5 {
+		msgs = append(msgs[:5], fmt.Sprintf("... and %d more", len(msgs)-5))
+	}
+	return &MissingKindError{Messages: msgs}
+}
+
+// MissingKindError says which blocks need a CRD the cluster does not have.
+type MissingKindError struct{ Messages []string }
+
+func (e *MissingKindError) Error() string {
+	return "the cluster lacks API kinds the configuration needs:\n  " + strings.Join(e.Messages, "\n  ")
+}
+
+func installHint(k Kind) string {
+	switch k.Group {
+	case "kueue.x-k8s.io":
+		return "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
+	case "scheduling.volcano.sh":
+		return "install Volcano or set scheduler = \"none\" in the gpuform block"
+	case "serving.kserve.io":
+		return "install KServe (https://kserve.github.io), or remove the model blocks"
+	case "nvidia.com":
+		return "install the NVIDIA GPU Operator"
+	}
+	return "install the CRD that serves it"
+}
+
+// diffNodes computes the label and annotation changes pools ask of Nodes.
+func diffNodes(d *Desired, live *Live) ([]*Change, error) {
+	var out []*Change
+	for _, n := range live.Nodes {
+		var pools []*NodePool
+		for _, np := range d.Pools {
+			if selects(np.Selector, n.GetLabels()) {
+				pools = append(pools, np)
+			}
+		}
+		if len(pools) > 1 {
+			return nil, fmt.Errorf("node %s is selected by both %s and %s; a node belongs to one pool, so make their node_selector disjoint", n.GetName(), pools[0].Address, pools[1].Address)
+		}
+		want := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Node",
+			"metadata": map[string]any{"name": n.GetName()},
+		}}
+		address := ""
+		var deps []Key
+		if len(pools) == 1 {
+			np := pools[0]
+			address, deps = np.Address, np.DependsOn
+			meta := want.Object["metadata"].(map[string]any)
+			if len(np.Labels) > 0 {
+				meta["labels"] = stringMapAny(np.Labels)
+			}
+			if len(np.Annotations) > 0 {
+				meta["annotations"] = stringMapAny(np.Annotations)
+			}
+		}
+		fields := diffFields(want.Object, n)
+		if len(fields) == 0 {
+			continue
+		}
+		if address == "" {
+			address = "pool (removed)"
+		}
+		out = append(out, &Change{Address: address, Key: KeyOf(n), APIVersion: "v1", Action: ActionUpdate, Before: n, After: want, Fields: fields, DependsOn: deps})
+	}
+	return out, nil
+}
+
+// selects reports whether every selector label matches.
+func selects(sel, labels map[string]string) bool {
+	if len(sel) == 0 {
+		return false
+	}
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func stringMapAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// ignoredMeta are metadata fields that are identity or server-managed.
+var ignoredMeta = map[string]bool{"name": true, "namespace": true}
+
+// diffFields compares the fields of desired with live: every field desired
+// sets, plus every field gpuform owned in live (managedFields) that desired
+// no longer sets.
+func diffFields(desired map[string]any, live *unstructured.Unstructured) []FieldDiff {
+	var out []FieldDiff
+	walkDesired(nil, desired, live.Object, &out)
+	for _, path := range ownedPaths(live) {
+		if hasPath(desired, path) {
+			continue
+		}
+		v, ok := getPath(live.Object, path)
+		if !ok {
+			continue
+		}
+		out = append(out, FieldDiff{Path: formatPath(path), Op: FieldRemove, Before: v})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func walkDesired(path []string, want map[string]any, have map[string]any, out *[]FieldDiff) {
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := append(append([]string(nil), path...), k)
+		if len(path) == 0 && (k == "apiVersion" || k == "kind" || k == "status") {
+			continue
+		}
+		if len(path) == 1 && path[0] == "metadata" && ignoredMeta[k] {
+			continue
+		}
+		w := want[k]
+		h, present := have[k]
+		if wm, ok := w.(map[string]any); ok {
+			hm, _ := h.(map[string]any)
+			if !present || hm == nil {
+				if len(wm) == 0 {
+					continue
+				}
+				*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldAdd, After: w})
+				continue
+			}
+			walkDesired(p, wm, hm, out)
+			continue
+		}
+		if !present {
+			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldAdd, After: w})
+			continue
+		}
+		if !equalDesired(w, h) {
+			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldChange, Before: h, After: w})
+		}
+	}
+}
+
+// equalDesired reports whether live value h has every field of desired value
+// w, with numbers and quantities compared by value.
+func equalDesired(w, h any) bool {
+	switch wv := w.(type) {
+	case map[string]any:
+		hv, ok := h.(map[string]any)
+		if !ok {
+			return len(wv) == 0 && h == nil
+		}
+		for k, x := range wv {
+			if !equalDesired(x, hv[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		hv, ok := h.([]any)
+		if !ok || len(hv) != len(wv) {
+			return len(wv) == 0 && h == nil
+		}
+		for i := range wv {
+			if !equalDesired(wv[i], hv[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		hs, ok := h.(string)
+		if !ok {
+			return false
+		}
+		if wv == hs {
+			return true
+		}
+		wq, err1 := resource.ParseQuantity(wv)
+		hq, err2 := resource.ParseQuantity(hs)
+		return err1 == nil && err2 == nil && wq.Cmp(hq) == 0
+	}
+	if wf, ok := toFloat(w); ok {
+		hf, ok := toFloat(h)
+		return ok && wf == hf
+	}
+	return w == h
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// ownedPaths returns the leaf field paths that manager gpuform applied in
+// live, from its managedFields. Lists are atomic: a path stops at a list.
+func ownedPaths(live *unstructured.Unstructured) [][]string {
+	var out [][]string
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var tree map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &tree); err != nil {
+			continue
+		}
+		collectOwned(nil, tree, &out)
+	}
+	return out
+}
+
+func collectOwned(path []string, tree map[string]any, out *[][]string) {
+	leaf := true
+	for k, v := range tree {
+		if !strings.HasPrefix(k, "f:") {
+			continue // ".", or list element keys k:/v:/i: — lists are compared whole
+		}
+		leaf = false
+		name := strings.TrimPrefix(k, "f:")
+		p := append(append([]string(nil), path...), name)
+		if len(path) == 1 && path[0] == "metadata" && ignoredMeta[name] {
+			continue
+		}
+		sub, _ := v.(map[string]any)
+		collectOwned(p, sub, out)
+	}
+	if leaf && len(path) > 0 {
+		*out = append(*out, path)
+	}
+}
+
+// hasPath reports whether m has a value at path, or a value above it that
+// is not a map (an atomic list or scalar covering it).
+func hasPath(m map[string]any, path []string) bool {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return true
+		}
+		cur, ok = mm[p]
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func getPath(m map[string]any, path []string) (any, bool) {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur, ok = mm[p]
+		if !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// formatPath renders a field path: identifiers joined by dots, other keys
+// in brackets (spec.hard["requests.nvidia.com/gpu"]).
+func formatPath(path []string) string {
+	var b strings.Builder
+	for i, p := range path {
+		if isIdent(p) {
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(p)
+			continue
+		}
+		b.WriteString("[" + strconv.Quote(p) + "]")
+	}
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Live is what a provider's refresh read from the cluster: the objects of
+// the stack (one LIST per kind), the Nodes, and whatever stands in the way.
+type Live struct {
+	// Objects are the objects labelled with the stack, by key.
+	Objects map[Key]*unstructured.Unstructured
+	// Foreign are objects at a desired key that the stack does not own
+	// (unlabelled, or labelled with another stack), by key.
+	Foreign map[Key]*unstructured.Unstructured
+	// Nodes are all Nodes of the cluster.
+	Nodes []*unstructured.Unstructured
+	// MissingKinds are kinds the cluster does not serve (CRD not installed).
+	MissingKinds []Kind
+	// Source describes where the state was read from (the server URL and context).
+	Source string
+}
+
+// Owner describes who owns a foreign object, for conflict messages.
+func Owner(u *unstructured.Unstructured) string {
+	if s := u.GetLabels()[LabelStack]; s != "" {
+		return "gpuform stack " + s
+	}
+	if m := u.GetLabels()[LabelManagedBy]; m != "" {
+		return m
+	}
+	for _, mf := range u.GetManagedFields() {
+		if mf.Manager != "" {
+			return "field manager " + mf.Manager
+		}
+	}
+	return "nobody gpuform knows"
+}

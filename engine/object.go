@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Ownership labels and annotations carried by every object gpuform writes.
+const (
+	LabelManagedBy   = "app.kubernetes.io/managed-by"
+	ManagedByValue   = "gpuform"
+	LabelStack       = "gpuform.dev/stack"
+	AnnotAddress     = "gpuform.dev/address"
+	AnnotCommit      = "gpuform.dev/commit"
+	AnnotProtect     = "gpuform.dev/protect"
+	LabelPool        = "gpuform.dev/pool"
+	FieldManager     = "gpuform"
+	LabelMIGConfig   = "nvidia.com/mig.config"
+	LabelMIGState    = "nvidia.com/mig.config.state"
+	LabelDPConfig    = "nvidia.com/device-plugin.config"
+	AnnotMIGLayout   = "gpuform.dev/mig-layout"
+	AnnotMIGState    = "gpuform.dev/mig-state"
+	AnnotInventory   = "gpuform.dev/inventory"
+	MIGPartedConfig  = "gpuform-mig-parted"
+	DevicePluginConf = "gpuform-device-plugin"
+)
+
+// Key identifies one Kubernetes object: group, kind, namespace and name.
+type Key struct {
+	Group     string `json:"group,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// KeyOf returns the key of u.
+func KeyOf(u *unstructured.Unstructured) Key {
+	return Key{Group: u.GroupVersionKind().Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// String renders the key as Kind namespace/name (or Kind name when cluster-scoped).
+func (k Key) String() string {
+	if k.Namespace == "" {
+		return k.Kind + " " + k.Name
+	}
+	return k.Kind + " " + k.Namespace + "/" + k.Name
+}
+
+// Less orders keys by kind group, kind, namespace and name.
+func (k Key) Less(o Key) bool {
+	if k.Group != o.Group {
+		return k.Group < o.Group
+	}
+	if k.Kind != o.Kind {
+		return k.Kind < o.Kind
+	}
+	if k.Namespace != o.Namespace {
+		return k.Namespace < o.Namespace
+	}
+	return k.Name < o.Name
+}
+
+// Kind is an API kind gpuform manages, with its scope.
+type Kind struct {
+	schema.GroupVersionKind
+	// Namespaced is true for namespaced kinds.
+	Namespaced bool
+	// Optional kinds come from CRDs (Kueue, Volcano, KServe) that may be absent.
+	Optional bool
+}
+
+// Object is one desired Kubernetes object and what it waits for.
+type Object struct {
+	// Address is the config address of the block that produced the object.
+	Address string
+	// Object is the object as it will be applied.
+	Object *unstructured.Unstructured
+	// DependsOn lists objects that must exist before this one.
+	DependsOn []Key
+	// Sensitive is true when a field derives from a sensitive variable.
+	Sensitive bool
+}
+
+// Key returns the object's key.
+func (o *Object) Key() Key { return KeyOf(o.Object) }
+
+// NodePool is what a pool asks of the Nodes it selects: labels and
+// annotations gpuform sets on each of them. Nodes are never created.
+type NodePool struct {
+	// Address is the pool's config address; Pool its name.
+	Address string
+	Pool    string
+	// Selector picks the pool's nodes by label.
+	Selector map[string]string
+	// Labels and Annotations are set on every selected node.
+	Labels      map[string]string
+	Annotations map[string]string
+	// DependsOn lists objects that must exist before nodes are labelled.
+	DependsOn []Key
+}
+
+// Desired is the compiled configuration: every object gpuform wants, the
+// node labels per pool, and the kinds it owns (for refresh and prune).
+type Desired struct {
+	Stack   string
+	Objects []*Object
+	Pools   []*NodePool
+	Kinds   []Kind
+	// Sources maps each config address to the range of its block, for messages.
+	Sources map[string]string
+}
+
+// Lookup returns the desired object with key k.
+func (d *Desired) Lookup(k Key) *Object {
+	for _, o := range d.Objects {
+		if o.Key() == k {
+			return o
+		}
+	}
+	return nil
+}
+
+// index maps keys to desired objects.
+func (d *Desired) index() map[Key]*Object {
+	m := make(map[Key]*Object, len(d.Objects))
+	for _, o := range d.Objects {
+		m[o.Key()] = o
+	}
+	return m
+}
+
+// sortKeys sorts keys in place and returns them.
+func sortKeys(keys []Key) []Key {
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
+	return keys
+}
+
+// newObject starts an unstructured object with the ownership metadata.
+func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
+	meta := map[string]any{
+		"name": name,
+		"labels": map[string]any{
+			LabelManagedBy: ManagedByValue,
+			LabelStack:     stack,
+		},
+		"annotations": map[string]any{
+			AnnotAddress: address,
+		},
+	}
+	if namespace != "" {
+		meta["namespace"] = namespace
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata":   meta,
+	}}
+}
+
+// describe renders a key for messages with its config address.
+func describe(address string, k Key) string {
+	return fmt.Sprintf("%s (%s)", k, address)
+}

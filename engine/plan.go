@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Action is what a change does to one object.
+type Action string
+
+// Actions of a change.
+const (
+	ActionCreate Action = "create"
+	ActionUpdate Action = "update"
+	ActionDelete Action = "delete"
+	// ActionAdopt takes over an object gpuform does not own yet (--adopt).
+	ActionAdopt Action = "adopt"
+	// ActionConflict is an object in the way that gpuform will not touch.
+	ActionConflict Action = "conflict"
+)
+
+// Symbol is the plan symbol of an action, as Terraform prints it.
+func (a Action) Symbol() string {
+	switch a {
+	case ActionCreate:
+		return "+"
+	case ActionUpdate, ActionAdopt:
+		return "~"
+	case ActionDelete:
+		return "-"
+	case ActionConflict:
+		return "!"
+	}
+	return " "
+}
+
+// FieldOp is how one field changes.
+type FieldOp string
+
+// Field operations.
+const (
+	FieldAdd    FieldOp = "+"
+	FieldChange FieldOp = "~"
+	FieldRemove FieldOp = "-"
+)
+
+// FieldDiff is one changed field of an update.
+type FieldDiff struct {
+	// Path is the field path, e.g. spec.hard["requests.nvidia.com/gpu"].
+	Path   string  `json:"path"`
+	Op     FieldOp `json:"op"`
+	Before any     `json:"before,omitempty"`
+	After  any     `json:"after,omitempty"`
+}
+
+// Change is one planned change to one object.
+type Change struct {
+	// Address is the config address the object belongs to.
+	Address string
+	Key     Key
+	// APIVersion of the object.
+	APIVersion string
+	Action     Action
+	// Before is the live object (nil for creates); After the desired one (nil for deletes).
+	Before *unstructured.Unstructured
+	After  *unstructured.Unstructured
+	// Fields lists the changed fields of an update or adoption.
+	Fields []FieldDiff
+	// DependsOn lists keys that must be applied first.
+	DependsOn []Key
+	// Sensitive hides field values in every output.
+	Sensitive bool
+	// Reason explains a conflict.
+	Reason string
+}
+
+// Summary counts a plan's changes.
+type Summary struct {
+	Add       int `json:"add"`
+	Change    int `json:"change"`
+	Destroy   int `json:"destroy"`
+	Conflicts int `json:"conflicts"`
+	Unchanged int `json:"unchanged"`
+}
+
+// Plan is an ordered change set: creates and updates in dependency order,
+// then deletes in reverse dependency order.
+type Plan struct {
+	Stack   string
+	Source  string
+	Changes []*Change
+	// ReadVersions is the resourceVersion of every object the plan read, by key.
+	ReadVersions map[Key]string
+	Summary      Summary
+	// Warnings are non-fatal findings to show with the plan.
+	Warnings []string
+}
+
+// HasChanges reports whether applying the plan would change anything.
+func (p *Plan) HasChanges() bool {
+	return p.Summary.Add+p.Summary.Change+p.Summary.Destroy > 0
+}

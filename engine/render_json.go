@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// JSONFormatVersion is the version of the --json plan schema (docs/plan-json.md).
+const JSONFormatVersion = "1.0"
+
+// JSONPlan is the --json form of a plan.
+type JSONPlan struct {
+	FormatVersion   string       `json:"format_version"`
+	Stack           string       `json:"stack"`
+	Source          string       `json:"source"`
+	ResourceChanges []JSONChange `json:"resource_changes"`
+	Summary         Summary      `json:"summary"`
+	Warnings        []string     `json:"warnings"`
+}
+
+// JSONChange is one entry of resource_changes.
+type JSONChange struct {
+	Address      string      `json:"address"`
+	APIVersion   string      `json:"api_version"`
+	Kind         string      `json:"kind"`
+	Namespace    string      `json:"namespace,omitempty"`
+	Name         string      `json:"name"`
+	Action       Action      `json:"action"`
+	Before       any         `json:"before"`
+	After        any         `json:"after"`
+	ChangedPaths []FieldDiff `json:"changed_paths"`
+	DependsOn    []Key       `json:"depends_on,omitempty"`
+	Reason       string      `json:"reason,omitempty"`
+	Sensitive    bool        `json:"sensitive,omitempty"`
+}
+
+// NewJSONPlan converts a plan to its --json form. Sensitive objects show
+// "(sensitive)" in place of before, after and field values.
+func NewJSONPlan(p *Plan) JSONPlan {
+	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for _, c := range p.Changes {
+		jc := JSONChange{
+			Address: c.Address, APIVersion: c.APIVersion, Kind: c.Key.Kind, Namespace: c.Key.Namespace, Name: c.Key.Name,
+			Action: c.Action, ChangedPaths: c.Fields, DependsOn: c.DependsOn, Reason: c.Reason, Sensitive: c.Sensitive,
+		}
+		if jc.ChangedPaths == nil {
+			jc.ChangedPaths = []FieldDiff{}
+		}
+		if c.After != nil {
+			jc.After = c.After.Object
+		}
+		if c.Before != nil {
+			if c.After != nil {
+				jc.Before = project(c.After.Object, c.Before.Object)
+			} else {
+				jc.Before = cleanLive(c.Before.Object)
+			}
+		}
+		if c.Sensitive {
+			jc.Before, jc.After = hideIfSet(jc.Before), hideIfSet(jc.After)
+			fields := make([]FieldDiff, len(jc.ChangedPaths))
+			for i, f := range jc.ChangedPaths {
+				fields[i] = FieldDiff{Path: f.Path, Op: f.Op, Before: hideIfSet(f.Before), After: hideIfSet(f.After)}
+			}
+			jc.ChangedPaths = fields
+		}
+		out.ResourceChanges = append(out.ResourceChanges, jc)
+	}
+	return out
+}
+
+func hideIfSet(v any) any {
+	if v == nil {
+		return nil
+	}
+	return SensitiveValue
+}
+
+// RenderJSON writes the plan as indented JSON.
+func RenderJSON(w io.Writer, p *Plan) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewJSONPlan(p))
+}
+
+// project returns the parts of live that desired sets, so "before" shows the
+// same fields as "after" without server-filled noise.
+func project(desired, live map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, dv := range desired {
+		lv, ok := live[k]
+		if !ok {
+			continue
+		}
+		dm, dok := dv.(map[string]any)
+		lm, lok := lv.(map[string]any)
+		if dok && lok {
+			out[k] = project(dm, lm)
+			continue
+		}
+		out[k] = lv
+	}
+	return out
+}
+
+// cleanLive drops server-managed metadata and status from a live object.
+func cleanLive(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k == "status" {
+			continue
+		}
+		out[k] = v
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(meta))
+		for k, v := range meta {
+			switch k {
+			case "managedFields", "uid", "resourceVersion", "generation", "creationTimestamp":
+				continue
+			}
+			m[k] = v
+		}
+		out["metadata"] = m
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RenderMarkdown writes the plan as GitHub-flavoured Markdown: the summary
+// line first, a table of changes, then field changes in a diff block.
+func RenderMarkdown(w io.Writer, p *Plan) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "### gpuform plan for stack `%s`\n\n", p.Stack)
+	if !p.HasChanges() && p.Summary.Conflicts == 0 {
+		fmt.Fprintf(bw, "**No changes.** The cluster matches the configuration.\n")
+		writeMarkdownWarnings(bw, p)
+		return bw.Flush()
+	}
+	fmt.Fprintf(bw, "**%s**\n", SummaryLine(p))
+	writeMarkdownWarnings(bw, p)
+	fmt.Fprintf(bw, "\n| | Object | Address |\n|---|---|---|\n")
+	for _, c := range p.Changes {
+		fmt.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
+	}
+	var details strings.Builder
+	tr := textRenderer{w: bufio.NewWriter(&details)}
+	for _, c := range p.Changes {
+		if c.Action == ActionUpdate || c.Action == ActionAdopt || c.Action == ActionConflict {
+			tr.change(c)
+		}
+	}
+	_ = tr.w.Flush()
+	if details.Len() > 0 {
+		fmt.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", details.String())
+	}
+	return bw.Flush()
+}
+
+func writeMarkdownWarnings(w io.Writer, p *Plan) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n#### Warnings\n\n")
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "- %s\n", warn)
+	}
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;").Replace(s)
+}

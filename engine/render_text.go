@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// SensitiveValue is how every output shows a value derived from a sensitive variable.
+const SensitiveValue = "(sensitive)"
+
+// TextOptions tune the text renderer.
+type TextOptions struct {
+	// Color adds ANSI colours to the symbols.
+	Color bool
+}
+
+// RenderText writes the plan the way Terraform does: changes grouped by
+// config address with + ~ - symbols and field paths, then a summary line.
+func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
+	bw := bufio.NewWriter(w)
+	r := textRenderer{w: bw, color: opts.Color}
+	r.plan(p)
+	return bw.Flush()
+}
+
+type textRenderer struct {
+	w     *bufio.Writer
+	color bool
+}
+
+func (r *textRenderer) paint(code, s string) string {
+	if !r.color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (r *textRenderer) symbol(s string) string {
+	switch s {
+	case "+":
+		return r.paint("32", s)
+	case "~":
+		return r.paint("33", s)
+	case "-":
+		return r.paint("31", s)
+	case "!":
+		return r.paint("1;31", s)
+	}
+	return s
+}
+
+// groups returns changes grouped by address, groups in order of first appearance.
+func groups(changes []*Change) [][]*Change {
+	idx := map[string]int{}
+	var out [][]*Change
+	for _, c := range changes {
+		i, ok := idx[c.Address]
+		if !ok {
+			i = len(out)
+			idx[c.Address] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
+func (r *textRenderer) plan(p *Plan) {
+	if !p.HasChanges() && p.Summary.Conflicts == 0 {
+		fmt.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
+		r.warnings(p)
+		return
+	}
+	fmt.Fprintf(r.w, "gpuform will perform the following actions on stack %s:\n", p.Stack)
+	for _, g := range groups(p.Changes) {
+		fmt.Fprintf(r.w, "\n  %s\n", r.paint("1", "# "+g[0].Address+" "+groupVerb(g)))
+		for _, c := range g {
+			r.change(c)
+		}
+	}
+	r.warnings(p)
+	fmt.Fprintf(r.w, "\n%s\n", r.paint("1", SummaryLine(p)))
+}
+
+func (r *textRenderer) warnings(p *Plan) {
+	for _, w := range p.Warnings {
+		fmt.Fprintf(r.w, "\n%s %s\n", r.paint("1;33", "Warning:"), w)
+	}
+}
+
+// SummaryLine is the plan's last line: Plan: X to add, Y to change, Z to destroy.
+func SummaryLine(p *Plan) string {
+	s := fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy.", p.Summary.Add, p.Summary.Change, p.Summary.Destroy)
+	if p.Summary.Conflicts > 0 {
+		s += fmt.Sprintf(" %d %s in the way (see above; --adopt takes them over).", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object", "objects"))
+	}
+	return s
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// groupVerb says what happens to a config address as a whole.
+func groupVerb(g []*Change) string {
+	acts := map[Action]bool{}
+	for _, c := range g {
+		acts[c.Action] = true
+	}
+	switch {
+	case len(acts) == 1 && acts[ActionCreate]:
+		return "will be created"
+	case len(acts) == 1 && acts[ActionDelete]:
+		return "will be destroyed"
+	case len(acts) == 1 && acts[ActionConflict]:
+		return "is blocked by existing objects"
+	}
+	return "will be updated"
+}
+
+func (r *textRenderer) change(c *Change) {
+	header := fmt.Sprintf("  %s %s", r.symbol(c.Action.Symbol()), c.Key)
+	switch c.Action {
+	case ActionAdopt:
+		header += " (adopt: take over from " + Owner(c.Before) + ")"
+	case ActionDelete:
+		header += r.paint("2", "  # not in the configuration any more")
+	}
+	fmt.Fprintln(r.w, header)
+	switch c.Action {
+	case ActionCreate:
+		for _, f := range flatten(c.After.Object) {
+			r.field(FieldDiff{Path: f.path, Op: FieldAdd, After: f.value}, c.Sensitive)
+		}
+	case ActionUpdate, ActionAdopt:
+		for _, f := range c.Fields {
+			r.field(f, c.Sensitive)
+		}
+	case ActionConflict:
+		fmt.Fprintf(r.w, "      %s\n", c.Reason)
+	}
+}
+
+func (r *textRenderer) field(f FieldDiff, sensitive bool) {
+	sym := r.symbol(string(f.Op))
+	show := func(v any) string {
+		if sensitive {
+			return SensitiveValue
+		}
+		return formatValue(v)
+	}
+	switch f.Op {
+	case FieldAdd:
+		if s, ok := f.After.(string); ok && isLong(s) && !sensitive {
+			r.heredoc(sym, f.Path, nil, &s)
+			return
+		}
+		fmt.Fprintf(r.w, "      %s %s = %s\n", sym, f.Path, show(f.After))
+	case FieldRemove:
+		fmt.Fprintf(r.w, "      %s %s = %s -> null\n", sym, f.Path, show(f.Before))
+	default:
+		bs, bok := f.Before.(string)
+		as, aok := f.After.(string)
+		if bok && aok && (isLong(bs) || isLong(as)) && !sensitive {
+			r.heredoc(sym, f.Path, &bs, &as)
+			return
+		}
+		fmt.Fprintf(r.w, "      %s %s = %s -> %s\n", sym, f.Path, show(f.Before), show(f.After))
+	}
+}
+
+// heredoc shows a long string whole (create) or as a line diff (update).
+func (r *textRenderer) heredoc(sym, path string, before, after *string) {
+	fmt.Fprintf(r.w, "      %s %s = <<-EOT\n", sym, path)
+	if before == nil {
+		for _, line := range strings.Split(strings.TrimSuffix(*after, "\n"), "\n") {
+			fmt.Fprintf(r.w, "            %s\n", line)
+		}
+	} else {
+		for _, l := range LineDiff(*before, *after) {
+			switch l.Op {
+			case FieldAdd:
+				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("+"), l.Text)
+			case FieldRemove:
+				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("-"), l.Text)
+			default:
+				fmt.Fprintf(r.w, "            %s\n", l.Text)
+			}
+		}
+	}
+	fmt.Fprintf(r.w, "        EOT\n")
+}
+
+// DiffLine is one line of a line diff; Op is "" for unchanged lines.
+type DiffLine struct {
+	Op   FieldOp
+	Text string
+}
+
+// LineDiff compares two multi-line strings line by line (sergi/go-diff).
+func LineDiff(before, after string) []DiffLine {
+	dmp := diffmatchpatch.New()
+	a, b, lines := dmp.DiffLinesToChars(before, after)
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
+	var out []DiffLine
+	for _, d := range diffs {
+		op := FieldOp("")
+		switch d.Type {
+		case diffmatchpatch.DiffInsert:
+			op = FieldAdd
+		case diffmatchpatch.DiffDelete:
+			op = FieldRemove
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(d.Text, "\n"), "\n") {
+			out = append(out, DiffLine{Op: op, Text: line})
+		}
+	}
+	return out
+}
+
+func isLong(s string) bool {
+	return strings.Contains(strings.TrimSuffix(s, "\n"), "\n") || len(s) > 120
+}
+
+// formatValue renders a field value in HCL-ish literal syntax.
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		b, _ := json.Marshal(x)
+		return string(b)
+	case map[string]any, []any:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+type flatField struct {
+	path  string
+	value any
+}
+
+// flatten lists the leaf fields of a desired object that a reader cares
+// about: everything but apiVersion, kind, name, namespace and the ownership
+// metadata every object carries.
+func flatten(obj map[string]any) []flatField {
+	var out []flatField
+	var walk func(path []string, m map[string]any)
+	walk = func(path []string, m map[string]any) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := append(append([]string(nil), path...), k)
+			if skipFlat(p) {
+				continue
+			}
+			if sub, ok := m[k].(map[string]any); ok && len(sub) > 0 {
+				walk(p, sub)
+				continue
+			}
+			out = append(out, flatField{path: formatPath(p), value: m[k]})
+		}
+	}
+	walk(nil, obj)
+	return out
+}
+
+func skipFlat(p []string) bool {
+	if len(p) == 1 {
+		return p[0] == "apiVersion" || p[0] == "kind"
+	}
+	if p[0] != "metadata" {
+		return false
+	}
+	if len(p) == 2 {
+		return p[1] == "name" || p[1] == "namespace"
+	}
+	if len(p) == 3 {
+		switch p[2] {
+		case LabelManagedBy, LabelStack, AnnotAddress, AnnotCommit:
+			return true
+		}
+	}
+	return false
+}
