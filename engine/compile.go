@@ -216,10 +216,6 @@ func (c *compiler) tenant(t *config.Tenant) {
 			labels[k] = v
 		}
 	}
-	if c.kueue() {
-		// Kueue's LocalQueue webhook and our ClusterQueue select the namespace by name.
-		labels["kubernetes.io/metadata.name"] = ns
-	}
 	if t.Protect {
 		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotProtect] = "true"
 	}

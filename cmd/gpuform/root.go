@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -21,6 +22,11 @@ type globals struct {
 	vars     []string
 	varFiles []string
 	noColor  bool
+	// kubeconfig and context select the cluster, over the cluster block.
+	kubeconfig string
+	context    string
+	// wrapTransport wraps the Kubernetes client's transport (tests count requests).
+	wrapTransport func(http.RoundTripper) http.RoundTripper
 
 	stdin  io.Reader
 	stdout io.Writer
@@ -45,8 +51,12 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer, env []string) *co
 	pf.StringArrayVar(&g.vars, "var", nil, "set an input variable (`name=value`; repeatable)")
 	pf.StringArrayVar(&g.varFiles, "var-file", nil, "read input variables from `FILE` (repeatable)")
 	pf.BoolVar(&g.noColor, "no-color", false, "disable colours in the output")
+	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: the cluster block, $KUBECONFIG, ~/.kube/config)")
+	pf.StringVar(&g.context, "context", "", "kubeconfig context `NAME` (default: the cluster block, the current context)")
 	root.AddCommand(
 		newValidateCommand(g),
+		newPlanCommand(g),
+		newRenderCommand(g),
 		newFmtCommand(g),
 		newCatalogCommand(g),
 		newVersionCommand(g),

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/providers/kubernetes"
+)
+
+// Output formats of plan and show.
+const (
+	formatText     = "text"
+	formatJSON     = "json"
+	formatMarkdown = "markdown"
+)
+
+// planFlags are the flags plan shares with apply.
+type planFlags struct {
+	asJSON           bool
+	format           string
+	detailedExitCode bool
+	adopt            bool
+}
+
+func newPlanCommand(g *globals) *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what apply would change in the cluster",
+		Long: "plan validates the configuration, reads the live cluster with one LIST per kind, and prints\n" +
+			"the ordered change set. It never writes. With --detailed-exitcode it exits 0 when there is\n" +
+			"nothing to do, 2 when there are changes, 1 on error.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := f.outputFormat()
+			if err != nil {
+				return err
+			}
+			p, err := g.plan(cmd.Context(), f.adopt)
+			if err != nil {
+				return err
+			}
+			if err := renderPlan(g, g.stdout, p, format); err != nil {
+				return err
+			}
+			if p.Summary.Conflicts > 0 {
+				fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
+				return &exitError{code: 1}
+			}
+			if f.detailedExitCode && p.HasChanges() {
+				return &exitError{code: 2}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")
+	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	fl.BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
+	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
+	return cmd
+}
+
+func (f *planFlags) outputFormat() (string, error) {
+	if f.asJSON {
+		return formatJSON, nil
+	}
+	switch f.format {
+	case formatText, formatJSON, formatMarkdown:
+		return f.format, nil
+	}
+	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
+}
+
+// plan loads, validates and compiles the configuration, then refreshes and
+// diffs against the cluster. Configuration errors are printed and end the
+// run before any cluster call.
+func (g *globals) plan(ctx context.Context, adopt bool) (*engine.Plan, error) {
+	cfg, desired, err := g.compile()
+	if err != nil {
+		return nil, err
+	}
+	client, err := g.kubeClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{Adopt: adopt})
+	if err != nil {
+		return nil, err
+	}
+	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: adopt})
+	if err != nil {
+		return nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
+	}
+	return p, nil
+}
+
+// compile loads, validates and compiles; diagnostics are printed here.
+func (g *globals) compile() (*config.Config, *engine.Desired, error) {
+	cfg, diags := g.loadValid()
+	g.writeDiags(cfg, diags)
+	if diags.HasErrors() {
+		return nil, nil, &exitError{code: 1}
+	}
+	desired, err := engine.Compile(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, desired, nil
+}
+
+// kubeClient connects to the cluster the flags and the cluster block name:
+// flags win over the block, which wins over KUBECONFIG and ~/.kube/config.
+func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
+	opts := kubernetes.Options{Kubeconfig: g.kubeconfig, Context: g.context}
+	if opts.Kubeconfig == "" && cfg.Cluster != nil {
+		opts.Kubeconfig = cfg.Cluster.Kubeconfig
+		if opts.Kubeconfig != "" {
+			opts.Kubeconfig = g.path(opts.Kubeconfig)
+		}
+	}
+	if opts.Context == "" && cfg.Cluster != nil {
+		opts.Context = cfg.Cluster.Context
+	}
+	opts.WrapTransport = g.wrapTransport
+	return kubernetes.New(opts)
+}
+
+// renderPlan writes p in format.
+func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
+	switch format {
+	case formatJSON:
+		return engine.RenderJSON(w, p)
+	case formatMarkdown:
+		return engine.RenderMarkdown(w, p)
+	}
+	return engine.RenderText(w, p, engine.TextOptions{Color: g.color(w)})
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

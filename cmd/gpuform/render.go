@@ -1,0 +1,28 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+func newRenderCommand(g *globals) *cobra.Command {
+	var showSensitive bool
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Print the desired Kubernetes objects as YAML",
+		Long: "render prints every object the configuration becomes, in apply order, as multi-document\n" +
+			"YAML that kubectl apply -f takes. It reads no cluster: node labels of pools are not included.\n" +
+			"Objects holding values of sensitive variables are left out unless --show-sensitive is given.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, desired, err := g.compile()
+			if err != nil {
+				return err
+			}
+			return engine.RenderYAML(g.stdout, desired, showSensitive)
+		},
+	}
+	cmd.Flags().BoolVar(&showSensitive, "show-sensitive", false, "print objects that hold sensitive values")
+	return cmd
+}

@@ -1,0 +1,168 @@
+// Package kubernetes is gpuform's Kubernetes provider: it reads the live
+// state with one LIST per kind, applies objects with server-side apply and
+// deletes what the stack no longer declares, through client-go.
+package kubernetes
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options say which cluster to talk to and how hard.
+type Options struct {
+	// Kubeconfig is an explicit kubeconfig path (--kubeconfig, else the
+	// cluster block); empty means $KUBECONFIG, then ~/.kube/config.
+	Kubeconfig string
+	// Context is the kubeconfig context (--context, else the cluster
+	// block); empty means the kubeconfig's current context.
+	Context string
+	// QPS and Burst bound the client's request rate. Zero means 200 and 400:
+	// client-go's default of 5 QPS is far too low for bulk plans.
+	QPS   float32
+	Burst int
+	// Timeout bounds every single request; zero means 60s.
+	Timeout time.Duration
+	// WrapTransport wraps the HTTP transport (request counting in tests).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// PageSize is the LIST page size; zero means 500.
+	PageSize int64
+}
+
+// Client talks to one Kubernetes API server.
+type Client struct {
+	rest     *rest.Config
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
+	mapper   meta.RESTMapper
+	pageSize int64
+	// Server and Context describe the cluster for messages.
+	Server  string
+	Context string
+}
+
+// New builds a client from kubeconfig, in kubectl's precedence order:
+// explicit path, $KUBECONFIG, ~/.kube/config; explicit context, then the
+// current context.
+func New(opts Options) (*Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = expandHome(opts.Kubeconfig)
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("read kubeconfig %s: %w. Pass --kubeconfig FILE or set KUBECONFIG", kubeconfigName(rules), err)
+	}
+	ctxName := opts.Context
+	if ctxName == "" {
+		ctxName = raw.CurrentContext
+	}
+	if _, ok := raw.Contexts[ctxName]; !ok || ctxName == "" {
+		names := make([]string, 0, len(raw.Contexts))
+		for n := range raw.Contexts {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if ctxName == "" {
+			return nil, fmt.Errorf("the kubeconfig %s has no current context. Pick one with --context NAME (available: %s) or with the cluster block's context", kubeconfigName(rules), listOrNone(names))
+		}
+		return nil, fmt.Errorf("context %q is not in the kubeconfig %s. Available contexts: %s. Pass --context NAME, or fix the cluster block's context", ctxName, kubeconfigName(rules), listOrNone(names))
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load context %q from %s: %w", ctxName, kubeconfigName(rules), err)
+	}
+	return NewForConfig(cfg, ctxName, opts)
+}
+
+// NewForConfig builds a client from a rest.Config.
+func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	if cfg.QPS == 0 {
+		cfg.QPS = 200
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = 400
+	}
+	cfg.Timeout = opts.Timeout
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	cfg.UserAgent = "gpuform"
+	if opts.WrapTransport != nil {
+		cfg.Wrap(opts.WrapTransport)
+	}
+	// One HTTP client shared by every typed, dynamic and metadata client,
+	// so they share connections.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build HTTP client for %s: %w", cfg.Host, err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("build discovery client for %s: %w", cfg.Host, err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("build dynamic client for %s: %w", cfg.Host, err)
+	}
+	md, err := metadata.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("build metadata client for %s: %w", cfg.Host, err)
+	}
+	page := opts.PageSize
+	if page == 0 {
+		page = 500
+	}
+	return &Client{
+		rest:     cfg,
+		dynamic:  dyn,
+		metadata: md,
+		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		pageSize: page,
+		Server:   cfg.Host,
+		Context:  contextName,
+	}, nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+func kubeconfigName(rules *clientcmd.ClientConfigLoadingRules) string {
+	if rules.ExplicitPath != "" {
+		return rules.ExplicitPath
+	}
+	if len(rules.Precedence) > 0 {
+		return strings.Join(rules.Precedence, string(os.PathListSeparator))
+	}
+	return "(none)"
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,194 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// RefreshOptions tune Refresh.
+type RefreshOptions struct {
+	// Adopt reads foreign objects whole (they will be diffed for adoption)
+	// instead of by metadata only.
+	Adopt bool
+	// Parallelism bounds concurrent LISTs; zero means 8.
+	Parallelism int
+}
+
+// Refresh reads the live state of the stack: one paginated LIST per kind
+// with the gpuform.dev/stack selector, one LIST of Nodes, and, only for
+// kinds where a desired object was not found, one metadata-only LIST to
+// find foreign objects in the way. It never GETs single objects.
+func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts RefreshOptions) (*engine.Live, error) {
+	live := &engine.Live{
+		Objects: map[engine.Key]*unstructured.Unstructured{},
+		Foreign: map[engine.Key]*unstructured.Unstructured{},
+		Source:  fmt.Sprintf("%s (context %s)", c.Server, c.Context),
+	}
+	par := opts.Parallelism
+	if par == 0 {
+		par = 8
+	}
+	selector := metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + d.Stack}
+	var mu sync.Mutex
+	mappings := map[schema.GroupKind]*meta.RESTMapping{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(par)
+	for _, k := range d.Kinds {
+		g.Go(func() error {
+			m, err := c.mapping(k)
+			if err != nil {
+				if meta.IsNoMatchError(err) {
+					mu.Lock()
+					live.MissingKinds = append(live.MissingKinds, k)
+					mu.Unlock()
+					return nil
+				}
+				return c.explain("discover "+k.Kind, err)
+			}
+			items, err := c.list(gctx, m, selector)
+			if err != nil {
+				return c.explain("list "+k.Kind+"s", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			mappings[k.GroupKind()] = m
+			for _, u := range items {
+				live.Objects[engine.KeyOf(u)] = u
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		m, err := c.mapping(engine.KindNode)
+		if err != nil {
+			return c.explain("discover Nodes", err)
+		}
+		items, err := c.list(gctx, m, metav1.ListOptions{})
+		if err != nil {
+			return c.explain("list Nodes", err)
+		}
+		mu.Lock()
+		live.Nodes = items
+		mu.Unlock()
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := c.findForeign(ctx, d, live, mappings, opts, par); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// findForeign looks for desired objects that exist without the stack label.
+func (c *Client) findForeign(ctx context.Context, d *engine.Desired, live *engine.Live, mappings map[schema.GroupKind]*meta.RESTMapping, opts RefreshOptions, par int) error {
+	wanted := map[schema.GroupKind]map[engine.Key]bool{}
+	for _, o := range d.Objects {
+		k := o.Key()
+		if _, ok := live.Objects[k]; ok {
+			continue
+		}
+		gk := o.Object.GroupVersionKind().GroupKind()
+		if mappings[gk] == nil {
+			continue
+		}
+		if wanted[gk] == nil {
+			wanted[gk] = map[engine.Key]bool{}
+		}
+		wanted[gk][k] = true
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(par)
+	for gk, keys := range wanted {
+		m := mappings[gk]
+		g.Go(func() error {
+			var found []*unstructured.Unstructured
+			var err error
+			if opts.Adopt {
+				found, err = c.list(gctx, m, metav1.ListOptions{})
+			} else {
+				found, err = c.listMetadata(gctx, m)
+			}
+			if err != nil {
+				return c.explain("list "+gk.Kind+"s", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, u := range found {
+				k := engine.KeyOf(u)
+				if keys[k] {
+					live.Foreign[k] = u
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// mapping resolves a kind to its REST resource through discovery.
+func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
+	return c.mapper.RESTMapping(k.GroupKind(), k.Version)
+}
+
+// list pages through every object of a resource matching opts.
+func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	opts.Limit = c.pageSize
+	for {
+		l, err := c.dynamic.Resource(m.Resource).List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			u := &l.Items[i]
+			if u.GetKind() == "" {
+				u.SetGroupVersionKind(m.GroupVersionKind)
+			}
+			out = append(out, u)
+		}
+		if l.GetContinue() == "" {
+			return out, nil
+		}
+		opts.Continue = l.GetContinue()
+	}
+}
+
+// listMetadata pages through the metadata of every object of a resource.
+func (c *Client) listMetadata(ctx context.Context, m *meta.RESTMapping) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	opts := metav1.ListOptions{Limit: c.pageSize}
+	for {
+		l, err := c.metadata.Resource(m.Resource).List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			pm := &l.Items[i]
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetGroupVersionKind(m.GroupVersionKind)
+			u.SetName(pm.Name)
+			u.SetNamespace(pm.Namespace)
+			u.SetLabels(pm.Labels)
+			u.SetAnnotations(pm.Annotations)
+			u.SetResourceVersion(pm.ResourceVersion)
+			u.SetManagedFields(pm.ManagedFields)
+			out = append(out, u)
+		}
+		if l.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = l.Continue
+	}
+}
