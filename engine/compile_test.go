@@ -1,0 +1,112 @@
+package engine_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+func TestCompileGolden(t *testing.T) {
+	tests := []struct {
+		name    string
+		example string
+		replace []string
+	}{
+		{"bank-kueue", "bank", nil},
+		{"bank-none", "bank", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
+		{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
+		{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
+		{"quickstart", "quickstart", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := loadExample(t, tt.example, tt.replace...)
+			d, err := engine.Compile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := engine.RenderYAML(&buf, d, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range d.Pools {
+				buf.WriteString("# node pool " + p.Address + "\n")
+				if err := engine.RenderYAML(&buf, &engine.Desired{Objects: []*engine.Object{{Address: p.Address, Object: nodeFor(p)}}}, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			golden(t, "compile/"+tt.name+".yaml", buf.String())
+		})
+	}
+}
+
+func TestCompileEdges(t *testing.T) {
+	cfg := loadExample(t, "bank")
+	d, err := engine.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[engine.Key]bool{}
+	for _, o := range d.Objects {
+		if keys[o.Key()] {
+			t.Errorf("object %s compiled twice", o.Key())
+		}
+		keys[o.Key()] = true
+	}
+	for _, o := range d.Objects {
+		for _, dep := range o.DependsOn {
+			if dep.Kind == "ConfigMap" || keys[dep] {
+				continue
+			}
+			t.Errorf("%s depends on %s, which is not compiled", o.Key(), dep)
+		}
+		ns := o.Object.GetNamespace()
+		if ns == "" || ns == "gpu-operator" {
+			continue
+		}
+		found := false
+		for _, dep := range o.DependsOn {
+			if dep == (engine.Key{Kind: "Namespace", Name: ns}) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s lives in namespace %s but does not depend on it", o.Key(), ns)
+		}
+		if o.Object.GetLabels()[engine.LabelStack] != "bank-prod" || o.Object.GetLabels()[engine.LabelManagedBy] != "gpuform" {
+			t.Errorf("%s lacks the ownership labels: %v", o.Key(), o.Object.GetLabels())
+		}
+	}
+	isvc := d.Lookup(engine.Key{Group: "serving.kserve.io", Kind: "InferenceService", Namespace: "risk", Name: "fraud-detector"})
+	if isvc == nil {
+		t.Fatal("no InferenceService risk/fraud-detector")
+	}
+	wantDeps := []engine.Key{
+		{Kind: "Namespace", Name: "risk"},
+		{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: "realtime"},
+		{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: "risk", Name: "default"},
+		{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass", Name: "realtime"},
+	}
+	for _, w := range wantDeps {
+		found := false
+		for _, dep := range isvc.DependsOn {
+			found = found || dep == w
+		}
+		if !found {
+			t.Errorf("fraud-detector does not depend on %s; it has %v", w, isvc.DependsOn)
+		}
+	}
+}
+
+func TestMIGResource(t *testing.T) {
+	for in, want := range map[string]string{
+		"1g.10gb":    "nvidia.com/mig-1g.10gb",
+		"1g.10gb+me": "nvidia.com/mig-1g.10gb.me",
+		"7g.80gb":    "nvidia.com/mig-7g.80gb",
+	} {
+		if got := engine.MIGResource(in); got != want {
+			t.Errorf("MIGResource(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package engine_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// nodeFor is a Node carrying a pool's selector labels, as a cluster would have.
+func nodeFor(p *engine.NodePool) *unstructured.Unstructured {
+	labels := map[string]any{}
+	for k, v := range p.Selector {
+		labels[k] = v
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": "node-" + p.Pool, "labels": labels},
+	}}
+}
+
+// serverCopy returns obj as the API server would store it after gpuform
+// applied it: defaults filled in, status, resourceVersion and managedFields.
+func serverCopy(t testing.TB, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	u := obj.DeepCopy()
+	u.SetResourceVersion("42")
+	u.SetUID("0000")
+	u.Object["status"] = map[string]any{"phase": "Active"}
+	if u.GetKind() == "ValidatingAdmissionPolicy" {
+		spec := u.Object["spec"].(map[string]any)
+		mc := spec["matchConstraints"].(map[string]any)
+		mc["matchPolicy"] = "Equivalent"
+		rr := mc["resourceRules"].([]any)[0].(map[string]any)
+		rr["scope"] = "*"
+	}
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{
+		Manager: engine.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: u.GetAPIVersion(),
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldsV1(t, obj.Object)},
+	}})
+	return u
+}
+
+// fieldsV1 builds the managedFields tree of every leaf of obj.
+func fieldsV1(t testing.TB, obj map[string]any) []byte {
+	var tree func(m map[string]any) map[string]any
+	tree = func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				out["f:"+k] = tree(sub)
+			} else {
+				out["f:"+k] = map[string]any{}
+			}
+		}
+		return out
+	}
+	cp := runtime.DeepCopyJSON(obj)
+	delete(cp, "apiVersion")
+	delete(cp, "kind")
+	b, err := jsonMarshal(tree(cp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// applied is the live state after the desired objects were applied.
+func applied(t testing.TB, d *engine.Desired) *engine.Live {
+	live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: "test"}
+	for _, o := range d.Objects {
+		live.Objects[o.Key()] = serverCopy(t, o.Object)
+	}
+	return live
+}
+
+func quickstart(t testing.TB) *engine.Desired {
+	d, err := engine.Compile(loadExample(t, "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustDiff(t *testing.T, d *engine.Desired, live *engine.Live, opts engine.DiffOptions) *engine.Plan {
+	t.Helper()
+	p, err := engine.Diff(d, live, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDiffEmptyClusterCreatesAllInOrder(t *testing.T) {
+	d := quickstart(t)
+	p := mustDiff(t, d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	if p.Summary.Add != len(d.Objects) || p.Summary.Change+p.Summary.Destroy != 0 {
+		t.Fatalf("summary %+v, want %d to add only", p.Summary, len(d.Objects))
+	}
+	pos := map[engine.Key]int{}
+	for i, c := range p.Changes {
+		pos[c.Key] = i
+	}
+	for _, c := range p.Changes {
+		for _, dep := range c.DependsOn {
+			if i, ok := pos[dep]; ok && i > pos[c.Key] {
+				t.Errorf("%s comes before its dependency %s", c.Key, dep)
+			}
+		}
+	}
+	if p.Changes[0].Key.Kind != "Namespace" {
+		t.Errorf("first change is %s, want a Namespace", p.Changes[0].Key)
+	}
+}
+
+func TestDiffAppliedIsNoop(t *testing.T) {
+	d := quickstart(t)
+	p := mustDiff(t, d, applied(t, d), engine.DiffOptions{})
+	if p.HasChanges() || len(p.Changes) != 0 {
+		t.Fatalf("plan after apply has changes: %+v", p.Summary)
+	}
+	if p.Summary.Unchanged != len(d.Objects) {
+		t.Errorf("unchanged = %d, want %d", p.Summary.Unchanged, len(d.Objects))
+	}
+}
+
+func TestDiffFieldChanges(t *testing.T) {
+	tests := []struct {
+		name   string
+		key    engine.Key
+		mutate func(u *unstructured.Unstructured)
+		want   []engine.FieldDiff // nil: no change expected
+	}{
+		{
+			name: "quota changed by hand",
+			key:  engine.Key{Kind: "ResourceQuota", Namespace: "research", Name: "gpuform"},
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "1", "spec", "hard", "requests.nvidia.com/mig-3g.40gb")
+			},
+			want: []engine.FieldDiff{{Path: `spec.hard["requests.nvidia.com/mig-3g.40gb"]`, Op: engine.FieldChange, Before: "1", After: "2"}},
+		},
+		{
+			name: "equal quantity in another spelling",
+			key:  engine.Key{Kind: "ResourceQuota", Namespace: "research", Name: "gpuform"},
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "2000m", "spec", "hard", "requests.nvidia.com/mig-3g.40gb")
+			},
+		},
+		{
+			name: "label edited by hand",
+			key:  engine.Key{Kind: "Namespace", Name: "research"},
+			mutate: func(u *unstructured.Unstructured) {
+				l := u.GetLabels()
+				l[engine.LabelStack] = "quickstart"
+				l["hand"] = "made"
+				u.SetLabels(l)
+				a := u.GetAnnotations()
+				a[engine.AnnotAddress] = "tenant.other"
+				u.SetAnnotations(a)
+			},
+			want: []engine.FieldDiff{{Path: `metadata.annotations["gpuform.dev/address"]`, Op: engine.FieldChange, Before: "tenant.other", After: "tenant.research"}},
+		},
+		{
+			name: "field gpuform set before and no longer sets",
+			key:  engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: "standard"},
+			mutate: func(u *unstructured.Unstructured) {
+				u.Object["description"] = "old text"
+				mf := u.GetManagedFields()
+				mf[0].FieldsV1.Raw = []byte(strings.Replace(string(mf[0].FieldsV1.Raw), `{`, `{"f:description":{},`, 1))
+				u.SetManagedFields(mf)
+			},
+			want: []engine.FieldDiff{{Path: "description", Op: engine.FieldRemove, Before: "old text"}},
+		},
+		{
+			name: "field another manager added is not ours",
+			key:  engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: "standard"},
+			mutate: func(u *unstructured.Unstructured) {
+				u.Object["description"] = "someone else's"
+			},
+		},
+		{
+			name: "server defaults inside lists are ignored",
+			key:  engine.Key{Group: "serving.kserve.io", Kind: "InferenceService", Namespace: "serving", Name: "sentiment"},
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "Serverless", "status", "deploymentMode")
+				_ = unstructured.SetNestedField(u.Object, int64(1), "spec", "predictor", "minReplicas")
+				_ = unstructured.SetNestedField(u.Object, "default", "spec", "predictor", "serviceAccountName")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := quickstart(t)
+			live := applied(t, d)
+			u, ok := live.Objects[tt.key]
+			if !ok {
+				t.Fatalf("no %s in the compiled quickstart", tt.key)
+			}
+			tt.mutate(u)
+			p := mustDiff(t, d, live, engine.DiffOptions{})
+			if tt.want == nil {
+				if p.HasChanges() {
+					t.Fatalf("want no change, got %d: %+v", len(p.Changes), p.Changes[0].Fields)
+				}
+				return
+			}
+			if len(p.Changes) != 1 || p.Changes[0].Action != engine.ActionUpdate || p.Changes[0].Key != tt.key {
+				t.Fatalf("want one update of %s, got %+v", tt.key, p.Changes)
+			}
+			got := p.Changes[0].Fields
+			if len(got) != len(tt.want) {
+				t.Fatalf("fields = %+v, want %+v", got, tt.want)
+			}
+			for i := range got {
+				if got[i].Path != tt.want[i].Path || got[i].Op != tt.want[i].Op || got[i].Before != tt.want[i].Before || got[i].After != tt.want[i].After {
+					t.Errorf("field %d = %+v, want %+v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestDiffDeletesInReverseOrder(t *testing.T) {
+	d := quickstart(t)
+	live := applied(t, d)
+	d.Objects = nil
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	if p.Summary.Destroy != len(live.Objects) {
+		t.Fatalf("destroy = %d, want %d", p.Summary.Destroy, len(live.Objects))
+	}
+	last := p.Changes[len(p.Changes)-1]
+	if last.Key.Kind != "Namespace" {
+		t.Errorf("last delete is %s; namespaces must go last", last.Key)
+	}
+	if first := p.Changes[0]; first.Key.Kind != "InferenceService" {
+		t.Errorf("first delete is %s; models must go first", first.Key)
+	}
+	if last.Address == "" {
+		t.Error("delete lost its config address")
+	}
+}
+
+func TestDiffForeignObjects(t *testing.T) {
+	d := quickstart(t)
+	key := engine.Key{Kind: "Namespace", Name: "research"}
+	foreign := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "research", "labels": map[string]any{"owner": "ml-team"}, "resourceVersion": "7"},
+	}}
+	live := &engine.Live{Foreign: map[engine.Key]*unstructured.Unstructured{key: foreign}, Source: "test"}
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	if p.Summary.Conflicts != 1 {
+		t.Fatalf("conflicts = %d, want 1", p.Summary.Conflicts)
+	}
+	var c *engine.Change
+	for _, ch := range p.Changes {
+		if ch.Key == key {
+			c = ch
+		}
+	}
+	if c == nil || c.Action != engine.ActionConflict || !strings.Contains(c.Reason, "--adopt") {
+		t.Fatalf("want a conflict naming --adopt for %s, got %+v", key, c)
+	}
+	if p.ReadVersions[key] != "7" {
+		t.Errorf("read version of the foreign object = %q, want 7", p.ReadVersions[key])
+	}
+	p = mustDiff(t, d, live, engine.DiffOptions{Adopt: true})
+	if p.Summary.Conflicts != 0 || p.Summary.Change != 1 {
+		t.Fatalf("with --adopt: %+v, want one change and no conflict", p.Summary)
+	}
+}
+
+func TestDiffNodes(t *testing.T) {
+	d := quickstart(t)
+	live := applied(t, d)
+	node := nodeFor(d.Pools[0])
+	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "cpu-1", "labels": map[string]any{"role": "cpu"}}}}
+	live.Nodes = []*unstructured.Unstructured{node, other}
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	if len(p.Changes) != 1 || p.Changes[0].Key != (engine.Key{Kind: "Node", Name: "node-a100"}) {
+		t.Fatalf("want one Node change, got %+v", p.Changes)
+	}
+	paths := map[string]bool{}
+	for _, f := range p.Changes[0].Fields {
+		paths[f.Path] = true
+	}
+	for _, want := range []string{`metadata.labels["gpuform.dev/pool"]`, `metadata.labels["nvidia.com/mig.config"]`} {
+		if !paths[want] {
+			t.Errorf("node change lacks %s: %+v", want, p.Changes[0].Fields)
+		}
+	}
+	// A second pool selecting the same node is an error.
+	d.Pools = append(d.Pools, &engine.NodePool{Address: "pool.other", Pool: "other", Selector: d.Pools[0].Selector})
+	if _, err := engine.Diff(d, live, engine.DiffOptions{}); err == nil || !strings.Contains(err.Error(), "pool.other") {
+		t.Errorf("want an error naming both pools, got %v", err)
+	}
+}
+
+func TestDiffMissingKind(t *testing.T) {
+	d := quickstart(t)
+	live := &engine.Live{MissingKinds: []engine.Kind{engine.KindInferenceServic}, Source: "test"}
+	_, err := engine.Diff(d, live, engine.DiffOptions{})
+	var mk *engine.MissingKindError
+	if !errors.As(err, &mk) || !strings.Contains(err.Error(), "model.sentiment") || !strings.Contains(err.Error(), "KServe") {
+		t.Fatalf("want a MissingKindError naming model.sentiment and KServe, got %v", err)
+	}
+}
+
+func TestRenderPlanGolden(t *testing.T) {
+	d := quickstart(t)
+	live := applied(t, d)
+	_ = unstructured.SetNestedField(live.Objects[engine.Key{Kind: "ResourceQuota", Namespace: "research", Name: "gpuform"}].Object, "1", "spec", "hard", "requests.nvidia.com/mig-3g.40gb")
+	cm := engine.Key{Kind: "ConfigMap", Namespace: "gpu-operator", Name: "gpuform-mig-parted"}
+	data := live.Objects[cm].Object["data"].(map[string]any)
+	data["config.yaml"] = strings.Replace(data["config.yaml"].(string), "3g.40gb: 2", "3g.40gb: 1\n          1g.10gb: 1", 1)
+	isvc := engine.Key{Group: "serving.kserve.io", Kind: "InferenceService", Namespace: "serving", Name: "sentiment"}
+	gone := live.Objects[isvc].DeepCopy()
+	gone.SetName("old-model")
+	live.Objects[engine.KeyOf(gone)] = gone
+	delete(live.Objects, engine.Key{Kind: "Namespace", Name: "serving"})
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	for _, f := range []struct {
+		name   string
+		render func(*bytes.Buffer) error
+	}{
+		{"plan.txt", func(b *bytes.Buffer) error { return engine.RenderText(b, p, engine.TextOptions{}) }},
+		{"plan.json", func(b *bytes.Buffer) error { return engine.RenderJSON(b, p) }},
+		{"plan.md", func(b *bytes.Buffer) error { return engine.RenderMarkdown(b, p) }},
+	} {
+		var buf bytes.Buffer
+		if err := f.render(&buf); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "render/"+f.name, buf.String())
+	}
+	if p.Summary != (engine.Summary{Add: 1, Change: 2, Destroy: 1, Unchanged: len(d.Objects) - 3}) {
+		t.Errorf("summary = %+v", p.Summary)
+	}
+}
