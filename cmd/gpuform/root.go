@@ -35,7 +35,12 @@ type globals struct {
 }
 
 func newRootCommand(stdin io.Reader, stdout, stderr io.Writer, env []string) *cobra.Command {
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	return newRoot(&globals{stdin: stdin, stdout: stdout, stderr: stderr, env: env})
+}
+
+// newRoot builds the command tree over g, which holds the I/O streams and
+// receives the global flags.
+func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gpuform",
 		Short:         "Plan and apply GPU multi-tenancy on Kubernetes",
@@ -43,9 +48,9 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer, env []string) *co
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetIn(g.stdin)
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.chdir, "chdir", "", "switch to directory `DIR` before doing anything else")
 	pf.StringArrayVar(&g.vars, "var", nil, "set an input variable (`name=value`; repeatable)")

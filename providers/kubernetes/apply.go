@@ -35,10 +35,14 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, forc
 	return res, nil
 }
 
-// Delete removes the object with key k with foreground propagation, so its
-// dependents go first.
-func (c *Client) Delete(ctx context.Context, k engine.Key, version string) error {
-	m, err := c.mapper.RESTMapping(schemaGroupKind(k), version)
+// Delete removes the object with key k and apiVersion with foreground
+// propagation, so its dependents go first.
+func (c *Client) Delete(ctx context.Context, k engine.Key, apiVersion string) error {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", k, err)
+	}
+	m, err := c.mapper.RESTMapping(schemaGroupKind(k), gv.Version)
 	if err != nil {
 		return c.explain("delete "+k.String(), err)
 	}

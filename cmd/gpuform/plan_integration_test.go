@@ -1,0 +1,438 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+	kube "github.com/gpuform/gpuform/providers/kubernetes"
+
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+)
+
+// srv is the package's real kube-apiserver + etcd.
+var srv *kubeapitest.Server
+
+func TestMain(m *testing.M) { kubeapitest.Main(m, &srv) }
+
+// clusterOnce prepares what every integration test shares: the CRDs of
+// Kueue, KServe and the GPU Operator (not Volcano: tests need a missing CRD),
+// the GPU Operator's namespace, and simulated GPU nodes.
+var clusterOnce = sync.OnceValue(func() error {
+	ctx := context.Background()
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		return err
+	}
+	if err := kubeapitest.ApplyCRDs(ctx, cfg, "kueue.yaml", "kserve.yaml", "gpu-operator.yaml"); err != nil {
+		return err
+	}
+	if err := kubeapitest.CreateNamespaces(ctx, cfg, "gpu-operator"); err != nil {
+		return err
+	}
+	var nodes []kubeapitest.GPUNode
+	for i := range 2 {
+		nodes = append(nodes, kubeapitest.GPUNode{
+			Name:     fmt.Sprintf("a100-%d", i),
+			Labels:   map[string]string{"gpuform.dev/node-group": "a100", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "8", "nvidia.com/mig.capable": "true"},
+			Capacity: map[string]string{"nvidia.com/gpu": "8", "cpu": "128", "memory": "1Ti"},
+		})
+	}
+	nodes = append(nodes,
+		kubeapitest.GPUNode{
+			Name:     "h100-0",
+			Labels:   map[string]string{"gpuform.dev/node-group": "h100", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"},
+			Capacity: map[string]string{"nvidia.com/gpu": "8", "cpu": "128", "memory": "1Ti"},
+		},
+		kubeapitest.GPUNode{Name: "cpu-0", Labels: map[string]string{"role": "cpu"}, Capacity: map[string]string{"cpu": "64", "memory": "256Gi"}},
+	)
+	return kubeapitest.CreateNodes(ctx, cfg, nodes...)
+})
+
+func setupCluster(t *testing.T) {
+	t.Helper()
+	if err := clusterOnce(); err != nil {
+		t.Fatalf("prepare the test cluster: %v", err)
+	}
+}
+
+// runWith runs gpuform in-process against the test server, counting requests.
+func runWith(t *testing.T, counter *kubeapitest.Counter, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb}
+	if counter != nil {
+		g.wrapTransport = counter.Wrap
+	}
+	cmd := newRoot(g)
+	cmd.SetArgs(append([]string{"--kubeconfig", srv.Kubeconfig, "--no-color"}, args...))
+	err := cmd.ExecuteContext(context.Background())
+	return toResult(out.String(), errb.String(), err)
+}
+
+// copyExample copies an example's main.hcl into a temp dir, applying
+// replacements, and returns the dir.
+func copyExample(t *testing.T, example string, replace ...string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", example, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(text, replace[i]) {
+			t.Fatalf("example %s has no %q", example, replace[i])
+		}
+		text = strings.Replace(text, replace[i], replace[i+1], 1)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// applyPlan applies the plan of dir through the provider, as the test's
+// stand-in for gpuform apply.
+func applyPlan(t *testing.T, dir string) {
+	t.Helper()
+	ctx := kubeapitest.Context(t)
+	cfg, diags := config.LoadDir(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	d, err := engine.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kube.New(kube.Options{Kubeconfig: srv.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := client.Refresh(ctx, d, kube.RefreshOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Diff(d, live, engine.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Changes {
+		switch c.Action {
+		case engine.ActionCreate, engine.ActionUpdate:
+			if _, err := client.Apply(ctx, c.After, true); err != nil {
+				t.Fatal(err)
+			}
+		case engine.ActionDelete:
+			if err := client.Delete(ctx, c.Key, c.APIVersion); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("cannot apply %s %s", c.Action, c.Key)
+		}
+	}
+}
+
+var portRE = regexp.MustCompile(`https://127\.0\.0\.1:\d+`)
+
+// normalize replaces what differs between runs: the server's port.
+func normalize(s string) string { return portRE.ReplaceAllString(s, "https://127.0.0.1:PORT") }
+
+func TestPlanBankLifecycle(t *testing.T) {
+	setupCluster(t)
+	dir := copyExample(t, "bank")
+	goldenDir := filepath.Join("..", "..", "testdata", "plan")
+
+	t.Run("empty cluster plans every object as a create", func(t *testing.T) {
+		r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode")
+		if r.code != 2 {
+			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
+		}
+		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
+		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
+		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
+		if !strings.Contains(r.stdout, "Plan: 34 to add, 3 to change, 0 to destroy.") {
+			t.Errorf("unexpected summary:\n%s", r.stdout)
+		}
+	})
+
+	applyPlan(t, dir)
+
+	t.Run("applied cluster is a no-op", func(t *testing.T) {
+		r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode")
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "No changes.") {
+			t.Errorf("want No changes, got:\n%s", r.stdout)
+		}
+	})
+
+	t.Run("changed quota", func(t *testing.T) {
+		r := runWith(t, nil, "--chdir", dir, "--var", "risk_gpus=1", "plan", "--detailed-exitcode")
+		if r.code != 2 {
+			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
+		}
+		golden(t, filepath.Join(goldenDir, "bank-quota.txt"), r.stdout)
+		j := runWith(t, nil, "--chdir", dir, "--var", "risk_gpus=1", "plan", "--json")
+		golden(t, filepath.Join(goldenDir, "bank-quota.json"), normalize(j.stdout))
+	})
+
+	t.Run("removed model", func(t *testing.T) {
+		src, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
+		text := string(src)
+		i := strings.Index(text, `model "invoice-reader"`)
+		removed := t.TempDir()
+		if err := os.WriteFile(filepath.Join(removed, "main.hcl"), []byte(text[:i]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runWith(t, nil, "--chdir", removed, "plan", "--detailed-exitcode")
+		if r.code != 2 {
+			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
+		}
+		golden(t, filepath.Join(goldenDir, "bank-remove-model.txt"), r.stdout)
+		j := runWith(t, nil, "--chdir", removed, "plan", "--json")
+		golden(t, filepath.Join(goldenDir, "bank-remove-model.json"), normalize(j.stdout))
+	})
+
+	t.Run("hand-edited label on a managed object", func(t *testing.T) {
+		ctx := kubeapitest.Context(t)
+		cs := clientset(t)
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, "risk", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Labels["team"] = "hacked"
+		if _, err := cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode")
+		if r.code != 2 {
+			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
+		}
+		golden(t, filepath.Join(goldenDir, "bank-hand-edit.txt"), r.stdout)
+		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
+		golden(t, filepath.Join(goldenDir, "bank-hand-edit.json"), normalize(j.stdout))
+		applyPlan(t, dir)
+	})
+
+	t.Run("unmanaged object in the way", func(t *testing.T) {
+		ctx := kubeapitest.Context(t)
+		cs := clientset(t)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "audit", Labels: map[string]string{"owner": "security"}}}, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+			t.Fatal(err)
+		}
+		src, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
+		withAudit := t.TempDir()
+		text := string(src) + "\ntenant \"audit\" {\n  protect = false\n}\n"
+		if err := os.WriteFile(filepath.Join(withAudit, "main.hcl"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runWith(t, nil, "--chdir", withAudit, "plan", "--detailed-exitcode")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1 (a conflict); stdout:\n%s", r.code, r.stdout)
+		}
+		if !strings.Contains(r.stderr, "in the way") {
+			t.Errorf("stderr does not explain the conflict:\n%s", r.stderr)
+		}
+		golden(t, filepath.Join(goldenDir, "bank-conflict.txt"), r.stdout)
+		a := runWith(t, nil, "--chdir", withAudit, "plan", "--adopt", "--detailed-exitcode")
+		if a.code != 2 {
+			t.Fatalf("--adopt: exit %d, want 2; stderr:\n%s", a.code, a.stderr)
+		}
+		golden(t, filepath.Join(goldenDir, "bank-adopt.txt"), a.stdout)
+		j := runWith(t, nil, "--chdir", withAudit, "plan", "--adopt", "--json")
+		golden(t, filepath.Join(goldenDir, "bank-adopt.json"), normalize(j.stdout))
+	})
+}
+
+func clientset(t *testing.T) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// tenantsConfig is a stack of n tenants with one model each.
+func tenantsConfig(t *testing.T, stack string, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := fmt.Sprintf(`gpuform {
+  stack = %[1]q
+}
+
+priority %[1]q {
+  value = 100
+}
+
+pool %[1]q {
+  gpu           = "H100-80GB"
+  node_selector = { "gpuform.dev/node-group" = "h100" }
+  time_slicing {
+    replicas = 4
+  }
+}
+
+tenant "t" {
+  for_each  = toset([for i in range(%[2]d) : format("%%04d", i)])
+  namespace = "%[1]s-${each.key}"
+  quota %[1]q {
+    gpus = 1
+  }
+  priorities       = [priority.%[1]s]
+  default_priority = priority.%[1]s
+  admins           = ["group:team-${each.key}"]
+  protect          = false
+}
+
+model "m" {
+  for_each    = tenant.t
+  tenant      = each.value
+  pool        = pool.%[1]s
+  gpus        = 1
+  format      = "onnx"
+  storage_uri = "s3://models/${each.key}"
+}
+`, stack, n)
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPlanRequestCountIsConstant(t *testing.T) {
+	setupCluster(t)
+	var reqs [2][]string
+	for i, n := range []int{10, 1000} {
+		stack := fmt.Sprintf("count%d", n)
+		dir := tenantsConfig(t, stack, n)
+		var c kubeapitest.Counter
+		r := runWith(t, &c, "--chdir", dir, "plan", "--detailed-exitcode")
+		if r.code != 2 {
+			t.Fatalf("%d tenants: exit %d, want 2; stderr:\n%s", n, r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 5*n+1)) {
+			t.Errorf("%d tenants: unexpected summary: %s", n, lastLine(r.stdout))
+		}
+		if m := c.Mutating(); len(m) > 0 {
+			t.Errorf("%d tenants: plan wrote to the cluster: %v", n, m)
+		}
+		reqs[i] = c.Requests()
+		for _, req := range reqs[i] {
+			if strings.Contains(req, "/"+stack) {
+				t.Errorf("%d tenants: request for one object: %s", n, req)
+			}
+		}
+	}
+	if strings.Join(reqs[0], "\n") != strings.Join(reqs[1], "\n") {
+		t.Errorf("10 tenants made %d requests, 1000 made %d:\n%s\n---\n%s", len(reqs[0]), len(reqs[1]), strings.Join(reqs[0], "\n"), strings.Join(reqs[1], "\n"))
+	}
+	t.Logf("plan requests for 10 and for 1000 tenants: %d", len(reqs[0]))
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
+}
+
+func TestPlanClusterErrors(t *testing.T) {
+	setupCluster(t)
+	dir := tenantsConfig(t, "errs", 1)
+	bad := t.TempDir()
+	unreachable := filepath.Join(bad, "unreachable")
+	writeKubeconfig(t, unreachable, "https://127.0.0.1:1", "token: nope")
+	tokenCfg, err := os.ReadFile(srv.TokenKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	badToken := filepath.Join(bad, "badtoken")
+	re := regexp.MustCompile(`token: .*`)
+	if err := os.WriteFile(badToken, re.ReplaceAll(tokenCfg, []byte("token: not-the-token")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	volcano := tenantsConfig(t, "volc", 1)
+	src, _ := os.ReadFile(filepath.Join(volcano, "main.hcl"))
+	_ = os.WriteFile(filepath.Join(volcano, "main.hcl"), bytes.Replace(src, []byte(`stack = "volc"`), []byte(`stack = "volc"
+  scheduler = "volcano"`), 1), 0o644)
+
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unreachable server", []string{"--kubeconfig", unreachable, "--chdir", dir, "plan"}, []string{"cannot reach the Kubernetes API server at https://127.0.0.1:1", "Check that the cluster is running"}},
+		{"wrong context", []string{"--context", "nope", "--chdir", dir, "plan"}, []string{`context "nope" is not in the kubeconfig`, "Available contexts: kubeapi"}},
+		{"invalid credentials", []string{"--kubeconfig", badToken, "--chdir", dir, "plan"}, []string{"rejected the credentials (401 Unauthorized)", "refresh it"}},
+		{"missing CRD", []string{"--chdir", volcano, "plan"}, []string{"tenant.t[\"0000\"] needs Queue (scheduling.volcano.sh/v1beta1)", "install Volcano"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			cmd := newRoot(&globals{stdout: &out, stderr: &errb, wrapTransport: func(rt http.RoundTripper) http.RoundTripper { return rt }})
+			args := tt.args
+			if args[0] != "--kubeconfig" {
+				args = append([]string{"--kubeconfig", srv.Kubeconfig}, args...)
+			}
+			cmd.SetArgs(args)
+			r := toResult(out.String(), errb.String(), cmd.ExecuteContext(context.Background()))
+			r.stderr = errb.String() + r.stderr
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n > 6 {
+				t.Errorf("error is %d lines; want one paragraph:\n%s", n+1, r.stderr)
+			}
+		})
+	}
+}
+
+func writeKubeconfig(t *testing.T, path, server, user string) {
+	t.Helper()
+	src := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    %s
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+`, server, user)
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,201 @@
+package kubeapitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// CRDDir returns testdata/crds at the repository root.
+func CRDDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "crds")
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// ApplyCRDs applies the named files of testdata/crds (e.g. "kueue.yaml")
+// and waits until every CRD is Established.
+func ApplyCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, f := range files {
+		objs, err := ReadYAML(filepath.Join(CRDDir(), f))
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if _, err := dyn.Resource(crdGVR).Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "kubeapitest", Force: true}); err != nil {
+				return fmt.Errorf("apply CRD %s: %w", o.GetName(), err)
+			}
+			names = append(names, o.GetName())
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range names {
+		for {
+			u, err := dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
+			if err == nil && established(u) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("CRD %s not established after 30s", n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// Discovery caches of new clients pick the CRDs up; give the aggregated
+	// discovery endpoint a moment to publish them.
+	time.Sleep(500 * time.Millisecond)
+	return nil
+}
+
+func established(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadYAML decodes every document of a multi-document YAML file.
+func ReadYAML(path string) ([]*unstructured.Unstructured, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(src), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("decode %s: %w", path, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+}
+
+// GPUNode describes a simulated GPU node: a Node object with GPU Feature
+// Discovery labels and extended-resource capacity, without a kubelet.
+type GPUNode struct {
+	Name     string
+	Labels   map[string]string
+	Capacity map[string]string
+}
+
+// CreateNodes creates the nodes (or updates their labels) and sets their
+// status capacity and allocatable through the status subresource.
+func CreateNodes(ctx context.Context, cfg *rest.Config, nodes ...GPUNode) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+		created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			created, err = cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("create node %s: %w", n.Name, err)
+		}
+		rl := corev1.ResourceList{}
+		for k, v := range n.Capacity {
+			rl[corev1.ResourceName(k)] = resource.MustParse(v)
+		}
+		created.Status.Capacity, created.Status.Allocatable = rl, rl
+		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("set capacity of node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// CreateNamespaces creates namespaces that may already exist.
+func CreateNamespaces(ctx context.Context, cfg *rest.Config, names ...string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// Counter counts the HTTP requests that pass through it, by method and path.
+type Counter struct {
+	mu       sync.Mutex
+	requests []string
+}
+
+// Wrap is a rest.Config WrapTransport function.
+func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		c.requests = append(c.requests, r.Method+" "+r.URL.Path)
+		c.mu.Unlock()
+		return rt.RoundTrip(r)
+	})
+}
+
+// Requests returns the requests seen so far, sorted.
+func (c *Counter) Requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := append([]string(nil), c.requests...)
+	sort.Strings(out)
+	return out
+}
+
+// Mutating returns the requests that were not GET, HEAD or OPTIONS.
+func (c *Counter) Mutating() []string {
+	var out []string
+	for _, r := range c.Requests() {
+		switch {
+		case len(r) > 4 && r[:4] == "GET ", len(r) > 5 && r[:5] == "HEAD ", len(r) > 8 && r[:8] == "OPTIONS ":
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
