@@ -9,6 +9,8 @@ TEST_TIMEOUT ?= 20m
 
 .PHONY: all build test demo bench lint fuzz large clean
 
+include mk/kubeapi.mk
+
 all: build
 
 build: $(GPUFORM)
@@ -26,9 +28,9 @@ demo: build
 		echo; \
 	done
 
-## test: every test, vet and formatting
-test: lint
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+## test: every test, vet and formatting; builds the API server harness first
+test: lint $(KUBEAPI_BIN)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## lint: go vet and gofmt
 lint:

@@ -189,6 +189,9 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 			l.insts.cfg.Models = append(l.insts.cfg.Models, m)
 		}
 	}
+	if !n.used {
+		return cty.DynamicVal, d.ok && ok
+	}
 	return objectValue(&meta, vals, extra), d.ok && ok
 }
 
@@ -336,7 +339,9 @@ func (d *decoder) get(name string) (cty.Value, bool) {
 	if !ok {
 		return cty.NilVal, false
 	}
-	v, _ = v.UnmarkDeep()
+	if d.l.marked {
+		v, _ = v.UnmarkDeep()
+	}
 	return v, true
 }
 

@@ -29,6 +29,11 @@ type loader struct {
 
 	cfg   *Config
 	insts instances
+	// marked is true when a variable is sensitive: only then can values
+	// carry marks, and only then are they unmarked (a deep, allocating walk).
+	marked bool
+	// groups caches groupValue's one-entry objects by the node they hold.
+	groups map[*node]cty.Value
 }
 
 // node is one vertex of the reference graph: a variable, a local value or a
@@ -41,9 +46,16 @@ type node struct {
 	expr  hcl.Expression // locals
 	decl  hcl.Range
 	deps  []*node
-	value cty.Value
-	state int // 0 new, 1 visiting, 2 done
-	bad   bool
+	// missing are the references that name nothing; they evaluate to
+	// unknown so that one mistake is reported once, by link.
+	missing []hcl.Traversal
+	value   cty.Value
+	state   int // 0 new, 1 visiting, 2 done
+	bad     bool
+	// used is true when another node refers to this one. The value of a
+	// resource block nothing refers to (most models) is never built: it
+	// stays unknown.
+	used bool
 }
 
 const (
@@ -117,6 +129,9 @@ func (l *loader) evaluate(varFiles []VarFile, opts Options) *Config {
 	l.cfg = &Config{Files: l.files}
 	l.decodeSettings()
 	vars := l.loadVariables(varFiles, opts)
+	for _, v := range l.cfg.Variables {
+		l.marked = l.marked || v.Sensitive
+	}
 	for _, v := range vars {
 		l.nodes[v.addr] = v
 	}
@@ -135,9 +150,16 @@ func (l *loader) link() {
 		seen := map[*node]bool{}
 		for _, t := range n.traversals() {
 			dep := l.resolve(t, n)
-			if dep != nil && !seen[dep] {
+			if dep == nil {
+				if r := t.RootName(); r != "each" && r != "count" {
+					n.missing = append(n.missing, t)
+				}
+				continue
+			}
+			if !seen[dep] {
 				seen[dep] = true
 				n.deps = append(n.deps, dep)
+				dep.used = true
 			}
 		}
 	}
@@ -256,6 +278,11 @@ func (l *loader) checkCycles() {
 		}
 		sort.Slice(scc, func(i, j int) bool { return posLess(scc[i].decl, scc[j].decl) })
 		names := make([]string, len(scc))
+		members := make(map[*node]bool, len(scc))
+		for _, n := range scc {
+			members[n] = true
+		}
+		subject := l.cycleSubject(scc[0], members)
 		for i, n := range scc {
 			names[i] = n.addr
 			n.bad = true
@@ -266,7 +293,7 @@ func (l *loader) checkCycles() {
 			Severity: hcl.DiagError,
 			Summary:  "Reference cycle",
 			Detail:   fmt.Sprintf("These blocks refer to each other in a cycle, so none can be evaluated first: %s. Remove one of the references.", strings.Join(names, ", ")),
-			Subject:  scc[0].decl.Ptr(),
+			Subject:  subject,
 		})
 	}
 }
@@ -349,11 +376,13 @@ func (l *loader) visit(n *node) {
 // dependencies only, so its size does not grow with the configuration.
 func (l *loader) evalContext(n *node) *hcl.EvalContext {
 	grouped := map[string]map[string]cty.Value{}
+	var firsts []*node // the first dependency of each type
 	for _, d := range n.deps {
 		m := grouped[d.typ]
 		if m == nil {
 			m = map[string]cty.Value{}
 			grouped[d.typ] = m
+			firsts = append(firsts, d)
 		}
 		v := d.value
 		if v == cty.NilVal || d.bad {
@@ -362,10 +391,76 @@ func (l *loader) evalContext(n *node) *hcl.EvalContext {
 		m[d.name] = v
 	}
 	vars := make(map[string]cty.Value, len(grouped))
+	for _, t := range n.missing {
+		root := t.RootName()
+		if step, ok := traverseName(t); ok && (root == rootVar || root == rootLocal || resourceTypes[root]) {
+			if grouped[root] == nil {
+				grouped[root] = map[string]cty.Value{}
+			}
+			if _, ok := grouped[root][step]; !ok {
+				grouped[root][step] = cty.DynamicVal
+			}
+			continue
+		}
+		vars[root] = cty.DynamicVal
+	}
 	for typ, m := range grouped {
-		vars[typ] = cty.ObjectVal(m)
+		vars[typ] = l.groupValue(typ, m, firsts)
 	}
 	return &hcl.EvalContext{Variables: vars, Functions: l.funcs}
+}
+
+// groupValue is the object of one type's dependencies in an evaluation
+// context. Most nodes refer to a single block of a type (a model to its
+// tenant, pool and priority), so such one-entry objects are built once per
+// referenced node and shared.
+func (l *loader) groupValue(typ string, m map[string]cty.Value, firsts []*node) cty.Value {
+	if len(m) != 1 {
+		return cty.ObjectVal(m)
+	}
+	for _, d := range firsts {
+		if d.typ != typ {
+			continue
+		}
+		if _, ok := m[d.name]; !ok {
+			break
+		}
+		if g, ok := l.groups[d]; ok {
+			return g
+		}
+		g := cty.ObjectVal(m)
+		if l.groups == nil {
+			l.groups = map[*node]cty.Value{}
+		}
+		l.groups[d] = g
+		return g
+	}
+	return cty.ObjectVal(m)
+}
+
+// traverseName returns the name a reference's second step gives (the x of
+// var.x), if it is an attribute step.
+func traverseName(t hcl.Traversal) (string, bool) {
+	if len(t) < 2 {
+		return "", false
+	}
+	step, ok := t[1].(hcl.TraverseAttr)
+	return step.Name, ok
+}
+
+// cycleSubject is the first reference of n to another node of its cycle,
+// or n's declaration when none is found.
+func (l *loader) cycleSubject(n *node, cycle map[*node]bool) *hcl.Range {
+	for _, t := range n.traversals() {
+		name, ok := traverseName(t)
+		if !ok {
+			continue
+		}
+		if dep := l.nodes[t.RootName()+"."+name]; dep != nil && cycle[dep] {
+			return t.SourceRange().Ptr()
+		}
+	}
+	return n.decl.Ptr()
 }
 
 // posLess orders ranges by file then byte offset.

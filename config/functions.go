@@ -38,7 +38,7 @@ func functions(fsys fs.FS) map[string]function.Function {
 		"jsondecode":      stdlib.JSONDecodeFunc,
 		"jsonencode":      stdlib.JSONEncodeFunc,
 		"keys":            stdlib.KeysFunc,
-		"length":          stdlib.LengthFunc,
+		"length":          lengthFunc,
 		"log":             stdlib.LogFunc,
 		"lookup":          stdlib.LookupFunc,
 		"lower":           stdlib.LowerFunc,
@@ -80,6 +80,35 @@ func functions(fsys fs.FS) map[string]function.Function {
 		"file":            fileFunc(fsys),
 	}
 }
+
+// lengthFunc is Terraform's length: the number of elements of a collection
+// or structure, or of characters of a string (go-cty's stdlib length refuses
+// strings, which validation conditions test all the time).
+var lengthFunc = function.New(&function.Spec{
+	Description: "Returns the number of elements of a collection or the number of characters of a string.",
+	Params: []function.Parameter{{
+		Name:             "value",
+		Type:             cty.DynamicPseudoType,
+		AllowDynamicType: true,
+		AllowUnknown:     true,
+		AllowMarked:      true,
+	}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		ty := args[0].Type()
+		if ty == cty.String || ty == cty.DynamicPseudoType || ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType() {
+			return cty.Number, nil
+		}
+		return cty.NilType, function.NewArgErrorf(0, "argument must be a string, a collection or a structure, not %s", ty.FriendlyName())
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		v, marks := args[0].Unmark()
+		if v.Type() == cty.String {
+			n, err := stdlib.StrlenFunc.Call([]cty.Value{v})
+			return n.WithMarks(marks), err
+		}
+		return v.Length().WithMarks(marks), nil
+	},
+})
 
 // fileFunc reads a UTF-8 file relative to the configuration directory. It
 // refuses paths that leave the directory and files over MaxFileSize.

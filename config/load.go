@@ -9,7 +9,6 @@ import (
 	"testing/fstest"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Options are the inputs of Load besides the configuration files.
@@ -190,8 +189,8 @@ func unwrapPathError(err error) string {
 
 // parse parses one configuration file and records its top-level blocks.
 func (l *loader) parse(name string, src []byte) {
-	file, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
-	l.diags = append(l.diags, diags...)
+	file, diags := parseHCL(src, name)
+	l.diags = append(l.diags, dropCascades(diags)...)
 	if file == nil {
 		return
 	}
@@ -204,4 +203,28 @@ func (l *loader) parse(name string, src []byte) {
 	for _, b := range content.Blocks {
 		l.declare(b)
 	}
+}
+
+// dropCascades removes the parser errors that only repeat a scanner error
+// at the same place: an invalid character (a stray ';', single quotes, an
+// invalid UTF-8 byte) is reported once, not again as "Invalid expression"
+// or "Unterminated template string".
+func dropCascades(diags hcl.Diagnostics) hcl.Diagnostics {
+	isScanError := func(d *hcl.Diagnostic) bool {
+		return d.Subject != nil && strings.HasPrefix(d.Summary, "Invalid character")
+	}
+	bad := map[hcl.Pos]bool{}
+	for _, d := range diags {
+		if isScanError(d) {
+			bad[d.Subject.Start] = true
+		}
+	}
+	out := diags[:0:0]
+	for _, d := range diags {
+		if d.Subject != nil && bad[d.Subject.Start] && !isScanError(d) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

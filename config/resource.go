@@ -45,6 +45,15 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 		}
 		return v
 	}
+	if !n.used {
+		// Nothing refers to the block: evaluate its instances, build no value.
+		for _, k := range keys {
+			if _, ok := l.evalInstance(n, content, ctx, k); !ok {
+				n.bad = true
+			}
+		}
+		return cty.DynamicVal
+	}
 	if _, isCount := content.Attributes["count"]; isCount {
 		vals := make([]cty.Value, 0, len(keys))
 		for _, k := range keys {
@@ -238,6 +247,10 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			}
 			continue
 		}
+		if as.Ref != "" && instanceRef(v) {
+			out[as.Name] = v
+			continue
+		}
 		if !v.IsWhollyKnown() {
 			continue
 		}
@@ -245,7 +258,10 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			out[as.Name] = v
 			continue
 		}
-		uv, marks := v.UnmarkDeep()
+		uv, marks := v, cty.ValueMarks(nil)
+		if l.marked {
+			uv, marks = v.UnmarkDeep()
+		}
 		if len(marks) > 0 {
 			if meta.Sensitive == nil {
 				meta.Sensitive = map[string]bool{}
@@ -274,6 +290,30 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 		out[as.Name] = cv
 	}
 	return out, ok
+}
+
+// instanceRef reports whether v is a known reference to one block instance,
+// or a tuple of them. An instance's value is wholly known by construction
+// (objectValue keeps only wholly known arguments), so such a reference skips
+// IsWhollyKnown, a deep walk that allocates at every level: a model's tenant
+// carries the tenant's priorities, labels and subjects.
+func instanceRef(v cty.Value) bool {
+	if v.IsMarked() || !v.IsKnown() || v.IsNull() {
+		return false
+	}
+	ty := v.Type()
+	switch {
+	case ty.IsObjectType():
+		return ty.HasAttribute("address") && v.GetAttr("address").IsKnown()
+	case ty.IsTupleType():
+		for it := v.ElementIterator(); it.Next(); {
+			if _, e := it.Element(); !instanceRef(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // convertMessage words a conversion error, hiding sensitive detail.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -145,6 +146,11 @@ func TestGenerateDeterministic(t *testing.T) {
 	fe, _ := gen.Generate(o)
 	if bytes.Equal(a, fe) {
 		t.Error("-foreach wrote the explicit shape")
+	}
+	for _, src := range [][]byte{a, fe} {
+		if !bytes.Equal(hclwrite.Format(src), src) {
+			t.Error("generated configuration is not in gpuform fmt form")
+		}
 	}
 	load := func(src []byte) *config.Config {
 		cfg, diags := config.LoadSources(map[string][]byte{gen.FileName: src}, config.Options{})

@@ -397,8 +397,8 @@ func TestPlanClusterErrors(t *testing.T) {
 				args = append([]string{"--kubeconfig", srv.Kubeconfig}, args...)
 			}
 			cmd.SetArgs(args)
-			r := toResult(out.String(), errb.String(), cmd.ExecuteContext(context.Background()))
-			r.stderr = errb.String() + r.stderr
+			err := cmd.ExecuteContext(context.Background())
+			r := toResult(out.String(), errb.String(), err)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -45,6 +46,7 @@ type Options struct {
 // Client talks to one Kubernetes API server.
 type Client struct {
 	rest     *rest.Config
+	typed    kubernetes.Interface
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 	mapper   meta.RESTMapper
@@ -122,6 +124,10 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 	if err != nil {
 		return nil, fmt.Errorf("build dynamic client for %s: %w", cfg.Host, err)
 	}
+	typed, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
+	}
 	md, err := metadata.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("build metadata client for %s: %w", cfg.Host, err)
@@ -132,6 +138,7 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 	}
 	return &Client{
 		rest:     cfg,
+		typed:    typed,
 		dynamic:  dyn,
 		metadata: md,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),

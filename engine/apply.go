@@ -1,0 +1,298 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Target is what Apply needs from a provider.
+type Target interface {
+	// Apply writes obj with server-side apply; force takes over fields of
+	// other managers.
+	Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error)
+	// ApplyNode sets gpuform's labels and annotations on an existing Node
+	// last seen at resourceVersion; it never creates one, and fails when
+	// the node is gone.
+	ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion string) error
+	// Delete removes an object with foreground propagation.
+	Delete(ctx context.Context, k Key, apiVersion string) error
+}
+
+// Outcome is how one change of an apply ended.
+type Outcome string
+
+// Outcomes of a change.
+const (
+	OutcomeApplied Outcome = "applied"
+	OutcomeFailed  Outcome = "failed"
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// Result is the end of one change.
+type Result struct {
+	Change  *Change
+	Outcome Outcome
+	// Err is the failure, or for a skip, why it was skipped.
+	Err      error
+	Elapsed  time.Duration
+	Attempts int
+}
+
+// Report is the account of an apply.
+type Report struct {
+	Results []*Result
+}
+
+// Count returns how many changes ended with outcome o.
+func (r *Report) Count(o Outcome) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// OK reports whether every change was applied.
+func (r *Report) OK() bool { return r.Count(OutcomeApplied) == len(r.Results) }
+
+// EventKind says what an apply event reports.
+type EventKind int
+
+// Event kinds.
+const (
+	EventStart EventKind = iota
+	EventDone
+)
+
+// Event is a progress notification: a change started or ended.
+type Event struct {
+	Kind   EventKind
+	Result *Result // for EventDone
+	Change *Change
+	// Done and Total count finished changes.
+	Done, Total int
+}
+
+// Retry bounds retries of transient errors.
+type Retry struct {
+	// Attempts is the most tries per change; zero means 6.
+	Attempts int
+	// Base is the first backoff; zero means 200ms. Each retry doubles it,
+	// with up to 50% jitter, capped at Max (zero means 10s). A Retry-After
+	// from the server is honoured.
+	Base, Max time.Duration
+}
+
+// ApplyOptions tune Apply.
+type ApplyOptions struct {
+	// Parallelism bounds the changes in flight; zero means 10.
+	Parallelism int
+	// Progress, when set, is called (serialised) as changes start and end.
+	Progress func(Event)
+	Retry    Retry
+	// RequestTimeout bounds each attempt; zero means 60s.
+	RequestTimeout time.Duration
+}
+
+// Apply executes the plan against t: a change starts when every change it
+// depends on was applied; dependents of a failed change are skipped while
+// independent branches go on; deletes run after the applies, in reverse
+// dependency order, rank by rank. Transient errors are retried with backoff.
+// Cancelling ctx stops new changes from starting; changes in flight finish.
+func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 10
+	}
+	ex := &executor{t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism)}
+	var jobs []*job
+	byKey := map[Key]*job{}
+	var applies []*job
+	var deletes []*job
+	for _, c := range p.Changes {
+		if c.Action == ActionConflict {
+			continue
+		}
+		j := &job{c: c, done: make(chan struct{})}
+		jobs = append(jobs, j)
+		if c.Action == ActionDelete {
+			deletes = append(deletes, j)
+		} else {
+			applies = append(applies, j)
+			byKey[c.Key] = j
+		}
+	}
+	for _, j := range applies {
+		for _, d := range j.c.DependsOn {
+			if dj, ok := byKey[d]; ok && dj != j {
+				j.deps = append(j.deps, dj)
+			}
+		}
+	}
+	// Deletes run rank by rank, highest first, after every apply ended: a
+	// barrier per rank ends when the deletes of the ranks above it ended.
+	barrier := &job{done: make(chan struct{}), barrier: true, deps: applies}
+	sort.SliceStable(deletes, func(a, b int) bool { return applyRank(deletes[a].c.Key) > applyRank(deletes[b].c.Key) })
+	var rankJobs []*job
+	prev := barrier
+	for i, j := range deletes {
+		if i > 0 && applyRank(j.c.Key) != applyRank(deletes[i-1].c.Key) {
+			next := &job{done: make(chan struct{}), barrier: true, deps: append([]*job{prev}, rankJobs...)}
+			jobs = append(jobs, next)
+			prev, rankJobs = next, nil
+		}
+		j.deps = []*job{prev}
+		rankJobs = append(rankJobs, j)
+	}
+	jobs = append(jobs, barrier)
+	ex.total = len(applies) + len(deletes)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ex.run(ctx, j)
+		}()
+	}
+	wg.Wait()
+	rep := &Report{}
+	for _, j := range jobs {
+		if !j.barrier {
+			rep.Results = append(rep.Results, j.result)
+		}
+	}
+	return rep
+}
+
+type job struct {
+	c       *Change
+	deps    []*job
+	done    chan struct{}
+	result  *Result
+	barrier bool
+	// failed is set on a barrier when a delete above it did not succeed.
+	failed bool
+}
+
+type executor struct {
+	t     Target
+	opts  ApplyOptions
+	sem   chan struct{}
+	mu    sync.Mutex
+	done  int
+	total int
+}
+
+// ErrInterrupted is why changes not started before cancellation were skipped.
+var ErrInterrupted = errors.New("interrupted before it started")
+
+func (ex *executor) run(ctx context.Context, j *job) {
+	defer close(j.done)
+	if j.barrier {
+		// The barrier after the applies never fails; a rank barrier fails
+		// when a delete (or barrier) above it did not succeed.
+		for _, d := range j.deps {
+			<-d.done
+			if (d.barrier && d.failed) || (!d.barrier && d.c.Action == ActionDelete && !d.succeeded()) {
+				j.failed = true
+			}
+		}
+		return
+	}
+	var blocker *job
+	for _, d := range j.deps {
+		<-d.done
+		if blocker == nil && !d.succeeded() {
+			blocker = d
+		}
+	}
+	if blocker != nil {
+		why := "a delete it must follow did not succeed"
+		if blocker.c != nil {
+			why = fmt.Sprintf("it depends on %s, which was %s", blocker.c.Key, blocker.result.Outcome)
+		}
+		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: errors.New(why)}
+		ex.finish(j.result)
+		return
+	}
+	select {
+	case ex.sem <- struct{}{}:
+	case <-ctx.Done():
+		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: ErrInterrupted}
+		ex.finish(j.result)
+		return
+	}
+	defer func() { <-ex.sem }()
+	if ctx.Err() != nil {
+		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: ErrInterrupted}
+		ex.finish(j.result)
+		return
+	}
+	ex.event(Event{Kind: EventStart, Change: j.c})
+	start := time.Now()
+	attempts, err := ex.withRetry(ctx, func(actx context.Context) error { return ex.do(actx, j.c) })
+	j.result = &Result{Change: j.c, Outcome: OutcomeApplied, Elapsed: time.Since(start), Attempts: attempts}
+	if err != nil {
+		j.result.Outcome, j.result.Err = OutcomeFailed, err
+	}
+	ex.finish(j.result)
+}
+
+func (j *job) succeeded() bool {
+	if j.barrier {
+		return !j.failed
+	}
+	return j.result != nil && j.result.Outcome == OutcomeApplied
+}
+
+func (ex *executor) finish(r *Result) {
+	ex.mu.Lock()
+	ex.done++
+	ev := Event{Kind: EventDone, Result: r, Change: r.Change, Done: ex.done, Total: ex.total}
+	ex.mu.Unlock()
+	ex.event(ev)
+}
+
+func (ex *executor) event(ev Event) {
+	if ex.opts.Progress == nil {
+		return
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ev.Total == 0 {
+		ev.Done, ev.Total = ex.done, ex.total
+	}
+	ex.opts.Progress(ev)
+}
+
+// do performs one change. In-flight requests are not cancelled by ctx
+// (Ctrl-C lets them finish), only bounded by the request timeout.
+func (ex *executor) do(ctx context.Context, c *Change) error {
+	switch c.Action {
+	case ActionCreate, ActionUpdate, ActionAdopt:
+		if c.Key.Kind == "Node" && c.Key.Group == "" {
+			rv := ""
+			if c.Before != nil {
+				rv = c.Before.GetResourceVersion()
+			}
+			return ex.t.ApplyNode(ctx, c.After, rv)
+		}
+		_, err := ex.t.Apply(ctx, c.After, true)
+		return err
+	case ActionDelete:
+		err := ex.t.Delete(ctx, c.Key, c.APIVersion)
+		if apierrors.IsNotFound(err) {
+			return nil // already gone: the desired end state
+		}
+		return err
+	}
+	return fmt.Errorf("cannot apply a %s", c.Action)
+}

@@ -1,0 +1,8 @@
+gpuform {
+  stack     = "ml-platform"
+  scheduler = "slurm"
+}
+
+priority "batch" {
+  value = 1000
+}

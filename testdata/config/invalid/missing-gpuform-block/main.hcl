@@ -1,0 +1,7 @@
+priority "batch" {
+  value = 1000
+}
+
+tenant "research" {
+  priorities = [priority.batch]
+}

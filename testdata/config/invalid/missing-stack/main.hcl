@@ -1,0 +1,6 @@
+gpuform {
+  scheduler = "kueue"
+}
+
+tenant "research" {
+}

@@ -1,0 +1,7 @@
+gpuform {
+  stack = "ML Platform"
+}
+
+priority "batch" {
+  value = 1000
+}

@@ -1,0 +1,16 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+mig_layout "halves" {
+  gpu    = "A100-80GB"
+  slices = { "3g.40gb" = 2 }
+}
+
+pool "a100" {
+  gpu        = "A100-80GB"
+  mig_layout = mig_layout.halves
+  time_slicing {
+    replicas = 4
+  }
+}

@@ -1,0 +1,39 @@
+gpuform {
+  stack     = "ml-platform"
+  scheduler = "kueue"
+}
+
+priority "realtime" {
+  value      = 1000000
+  preemption = "PreemptLowerPriority"
+}
+
+priority "batch" {
+  value      = 1000
+  preemption = "Never"
+}
+
+mig_layout "balanced" {
+  gpu    = "A100-80GB"
+  slices = { "1g.10gb" = 2, "2g.20gb" = 1, "3g.40gb" = 1 }
+}
+
+pool "a100" {
+  gpu        = "A100-80GB"
+  mig_layout = mig_layout.balanced
+}
+
+pool "l40s" {
+  gpu = "L40S"
+  time_slicing {
+    replicas = 4
+  }
+}
+
+tenant "research" {
+  quota "a100" {
+    slices = { "3g.40gb" = 1, "4g.40gb" = 1 }
+  }
+  priorities       = [priority.batch]
+  default_priority = priority.batch
+}

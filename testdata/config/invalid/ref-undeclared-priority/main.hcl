@@ -1,0 +1,12 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+priority "batch" {
+  value = 1000
+}
+
+tenant "research" {
+  priorities       = [priority.batch, priority.realtime]
+  default_priority = priority.batch
+}

@@ -1,0 +1,7 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+tenant "research" {
+  namespace = team.research.namespace
+}

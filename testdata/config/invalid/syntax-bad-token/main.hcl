@@ -1,0 +1,9 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+priority "batch" {
+  value       = 1000
+  preemption  = "Never"
+  description = "offline jobs" ;
+}

@@ -1,0 +1,7 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+tenant "research" {
+  labels = { team = "résearch" }
+}

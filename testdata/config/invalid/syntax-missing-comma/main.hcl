@@ -1,0 +1,7 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+tenant "research" {
+  admins = ["group:research-admins" "group:platform-admins"]
+}

@@ -1,0 +1,4 @@
+gpuform {
+  stack     = 'ml-platform'
+  scheduler = "kueue"
+}

@@ -1,0 +1,10 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+priority "batch" {
+  value = 1000
+
+tenant "research" {
+  priorities = [priority.batch]
+}

@@ -1,0 +1,7 @@
+gpuform {
+  stack = "ml-platform"
+}
+
+team "research" {
+  namespace = "research"
+}

@@ -1,0 +1,1 @@
+research_gpus = [4]

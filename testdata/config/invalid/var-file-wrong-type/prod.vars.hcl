@@ -1,0 +1,2 @@
+# Production values.
+research_gpus = "eight"
