@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -123,6 +125,7 @@ func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
 	}
 	cfg := l.evaluate(varFiles, opts)
 	cfg.Dir = "."
+	cfg.Hash = hashInputs(l.files, opts)
 	return cfg, CleanDiagnostics(l.diags)
 }
 
@@ -227,4 +230,34 @@ func dropCascades(diags hcl.Diagnostics) hcl.Diagnostics {
 		out = append(out, d)
 	}
 	return out
+}
+
+// hashInputs is a SHA-256 over every input of a load: the files read
+// (configuration and variables) and the variables given by flag or
+// environment.
+func hashInputs(files map[string]*hcl.File, opts Options) string {
+	h := sha256.New()
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "file %q %d\n", n, len(files[n].Bytes))
+		h.Write(files[n].Bytes)
+	}
+	for _, v := range opts.Vars {
+		fmt.Fprintf(h, "var %q\n", v)
+	}
+	env := make([]string, 0)
+	for _, kv := range opts.Env {
+		if strings.HasPrefix(kv, EnvVarPrefix) {
+			env = append(env, kv)
+		}
+	}
+	sort.Strings(env)
+	for _, kv := range env {
+		fmt.Fprintf(h, "env %q\n", kv)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -11,6 +11,9 @@ type Config struct {
 	Dir string
 	// Files holds the parsed files by name, for diagnostics with source snippets.
 	Files map[string]*hcl.File
+	// Hash is a SHA-256 over every input: files, --var values and
+	// GPUFORM_VAR_ variables; saved plans record it.
+	Hash string
 	// Settings is the gpuform block.
 	Settings *Settings
 	// Cluster is the cluster block; a zero Cluster when the configuration has none.

@@ -45,7 +45,7 @@ func parseHCL(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 // right, so the whole-file parse reaches the same state at the same byte and
 // continues from there exactly as a fresh parse of the next chunk does.
 func parseChunks(src []byte, name string) (*hcl.File, bool) {
-	body := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}}
+	body := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}, Blocks: hclsyntax.Blocks{}}
 	pos := hcl.InitialPos
 	for start := 0; start < len(src); {
 		end := chunkEnd(src, start)

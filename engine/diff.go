@@ -65,7 +65,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		return nil, err
 	}
 	for _, n := range live.Nodes {
-		p.ReadVersions[KeyOf(n)] = n.GetResourceVersion()
+		p.ReadVersions[KeyOf(n)] = NodeVersion(n)
 	}
 	changes = append(changes, nodeChanges...)
 	desired := d.index()

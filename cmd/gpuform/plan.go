@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,8 @@ type planFlags struct {
 	format           string
 	detailedExitCode bool
 	adopt            bool
+	out              string
+	allowSensitive   bool
 }
 
 func newPlanCommand(g *globals) *cobra.Command {
@@ -41,12 +44,20 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := g.plan(cmd.Context(), f.adopt)
+			cfg, p, client, err := g.plan(cmd.Context(), f.adopt)
 			if err != nil {
 				return err
 			}
 			if err := renderPlan(g, g.stdout, p, format); err != nil {
 				return err
+			}
+			if f.out != "" && p.Summary.Conflicts == 0 {
+				if err := g.savePlan(f.out, cfg, p, client.Context, f.allowSensitive); err != nil {
+					return err
+				}
+				if format == formatText {
+					fmt.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply %s\n", f.out, f.out)
+				}
 			}
 			if p.Summary.Conflicts > 0 {
 				fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
@@ -63,6 +74,8 @@ func newPlanCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
 	fl.BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
+	fl.StringVar(&f.out, "out", "", "save the plan to `FILE` for gpuform apply FILE")
+	fl.BoolVar(&f.allowSensitive, "allow-sensitive-in-plan", false, "allow --out to store values of sensitive variables in the plan file")
 	return cmd
 }
 
@@ -80,24 +93,41 @@ func (f *planFlags) outputFormat() (string, error) {
 // plan loads, validates and compiles the configuration, then refreshes and
 // diffs against the cluster. Configuration errors are printed and end the
 // run before any cluster call.
-func (g *globals) plan(ctx context.Context, adopt bool) (*engine.Plan, error) {
+func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine.Plan, *kubernetes.Client, error) {
 	cfg, desired, err := g.compile()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	client, err := g.kubeClient(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{Adopt: adopt})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: adopt})
 	if err != nil {
-		return nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
+		return nil, nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
-	return p, nil
+	return cfg, p, client, nil
+}
+
+// savePlan writes p to path as a plan file.
+func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, context string, allowSensitive bool) error {
+	pf, err := engine.NewPlanFile(p, version, cfg.Hash, context, allowSensitive)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(g.path(path), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	if err := pf.Write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("save plan to %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // compile loads, validates and compiles; diagnostics are printed here.
@@ -114,10 +144,14 @@ func (g *globals) compile() (*config.Config, *engine.Desired, error) {
 	return cfg, desired, nil
 }
 
-// kubeClient connects to the cluster the flags and the cluster block name:
-// flags win over the block, which wins over KUBECONFIG and ~/.kube/config.
+// kubeClient connects to the cluster the flags and the cluster block name
+// (cfg may be nil): flags win over the block, which wins over KUBECONFIG and
+// ~/.kube/config.
 func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
 	opts := kubernetes.Options{Kubeconfig: g.kubeconfig, Context: g.context}
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
 	if opts.Kubeconfig == "" && cfg.Cluster != nil {
 		opts.Kubeconfig = cfg.Cluster.Kubeconfig
 		if opts.Kubeconfig != "" {

@@ -61,7 +61,10 @@ func newRoot(g *globals) *cobra.Command {
 	root.AddCommand(
 		newValidateCommand(g),
 		newPlanCommand(g),
+		newApplyCommand(g),
+		newShowCommand(g),
 		newRenderCommand(g),
+		newForceUnlockCommand(g),
 		newFmtCommand(g),
 		newCatalogCommand(g),
 		newVersionCommand(g),

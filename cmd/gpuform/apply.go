@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/providers/kubernetes"
+)
+
+type applyFlags struct {
+	autoApprove     bool
+	parallelism     int
+	lockTimeout     time.Duration
+	allowDestroy    bool
+	maxDeletes      int
+	allowDisruption bool
+	adopt           bool
+}
+
+func newApplyCommand(g *globals) *cobra.Command {
+	var f applyFlags
+	cmd := &cobra.Command{
+		Use:   "apply [PLANFILE]",
+		Short: "Apply the configuration (or a saved plan) to the cluster",
+		Long: "apply takes the stack's lock, plans, shows the plan and asks for confirmation (unless\n" +
+			"--auto-approve), then applies the changes in dependency order with --parallelism changes in\n" +
+			"flight. Given a plan file saved by plan --out, it applies exactly that plan without reading\n" +
+			"the configuration, after checking that nothing it read has changed since.\n\n" +
+			"A failed change skips its dependents and lets independent changes go on; apply then prints\n" +
+			"what was applied, failed and skipped and exits 1. Running apply again converges.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				return g.applySaved(cmd.Context(), args[0], &f)
+			}
+			return g.applyConfig(cmd.Context(), &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.autoApprove, "auto-approve", false, "apply without asking for confirmation")
+	fl.IntVar(&f.parallelism, "parallelism", 10, "how many changes to apply at once")
+	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "how long to wait for the stack's lock (0: fail at once if held)")
+	fl.BoolVar(&f.allowDestroy, "allow-destroy", false, "allow deleting protected tenants' namespaces and more than --max-deletes objects")
+	fl.IntVar(&f.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "most objects one apply may delete without --allow-destroy")
+	fl.BoolVar(&f.allowDisruption, "allow-disruption", false, "allow re-partitioning MIG on nodes with running GPU pods")
+	fl.BoolVar(&f.adopt, "adopt", false, "take over existing objects in the way instead of failing")
+	return cmd
+}
+
+// applyConfig plans under the lock, asks, and applies.
+func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
+	cfg, desired, err := g.compile()
+	if err != nil {
+		return err
+	}
+	client, err := g.kubeClient(cfg)
+	if err != nil {
+		return err
+	}
+	lock, err := g.lock(ctx, client, desired.Stack, f)
+	if err != nil {
+		return err
+	}
+	defer g.unlock(lock)
+	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{Adopt: f.adopt})
+	if err != nil {
+		return err
+	}
+	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: f.adopt})
+	if err != nil {
+		return fmt.Errorf("plan stack %s: %w", desired.Stack, err)
+	}
+	if err := engine.RenderText(g.stdout, p, engine.TextOptions{Color: g.color(g.stdout)}); err != nil {
+		return err
+	}
+	if err := g.checkApplicable(p, f); err != nil {
+		return err
+	}
+	if !p.HasChanges() {
+		return nil
+	}
+	if !f.autoApprove {
+		if err := g.confirm(); err != nil {
+			return err
+		}
+	}
+	return g.execute(ctx, client, p, f)
+}
+
+// applySaved applies a saved plan after checking that it is not stale.
+func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) error {
+	pf, err := readPlanFile(g.path(path))
+	if err != nil {
+		return err
+	}
+	opts := kubernetes.Options{Kubeconfig: g.kubeconfig, Context: g.context, WrapTransport: g.wrapTransport}
+	if opts.Context == "" {
+		opts.Context = pf.Context
+	}
+	client, err := kubernetes.New(opts)
+	if err != nil {
+		return err
+	}
+	lock, err := g.lock(ctx, client, pf.Stack, f)
+	if err != nil {
+		return err
+	}
+	defer g.unlock(lock)
+	p := pf.Plan()
+	desired := &engine.Desired{Stack: pf.Stack, Kinds: engine.ManagedKinds()}
+	for _, c := range p.Changes {
+		if c.After != nil {
+			desired.Objects = append(desired.Objects, &engine.Object{Address: c.Address, Object: c.After})
+		}
+	}
+	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{})
+	if err != nil {
+		return err
+	}
+	if stale := pf.StaleObjects(live); len(stale) > 0 {
+		fmt.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale, 20), "\n  "))
+		return &exitError{code: 1}
+	}
+	if err := g.checkApplicable(p, f); err != nil {
+		return err
+	}
+	if !p.HasChanges() {
+		fmt.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
+		return nil
+	}
+	return g.execute(ctx, client, p, f)
+}
+
+// checkApplicable refuses plans with conflicts or unsafe deletes.
+func (g *globals) checkApplicable(p *engine.Plan, f *applyFlags) error {
+	if p.Summary.Conflicts > 0 {
+		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
+		return &exitError{code: 1}
+	}
+	if reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes}); len(reasons) > 0 {
+		for _, r := range reasons {
+			fmt.Fprintf(g.stderr, "%s %s.\n", paint(g.color(g.stderr), "1;31", "Error: Refusing to destroy:"), r)
+		}
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func paint(on bool, code, s string) string {
+	if !on {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// confirm asks for "yes" on a terminal.
+func (g *globals) confirm() error {
+	in, ok := g.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		fmt.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
+		return &exitError{code: 1}
+	}
+	fmt.Fprint(g.stdout, "\nDo you want to perform these actions?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ")
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	if strings.TrimSpace(line) != "yes" {
+		fmt.Fprintln(g.stdout, "\nApply cancelled.")
+		return &exitError{code: 1}
+	}
+	fmt.Fprintln(g.stdout)
+	return nil
+}
+
+func (g *globals) lock(ctx context.Context, client *kubernetes.Client, stack string, f *applyFlags) (*kubernetes.Lock, error) {
+	lock, err := client.Lock(ctx, stack, kubernetes.LockOptions{Wait: f.lockTimeout})
+	var held *kubernetes.LockHeldError
+	if errors.As(err, &held) {
+		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
+		return nil, &exitError{code: 1}
+	}
+	return lock, err
+}
+
+// unlock releases the lock even when ctx was cancelled (Ctrl-C).
+func (g *globals) unlock(lock *kubernetes.Lock) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := lock.Release(ctx); err != nil {
+		fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", err, lock.ID)
+	}
+}
+
+// execute applies p, printing progress and the final account.
+func (g *globals) execute(ctx context.Context, target engine.Target, p *engine.Plan, f *applyFlags) error {
+	pr := &progress{w: g.stdout, tty: g.color(g.stdout)}
+	rep := engine.Apply(ctx, p, target, engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.event})
+	pr.clear()
+	return g.report(rep, ctx.Err() != nil)
+}
+
+// progress prints a line as each change starts and ends, the Terraform way,
+// and on a terminal a done/total line.
+type progress struct {
+	w   io.Writer
+	tty bool
+}
+
+var verbs = map[engine.Action][3]string{
+	engine.ActionCreate: {"Creating", "Creation complete", "create"},
+	engine.ActionUpdate: {"Modifying", "Modifications complete", "modify"},
+	engine.ActionAdopt:  {"Adopting", "Adoption complete", "adopt"},
+	engine.ActionDelete: {"Destroying", "Destruction complete", "destroy"},
+}
+
+func (p *progress) event(ev engine.Event) {
+	p.clear()
+	c := ev.Change
+	v := verbs[c.Action]
+	switch ev.Kind {
+	case engine.EventStart:
+		fmt.Fprintf(p.w, "%s: %s %s...\n", c.Address, v[0], c.Key)
+	case engine.EventDone:
+		r := ev.Result
+		switch r.Outcome {
+		case engine.OutcomeApplied:
+			fmt.Fprintf(p.w, "%s: %s after %s [%s]\n", c.Address, v[1], seconds(r.Elapsed), c.Key)
+		case engine.OutcomeFailed:
+			fmt.Fprintf(p.w, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, seconds(r.Elapsed))
+		case engine.OutcomeSkipped:
+			fmt.Fprintf(p.w, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
+		}
+		if p.tty {
+			fmt.Fprintf(p.w, "  [%d/%d done]", ev.Done, ev.Total)
+		}
+	}
+}
+
+// clear erases the terminal's progress line.
+func (p *progress) clear() {
+	if p.tty {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+// report prints the apply's account and returns the command's result.
+func (g *globals) report(rep *engine.Report, interrupted bool) error {
+	var added, changed, destroyed int
+	for _, r := range rep.Results {
+		if r.Outcome != engine.OutcomeApplied {
+			continue
+		}
+		switch r.Change.Action {
+		case engine.ActionCreate:
+			added++
+		case engine.ActionUpdate, engine.ActionAdopt:
+			changed++
+		case engine.ActionDelete:
+			destroyed++
+		}
+	}
+	if rep.OK() && !interrupted {
+		fmt.Fprintf(g.stdout, "\n%s\n", paint(g.color(g.stdout), "1;32", fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed.", added, changed, destroyed)))
+		return nil
+	}
+	applied, failed, skipped := rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
+	what := "Apply failed"
+	if interrupted {
+		what = "Apply interrupted"
+	}
+	fmt.Fprintf(g.stderr, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)
+	tw := tabwriter.NewWriter(g.stderr, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  RESULT\tOBJECT\tADDRESS\tDETAIL")
+	for _, o := range []engine.Outcome{engine.OutcomeFailed, engine.OutcomeSkipped} {
+		for _, r := range rep.Results {
+			if r.Outcome == o {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o, r.Change.Key, r.Change.Address, oneLine(r.Err))
+			}
+		}
+	}
+	fmt.Fprintf(tw, "  applied\t%d objects\t\t\n", applied)
+	_ = tw.Flush()
+	fmt.Fprintln(g.stderr, "\nWhat was applied stays applied. Fix the cause and run apply again: it converges.")
+	return &exitError{code: 1}
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+func limit(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
+}
+
+func readPlanFile(path string) (*engine.PlanFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open plan file: %w", err)
+	}
+	defer f.Close()
+	pf, err := engine.ReadPlanFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pf, nil
+}

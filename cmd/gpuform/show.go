@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newShowCommand(g *globals) *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "show PLANFILE",
+		Short: "Render a saved plan",
+		Long:  "show prints a plan saved by plan --out, as text, JSON or Markdown. It reads no cluster.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			format, err := f.outputFormat()
+			if err != nil {
+				return err
+			}
+			pf, err := readPlanFile(g.path(args[0]))
+			if err != nil {
+				return err
+			}
+			return renderPlan(g, g.stdout, pf.Plan(), format)
+		},
+	}
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")
+	cmd.Flags().StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	return cmd
+}

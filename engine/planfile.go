@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// PlanFileVersion is the version of the saved plan format.
+const PlanFileVersion = "1"
+
+// MaxPlanFileSize bounds what ReadPlanFile accepts.
+const MaxPlanFileSize = 256 << 20
+
+// PlanFile is a saved plan: exactly what apply will do, with what it was
+// based on so that apply can refuse it when the cluster moved.
+type PlanFile struct {
+	FormatVersion  string `json:"format_version"`
+	GpuformVersion string `json:"gpuform_version"`
+	Stack          string `json:"stack"`
+	// ConfigHash is a SHA-256 over the configuration files and variables.
+	ConfigHash string    `json:"config_hash"`
+	Created    time.Time `json:"created"`
+	// Source is the server and context the plan was made against.
+	Source  string `json:"source"`
+	Context string `json:"context,omitempty"`
+	// ReadVersions maps every object the plan read ("Kind ns/name" keys)
+	// to its resourceVersion (Nodes: a hash of their labels and annotations).
+	ReadVersions map[string]string `json:"read_versions"`
+	Changes      []SavedChange     `json:"changes"`
+	Summary      Summary           `json:"summary"`
+	Warnings     []string          `json:"warnings,omitempty"`
+	// Checksum is a SHA-256 over everything above; an edited file is refused.
+	Checksum string `json:"checksum"`
+}
+
+// SavedChange is one change of a saved plan.
+type SavedChange struct {
+	Address    string         `json:"address"`
+	Key        Key            `json:"key"`
+	APIVersion string         `json:"api_version"`
+	Action     Action         `json:"action"`
+	After      map[string]any `json:"after,omitempty"`
+	// Before is the live object as read (without managedFields).
+	Before    map[string]any `json:"before,omitempty"`
+	Fields    []FieldDiff    `json:"fields,omitempty"`
+	DependsOn []Key          `json:"depends_on,omitempty"`
+	Sensitive bool           `json:"sensitive,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+}
+
+// ErrSensitivePlan refuses to save a plan holding sensitive values.
+var ErrSensitivePlan = errors.New("the plan holds values of sensitive variables, which a plan file would store in clear text; plan without --out, or pass --allow-sensitive-in-plan and protect the file")
+
+// NewPlanFile captures p for saving.
+func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bool) (*PlanFile, error) {
+	pf := &PlanFile{
+		FormatVersion: PlanFileVersion, GpuformVersion: version, Stack: p.Stack, ConfigHash: configHash,
+		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
+		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: p.Warnings,
+	}
+	for k, v := range p.ReadVersions {
+		pf.ReadVersions[keyString(k)] = v
+	}
+	for _, c := range p.Changes {
+		if c.Sensitive && !allowSensitive {
+			return nil, ErrSensitivePlan
+		}
+		sc := SavedChange{Address: c.Address, Key: c.Key, APIVersion: c.APIVersion, Action: c.Action, Fields: c.Fields, DependsOn: c.DependsOn, Sensitive: c.Sensitive, Reason: c.Reason}
+		if c.After != nil {
+			sc.After = c.After.Object
+		}
+		if c.Before != nil {
+			sc.Before = cleanLive(c.Before.Object)
+			meta, _ := sc.Before["metadata"].(map[string]any)
+			if meta != nil {
+				meta["resourceVersion"] = c.Before.GetResourceVersion()
+			}
+		}
+		pf.Changes = append(pf.Changes, sc)
+	}
+	return pf, nil
+}
+
+// Plan rebuilds the plan the file holds.
+func (pf *PlanFile) Plan() *Plan {
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: pf.Warnings, ReadVersions: map[Key]string{}}
+	for _, sc := range pf.Changes {
+		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason}
+		if sc.After != nil {
+			c.After = &unstructured.Unstructured{Object: sc.After}
+		}
+		if sc.Before != nil {
+			c.Before = &unstructured.Unstructured{Object: sc.Before}
+		}
+		p.Changes = append(p.Changes, c)
+	}
+	return p
+}
+
+// keyString renders a key as it appears in read_versions.
+func keyString(k Key) string {
+	if k.Group == "" {
+		return k.String()
+	}
+	return k.Kind + "." + k.Group + " " + strings.TrimPrefix(k.String(), k.Kind+" ")
+}
+
+// sum computes the checksum over the file with an empty Checksum field.
+func (pf *PlanFile) sum() (string, error) {
+	cp := *pf
+	cp.Checksum = ""
+	b, err := json.Marshal(&cp)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// Write saves the plan file as JSON with its checksum.
+func (pf *PlanFile) Write(w io.Writer) error {
+	sum, err := pf.sum()
+	if err != nil {
+		return fmt.Errorf("checksum plan: %w", err)
+	}
+	pf.Checksum = sum
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(pf)
+}
+
+// ReadPlanFile reads and verifies a saved plan: format version and checksum.
+func ReadPlanFile(r io.Reader) (*PlanFile, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPlanFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read plan file: %w", err)
+	}
+	if len(b) > MaxPlanFileSize {
+		return nil, fmt.Errorf("read plan file: larger than %d bytes", MaxPlanFileSize)
+	}
+	var pf PlanFile
+	if err := json.Unmarshal(b, &pf); err != nil {
+		return nil, fmt.Errorf("read plan file: not a gpuform plan: %w", err)
+	}
+	if pf.FormatVersion != PlanFileVersion {
+		return nil, fmt.Errorf("read plan file: format version %q, this gpuform reads %q; make the plan again with this version", pf.FormatVersion, PlanFileVersion)
+	}
+	sum, err := pf.sum()
+	if err != nil {
+		return nil, err
+	}
+	if sum != pf.Checksum {
+		return nil, errors.New("read plan file: the checksum does not match its content, so the file was edited or damaged after gpuform wrote it; make the plan again")
+	}
+	return &pf, nil
+}
+
+// StaleObjects compares the versions a saved plan read with the cluster
+// now: objects that changed, vanished, or appeared in the stack since.
+func (pf *PlanFile) StaleObjects(live *Live) []string {
+	now := map[string]string{}
+	for k, u := range live.Objects {
+		now[keyString(k)] = u.GetResourceVersion()
+	}
+	for k, u := range live.Foreign {
+		now[keyString(k)] = u.GetResourceVersion()
+	}
+	for _, n := range live.Nodes {
+		now[keyString(KeyOf(n))] = NodeVersion(n)
+	}
+	var out []string
+	for k, v := range pf.ReadVersions {
+		cur, ok := now[k]
+		switch {
+		case !ok:
+			out = append(out, k+" (deleted since the plan)")
+		case cur != v:
+			out = append(out, k+" (changed since the plan)")
+		}
+	}
+	for k := range live.Objects {
+		if _, ok := pf.ReadVersions[keyString(k)]; !ok {
+			out = append(out, keyString(k)+" (created in the stack since the plan)")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NodeVersion is the version a plan records for a Node: a hash of its
+// labels and annotations, which is all gpuform reads of it. (A Node's
+// resourceVersion moves with every status heartbeat.)
+func NodeVersion(n *unstructured.Unstructured) string {
+	b, _ := json.Marshal([]any{n.GetLabels(), n.GetAnnotations()})
+	h := sha256.Sum256(b)
+	return "meta:" + hex.EncodeToString(h[:8])
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SafetyOptions are the limits a plan must respect to be applied.
+type SafetyOptions struct {
+	// AllowDestroy permits deleting protected tenants' namespaces and more
+	// than MaxDeletes objects.
+	AllowDestroy bool
+	// MaxDeletes is the most deletes allowed without AllowDestroy.
+	MaxDeletes int
+}
+
+// DefaultMaxDeletes is --max-deletes' default.
+const DefaultMaxDeletes = 10
+
+// Unsafe returns why p may not be applied with opts: protected namespaces
+// it would delete, or more deletes than allowed. Empty means safe.
+func Unsafe(p *Plan, opts SafetyOptions) []string {
+	if opts.AllowDestroy {
+		return nil
+	}
+	var out []string
+	var protected []string
+	for _, c := range p.Changes {
+		if c.Action == ActionDelete && c.Key.Kind == "Namespace" && c.Key.Group == "" && c.Before != nil && c.Before.GetAnnotations()[AnnotProtect] == "true" {
+			protected = append(protected, fmt.Sprintf("%s (%s)", c.Key.Name, c.Address))
+		}
+	}
+	if len(protected) > 0 {
+		out = append(out, fmt.Sprintf("the plan deletes the namespace of protected tenants: %s. Deleting a namespace deletes everything in it; set protect = false on the tenant first, or apply with --allow-destroy", strings.Join(protected, ", ")))
+	}
+	if p.Summary.Destroy > opts.MaxDeletes {
+		out = append(out, fmt.Sprintf("the plan deletes %d objects, more than --max-deletes=%d; check that the configuration is the one you mean, then apply with --allow-destroy or a higher --max-deletes", p.Summary.Destroy, opts.MaxDeletes))
+	}
+	return out
+}
