@@ -16,18 +16,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/mig"
-	kube "github.com/gpuform/gpuform/providers/kubernetes"
-
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
 // srv is the package's real kube-apiserver + etcd.
 var srv *kubeapitest.Server
 
-func TestMain(m *testing.M) { kubeapitest.Main(m, &srv) }
+// TestMain runs one API server for the package. With GPUFORM_BE_MAIN=1 the
+// test binary is gpuform itself, so tests can run it as a process to kill.
+func TestMain(m *testing.M) {
+	if os.Getenv("GPUFORM_BE_MAIN") == "1" {
+		main()
+		return
+	}
+	kubeapitest.Main(m, &srv)
+}
 
 // clusterOnce prepares what every integration test shares: the CRDs of
 // Kueue, KServe and the GPU Operator (not Volcano: tests need a missing CRD),
@@ -106,47 +109,30 @@ func copyExample(t *testing.T, example string, replace ...string) string {
 	return dir
 }
 
-// applyPlan applies the plan of dir through the provider, as the test's
-// stand-in for gpuform apply.
-func applyPlan(t *testing.T, dir string) {
+// applyOK runs gpuform apply --auto-approve and fails the test unless it succeeds.
+func applyOK(t *testing.T, counter *kubeapitest.Counter, args ...string) result {
 	t.Helper()
-	ctx := kubeapitest.Context(t)
-	cfg, diags := config.LoadDir(dir, config.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
+	r := runWith(t, counter, append(args, "apply", "--auto-approve")...)
+	if r.code != 0 {
+		t.Fatalf("apply: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	d, err := engine.Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := kube.New(kube.Options{Kubeconfig: srv.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := client.Refresh(ctx, d, kube.RefreshOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Diff(d, live, engine.DiffOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range p.Changes {
-		switch c.Action {
-		case engine.ActionCreate, engine.ActionUpdate:
-			if _, err := client.Apply(ctx, c.After, true); err != nil {
-				t.Fatal(err)
-			}
-		case engine.ActionDelete:
-			if err := client.Delete(ctx, c.Key, c.APIVersion); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			t.Fatalf("cannot apply %s %s", c.Action, c.Key)
+	return r
+}
+
+// before asserts that request a was sent before request b.
+func before(t *testing.T, reqs []string, a, b string) {
+	t.Helper()
+	ia, ib := -1, -1
+	for i, r := range reqs {
+		if r == a && ia < 0 {
+			ia = i
 		}
+		if r == b && ib < 0 {
+			ib = i
+		}
+	}
+	if ia < 0 || ib < 0 || ia > ib {
+		t.Errorf("want %q (at %d) before %q (at %d)", a, ia, b, ib)
 	}
 }
 
@@ -173,7 +159,25 @@ func TestPlanBankLifecycle(t *testing.T) {
 		}
 	})
 
-	applyPlan(t, dir)
+	t.Run("apply from empty in dependency order", func(t *testing.T) {
+		var c kubeapitest.Counter
+		r := applyOK(t, &c, "--chdir", dir)
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 34 added, 3 changed, 0 destroyed.") {
+			t.Errorf("unexpected apply output:\n%s", r.stdout)
+		}
+		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {
+			t.Errorf("apply does not report progress per change:\n%s", r.stdout)
+		}
+		reqs := c.Ordered()
+		before(t, reqs, "PATCH /api/v1/namespaces/risk", "PATCH /api/v1/namespaces/risk/resourcequotas/gpuform")
+		before(t, reqs, "PATCH /apis/scheduling.k8s.io/v1/priorityclasses/realtime", "PATCH /apis/serving.kserve.io/v1beta1/namespaces/risk/inferenceservices/fraud-detector")
+		before(t, reqs, "PATCH /apis/kueue.x-k8s.io/v1beta2/clusterqueues/risk", "PATCH /apis/kueue.x-k8s.io/v1beta2/namespaces/risk/localqueues/default")
+		for _, req := range reqs {
+			if strings.HasPrefix(req, "POST /api/v1/nodes") || strings.HasPrefix(req, "DELETE ") {
+				t.Errorf("apply from empty sent %s", req)
+			}
+		}
+	})
 
 	t.Run("applied cluster is a no-op", func(t *testing.T) {
 		r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode")
@@ -230,7 +234,10 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-hand-edit.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-hand-edit.json"), normalize(j.stdout))
-		applyPlan(t, dir)
+		applyOK(t, nil, "--chdir", dir)
+		if r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode"); r.code != 0 {
+			t.Errorf("plan after re-apply: exit %d\n%s", r.code, r.stdout)
+		}
 	})
 
 	t.Run("unmanaged object in the way", func(t *testing.T) {
@@ -260,6 +267,95 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-adopt.txt"), a.stdout)
 		j := runWith(t, nil, "--chdir", withAudit, "plan", "--adopt", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-adopt.json"), normalize(j.stdout))
+
+		// apply without --adopt never touches the foreign namespace.
+		nsBefore, err := cs.CoreV1().Namespaces().Get(ctx, "audit", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = runWith(t, nil, "--chdir", withAudit, "apply", "--auto-approve")
+		if r.code != 1 || !strings.Contains(r.stderr, "--adopt") {
+			t.Fatalf("apply over a foreign object: exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+		nsAfter, err := cs.CoreV1().Namespaces().Get(ctx, "audit", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nsAfter.ResourceVersion != nsBefore.ResourceVersion || nsAfter.Labels["app.kubernetes.io/managed-by"] != "" {
+			t.Fatalf("apply without --adopt modified the foreign namespace: %v", nsAfter.Labels)
+		}
+		applyOK(t, nil, "--chdir", withAudit, "--adopt")
+		nsAfter, _ = cs.CoreV1().Namespaces().Get(ctx, "audit", metav1.GetOptions{})
+		if nsAfter.Labels["gpuform.dev/stack"] != "bank-prod" || nsAfter.Labels["owner"] != "security" {
+			t.Errorf("adopted namespace labels: %v (want the stack label and the owner's label kept)", nsAfter.Labels)
+		}
+		if r := runWith(t, nil, "--chdir", withAudit, "plan", "--detailed-exitcode"); r.code != 0 {
+			t.Errorf("plan after adopting: exit %d\n%s", r.code, r.stdout)
+		}
+		dir = withAudit
+	})
+
+	t.Run("saved plan made stale by a hand edit is refused", func(t *testing.T) {
+		planFile := filepath.Join(t.TempDir(), "quota.plan")
+		r := runWith(t, nil, "--chdir", dir, "--var", "risk_gpus=1", "plan", "--out", planFile)
+		if r.code != 0 || !strings.Contains(r.stdout, "gpuform apply "+planFile) {
+			t.Fatalf("plan --out: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		shown := runWith(t, nil, "show", planFile)
+		if !strings.Contains(shown.stdout, "Plan: 0 to add, 1 to change, 0 to destroy.") {
+			t.Errorf("show of the saved plan:\n%s", shown.stdout)
+		}
+		ctx := kubeapitest.Context(t)
+		cs := clientset(t)
+		ns, _ := cs.CoreV1().Namespaces().Get(ctx, "chatbot", metav1.GetOptions{})
+		ns.Labels["edited"] = "by-hand"
+		if _, err := cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		r = runWith(t, nil, "apply", planFile)
+		if r.code != 1 || !strings.Contains(r.stderr, "Error: Saved plan is stale") || !strings.Contains(r.stderr, "Namespace chatbot (changed since the plan)") {
+			t.Fatalf("stale plan: exit %d\nstderr:\n%s", r.code, r.stderr)
+		}
+		r = runWith(t, nil, "--chdir", dir, "--var", "risk_gpus=1", "plan", "--out", planFile)
+		if r.code != 0 {
+			t.Fatalf("re-plan: %s", r.stderr)
+		}
+		if r := runWith(t, nil, "apply", planFile); r.code != 0 {
+			t.Fatalf("apply of a fresh saved plan: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if r := runWith(t, nil, "--chdir", dir, "--var", "risk_gpus=1", "plan", "--detailed-exitcode"); r.code != 0 {
+			t.Errorf("plan after applying the saved plan: exit %d\n%s", r.code, r.stdout)
+		}
+		// An edited plan file is refused by its checksum.
+		src, _ := os.ReadFile(planFile)
+		_ = os.WriteFile(planFile, bytes.Replace(src, []byte(`"1"`), []byte(`"9"`), 1), 0o600)
+		if r := runWith(t, nil, "apply", planFile); r.code != 1 || !strings.Contains(r.stderr, "checksum") {
+			t.Errorf("edited plan file: exit %d\n%s", r.code, r.stderr)
+		}
+		applyOK(t, nil, "--chdir", dir)
+	})
+
+	t.Run("deleting a protected tenant needs --allow-destroy", func(t *testing.T) {
+		src, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
+		text := string(src)
+		start := strings.Index(text, `tenant "risk" {`)
+		end := start + strings.Index(text[start:], "\n}\n") + 3
+		text = text[:start] + text[end:]
+		mstart := strings.Index(text, `model "fraud-detector" {`)
+		mend := mstart + strings.Index(text[mstart:], "\n}\n") + 3
+		text = text[:mstart] + text[mend:]
+		noRisk := t.TempDir()
+		if err := os.WriteFile(filepath.Join(noRisk, "main.hcl"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runWith(t, nil, "--chdir", noRisk, "apply", "--auto-approve")
+		if r.code != 1 || !strings.Contains(r.stderr, "Refusing to destroy") || !strings.Contains(r.stderr, "risk (tenant.risk)") {
+			t.Fatalf("protected delete: exit %d\nstderr:\n%s", r.code, r.stderr)
+		}
+		ctx := kubeapitest.Context(t)
+		if _, err := clientset(t).CoreV1().Namespaces().Get(ctx, "risk", metav1.GetOptions{}); err != nil {
+			t.Errorf("namespace risk after a refused apply: %v", err)
+		}
 	})
 }
 

@@ -174,6 +174,13 @@ func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
+// Ordered returns the requests seen so far, in the order they were sent.
+func (c *Counter) Ordered() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.requests...)
+}
+
 // Requests returns the requests seen so far, sorted.
 func (c *Counter) Requests() []string {
 	c.mu.Lock()
