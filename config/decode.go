@@ -282,7 +282,7 @@ func (l *loader) decodeQuotas(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 			continue
 		}
 		seen[pool] = b.DefRange
-		c, diags := b.Body.Content(qs.hclSchema())
+		c, diags := b.Body.Content(l.bodySchema(qs))
 		d.l.diags = append(d.l.diags, diags...)
 		if diags.HasErrors() {
 			d.ok = false

@@ -34,6 +34,8 @@ type loader struct {
 	marked bool
 	// groups caches groupValue's one-entry objects by the node they hold.
 	groups map[*node]cty.Value
+	// bodySchemas caches bodySchema.
+	bodySchemas map[*BlockSchema]*hcl.BodySchema
 }
 
 // node is one vertex of the reference graph: a variable, a local value or a

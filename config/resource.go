@@ -27,7 +27,7 @@ type instanceKey struct {
 // resource block, returning the block's value for references.
 func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	schema := l.idx[n.typ]
-	content, diags := n.block.Body.Content(schema.hclSchema())
+	content, diags := n.block.Body.Content(l.bodySchema(schema))
 	l.diags = append(l.diags, diags...)
 	if diags.HasErrors() {
 		n.bad = true

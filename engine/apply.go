@@ -20,7 +20,8 @@ type Target interface {
 	// ApplyNode sets gpuform's labels and annotations on an existing Node
 	// last seen at resourceVersion; it never creates one, and fails when
 	// the node is gone.
-	ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion string) error
+	// fieldManager is the stack's node field manager (NodeFieldManager).
+	ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion, fieldManager string) error
 	// Delete removes an object with foreground propagation.
 	Delete(ctx context.Context, k Key, apiVersion string) error
 }
@@ -112,7 +113,7 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
-	ex := &executor{t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism)}
+	ex := &executor{t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack)}
 	var jobs []*job
 	byKey := map[Key]*job{}
 	var applies []*job
@@ -183,12 +184,13 @@ type job struct {
 }
 
 type executor struct {
-	t     Target
-	opts  ApplyOptions
-	sem   chan struct{}
-	mu    sync.Mutex
-	done  int
-	total int
+	t           Target
+	nodeManager string
+	opts        ApplyOptions
+	sem         chan struct{}
+	mu          sync.Mutex
+	done        int
+	total       int
 }
 
 // ErrInterrupted is why changes not started before cancellation were skipped.
@@ -283,7 +285,7 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 			if c.Before != nil {
 				rv = c.Before.GetResourceVersion()
 			}
-			return ex.t.ApplyNode(ctx, c.After, rv)
+			return ex.t.ApplyNode(ctx, c.After, rv, ex.nodeManager)
 		}
 		_, err := ex.t.Apply(ctx, c.After, true)
 		return err

@@ -64,7 +64,7 @@ func (r *recorder) Apply(_ context.Context, obj *unstructured.Unstructured, _ bo
 	return obj, r.call(engine.KeyOf(obj))
 }
 
-func (r *recorder) ApplyNode(_ context.Context, obj *unstructured.Unstructured, _ string) error {
+func (r *recorder) ApplyNode(_ context.Context, obj *unstructured.Unstructured, _, _ string) error {
 	return r.call(engine.KeyOf(obj))
 }
 

@@ -95,7 +95,6 @@ func (c *compiler) priority(p *config.Priority) {
 	pc := newObject("scheduling.k8s.io/v1", "PriorityClass", "", p.Name, c.stack, p.Address)
 	pc.Object["value"] = p.Value
 	pc.Object["preemptionPolicy"] = p.Preemption
-	pc.Object["globalDefault"] = false
 	if p.Description != "" {
 		pc.Object["description"] = p.Description
 	}

@@ -40,7 +40,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
 		if cur, ok := live.Objects[k]; ok {
 			c.Before = cur
-			c.Fields = diffFields(o.Object.Object, cur)
+			c.Fields = diffFields(o.Object.Object, cur, FieldManager)
 			if len(c.Fields) == 0 {
 				p.Summary.Unchanged++
 				continue
@@ -50,7 +50,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 			c.Before = cur
 			if opts.Adopt {
 				c.Action = ActionAdopt
-				c.Fields = diffFields(o.Object.Object, cur)
+				c.Fields = diffFields(o.Object.Object, cur, FieldManager)
 			} else {
 				c.Action = ActionConflict
 				c.Reason = fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur))
@@ -60,7 +60,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		}
 		changes = append(changes, c)
 	}
-	nodeChanges, err := diffNodes(d, live)
+	nodeChanges, err := diffNodes(d, live, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func installHint(k Kind) string {
 }
 
 // diffNodes computes the label and annotation changes pools ask of Nodes.
-func diffNodes(d *Desired, live *Live) ([]*Change, error) {
+func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 	var out []*Change
 	for _, n := range live.Nodes {
 		var pools []*NodePool
@@ -178,16 +178,48 @@ func diffNodes(d *Desired, live *Live) ([]*Change, error) {
 				meta["annotations"] = stringMapAny(np.Annotations)
 			}
 		}
-		fields := diffFields(want.Object, n)
+		manager := NodeFieldManager(d.Stack)
+		fields := diffFields(want.Object, n, manager)
 		if len(fields) == 0 {
 			continue
 		}
 		if address == "" {
 			address = "pool (removed)"
 		}
-		out = append(out, &Change{Address: address, Key: KeyOf(n), APIVersion: "v1", Action: ActionUpdate, Before: n, After: want, Fields: fields, DependsOn: deps})
+		c := &Change{Address: address, Key: KeyOf(n), APIVersion: "v1", Action: ActionUpdate, Before: n, After: want, Fields: fields, DependsOn: deps}
+		if other := otherPoolOwner(n, manager); other != "" && address != "pool (removed)" {
+			if opts.Adopt {
+				c.Action = ActionAdopt
+			} else {
+				c.Action, c.Fields = ActionConflict, nil
+				c.Reason = fmt.Sprintf("node %s is already in a pool of gpuform stack %s (its %s label is owned by field manager %s); a node belongs to one pool of one stack, so narrow this pool's node_selector, or run with --adopt to move the node", n.GetName(), strings.TrimPrefix(other, nodeManagerPrefix), LabelPool, other)
+			}
+		}
+		out = append(out, c)
 	}
 	return out, nil
+}
+
+// nodeManagerPrefix starts the field manager of every stack's node labels.
+const nodeManagerPrefix = "gpuform-"
+
+// NodeFieldManager is the field manager of a stack's labels on Nodes: one
+// per stack, so that two stacks claiming one node conflict instead of
+// silently taking turns.
+func NodeFieldManager(stack string) string { return nodeManagerPrefix + stack }
+
+// otherPoolOwner returns the field manager of another stack that owns the
+// node's pool label, or "".
+func otherPoolOwner(n *unstructured.Unstructured, mine string) string {
+	for _, mf := range n.GetManagedFields() {
+		if mf.Manager == mine || !strings.HasPrefix(mf.Manager, nodeManagerPrefix) || mf.FieldsV1 == nil {
+			continue
+		}
+		if strings.Contains(string(mf.FieldsV1.Raw), `"f:`+LabelPool+`"`) {
+			return mf.Manager
+		}
+	}
+	return ""
 }
 
 // selects reports whether every selector label matches.
@@ -217,10 +249,10 @@ var ignoredMeta = map[string]bool{"name": true, "namespace": true}
 // diffFields compares the fields of desired with live: every field desired
 // sets, plus every field gpuform owned in live (managedFields) that desired
 // no longer sets.
-func diffFields(desired map[string]any, live *unstructured.Unstructured) []FieldDiff {
+func diffFields(desired map[string]any, live *unstructured.Unstructured, manager string) []FieldDiff {
 	var out []FieldDiff
 	walkDesired(nil, desired, live.Object, &out)
-	for _, path := range ownedPaths(live) {
+	for _, path := range ownedPaths(live, manager) {
 		if hasPath(desired, path) {
 			continue
 		}
@@ -263,13 +295,60 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 			continue
 		}
 		if !present {
+			if isZero(w) {
+				continue // the server drops zero values it defaults (omitempty)
+			}
 			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldAdd, After: w})
 			continue
+		}
+		if wl, ok := w.([]any); ok {
+			if hl, ok := h.([]any); ok && len(wl) == len(hl) && hasMaps(wl) {
+				walkList(p, wl, hl, out)
+				continue
+			}
 		}
 		if !equalDesired(w, h) {
 			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldChange, Before: h, After: w})
 		}
 	}
+}
+
+// walkList compares two lists of objects of the same length element by
+// element, so a change deep in a list shows with its own path.
+func walkList(path []string, want, have []any, out *[]FieldDiff) {
+	for i := range want {
+		p := append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]")
+		wm, wok := want[i].(map[string]any)
+		hm, hok := have[i].(map[string]any)
+		if wok && hok {
+			walkDesired(p, wm, hm, out)
+			continue
+		}
+		if !equalDesired(want[i], have[i]) {
+			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldChange, Before: have[i], After: want[i]})
+		}
+	}
+}
+
+func hasMaps(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(map[string]any); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// isZero reports whether v is false, 0 or "".
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	}
+	f, ok := toFloat(v)
+	return ok && f == 0
 }
 
 // equalDesired reports whether live value h has every field of desired value
@@ -334,12 +413,12 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// ownedPaths returns the leaf field paths that manager gpuform applied in
-// live, from its managedFields. Lists are atomic: a path stops at a list.
-func ownedPaths(live *unstructured.Unstructured) [][]string {
+// ownedPaths returns the leaf field paths that manager applied in live,
+// from its managedFields. Lists are atomic: a path stops at a list.
+func ownedPaths(live *unstructured.Unstructured, manager string) [][]string {
 	var out [][]string
 	for _, mf := range live.GetManagedFields() {
-		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
 			continue
 		}
 		var tree map[string]any
@@ -408,6 +487,10 @@ func getPath(m map[string]any, path []string) (any, bool) {
 func formatPath(path []string) string {
 	var b strings.Builder
 	for i, p := range path {
+		if isIndex(p) {
+			b.WriteString(p)
+			continue
+		}
 		if isIdent(p) {
 			if i > 0 {
 				b.WriteByte('.')
@@ -418,6 +501,15 @@ func formatPath(path []string) string {
 		b.WriteString("[" + strconv.Quote(p) + "]")
 	}
 	return b.String()
+}
+
+// isIndex reports whether a path element is a list index, "[3]".
+func isIndex(s string) bool {
+	if len(s) < 3 || s[0] != '[' || s[len(s)-1] != ']' {
+		return false
+	}
+	_, err := strconv.Atoi(s[1 : len(s)-1])
+	return err == nil
 }
 
 func isIdent(s string) bool {

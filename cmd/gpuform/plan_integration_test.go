@@ -109,10 +109,11 @@ func copyExample(t *testing.T, example string, replace ...string) string {
 	return dir
 }
 
-// applyOK runs gpuform apply --auto-approve and fails the test unless it succeeds.
-func applyOK(t *testing.T, counter *kubeapitest.Counter, args ...string) result {
+// applyOK runs gpuform --chdir dir apply --auto-approve with extra apply
+// flags and fails the test unless it succeeds.
+func applyOK(t *testing.T, counter *kubeapitest.Counter, dir string, flags ...string) result {
 	t.Helper()
-	r := runWith(t, counter, append(args, "apply", "--auto-approve")...)
+	r := runWith(t, counter, append([]string{"--chdir", dir, "apply", "--auto-approve"}, flags...)...)
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -144,6 +145,7 @@ func normalize(s string) string { return portRE.ReplaceAllString(s, "https://127
 func TestPlanBankLifecycle(t *testing.T) {
 	setupCluster(t)
 	dir := copyExample(t, "bank")
+	withAudit := t.TempDir() // outlives the subtest that fills it
 	goldenDir := filepath.Join("..", "..", "testdata", "plan")
 
 	t.Run("empty cluster plans every object as a create", func(t *testing.T) {
@@ -154,15 +156,15 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 34 to add, 3 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 35 to add, 3 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
 
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
-		r := applyOK(t, &c, "--chdir", dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 34 added, 3 changed, 0 destroyed.") {
+		r := applyOK(t, &c, dir)
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 35 added, 3 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
 		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {
@@ -173,7 +175,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		before(t, reqs, "PATCH /apis/scheduling.k8s.io/v1/priorityclasses/realtime", "PATCH /apis/serving.kserve.io/v1beta1/namespaces/risk/inferenceservices/fraud-detector")
 		before(t, reqs, "PATCH /apis/kueue.x-k8s.io/v1beta2/clusterqueues/risk", "PATCH /apis/kueue.x-k8s.io/v1beta2/namespaces/risk/localqueues/default")
 		for _, req := range reqs {
-			if strings.HasPrefix(req, "POST /api/v1/nodes") || strings.HasPrefix(req, "DELETE ") {
+			if strings.HasPrefix(req, "POST /api/v1/nodes") || (strings.HasPrefix(req, "DELETE ") && !strings.Contains(req, "/leases/")) {
 				t.Errorf("apply from empty sent %s", req)
 			}
 		}
@@ -234,7 +236,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-hand-edit.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-hand-edit.json"), normalize(j.stdout))
-		applyOK(t, nil, "--chdir", dir)
+		applyOK(t, nil, dir)
 		if r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode"); r.code != 0 {
 			t.Errorf("plan after re-apply: exit %d\n%s", r.code, r.stdout)
 		}
@@ -247,7 +249,6 @@ func TestPlanBankLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		src, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
-		withAudit := t.TempDir()
 		text := string(src) + "\ntenant \"audit\" {\n  protect = false\n}\n"
 		if err := os.WriteFile(filepath.Join(withAudit, "main.hcl"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -284,7 +285,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if nsAfter.ResourceVersion != nsBefore.ResourceVersion || nsAfter.Labels["app.kubernetes.io/managed-by"] != "" {
 			t.Fatalf("apply without --adopt modified the foreign namespace: %v", nsAfter.Labels)
 		}
-		applyOK(t, nil, "--chdir", withAudit, "--adopt")
+		applyOK(t, nil, withAudit, "--adopt")
 		nsAfter, _ = cs.CoreV1().Namespaces().Get(ctx, "audit", metav1.GetOptions{})
 		if nsAfter.Labels["gpuform.dev/stack"] != "bank-prod" || nsAfter.Labels["owner"] != "security" {
 			t.Errorf("adopted namespace labels: %v (want the stack label and the owner's label kept)", nsAfter.Labels)
@@ -302,7 +303,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 			t.Fatalf("plan --out: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 		shown := runWith(t, nil, "show", planFile)
-		if !strings.Contains(shown.stdout, "Plan: 0 to add, 1 to change, 0 to destroy.") {
+		if !strings.Contains(shown.stdout, "Plan: 0 to add, 2 to change, 0 to destroy.") {
 			t.Errorf("show of the saved plan:\n%s", shown.stdout)
 		}
 		ctx := kubeapitest.Context(t)
@@ -328,11 +329,11 @@ func TestPlanBankLifecycle(t *testing.T) {
 		}
 		// An edited plan file is refused by its checksum.
 		src, _ := os.ReadFile(planFile)
-		_ = os.WriteFile(planFile, bytes.Replace(src, []byte(`"1"`), []byte(`"9"`), 1), 0o600)
+		_ = os.WriteFile(planFile, bytes.Replace(src, []byte(`"nominalQuota": "1"`), []byte(`"nominalQuota": "9"`), 1), 0o600)
 		if r := runWith(t, nil, "apply", planFile); r.code != 1 || !strings.Contains(r.stderr, "checksum") {
 			t.Errorf("edited plan file: exit %d\n%s", r.code, r.stderr)
 		}
-		applyOK(t, nil, "--chdir", dir)
+		applyOK(t, nil, dir)
 	})
 
 	t.Run("deleting a protected tenant needs --allow-destroy", func(t *testing.T) {
@@ -372,7 +373,9 @@ func clientset(t *testing.T) *kubernetes.Clientset {
 	return cs
 }
 
-// tenantsConfig is a stack of n tenants with one model each.
+// tenantsConfig is a stack of n tenants with one model each. Its pool selects
+// no node and shares no GPU Operator ConfigMap, so stacks of different tests
+// do not meet.
 func tenantsConfig(t *testing.T, stack string, n int) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -386,10 +389,7 @@ priority %[1]q {
 
 pool %[1]q {
   gpu           = "H100-80GB"
-  node_selector = { "gpuform.dev/node-group" = "h100" }
-  time_slicing {
-    replicas = 4
-  }
+  node_selector = { "gpuform.dev/node-group" = %[1]q }
 }
 
 tenant "t" {
@@ -430,7 +430,7 @@ func TestPlanRequestCountIsConstant(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("%d tenants: exit %d, want 2; stderr:\n%s", n, r.code, r.stderr)
 		}
-		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 5*n+1)) {
+		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 6*n+1)) {
 			t.Errorf("%d tenants: unexpected summary: %s", n, lastLine(r.stdout))
 		}
 		if m := c.Mutating(); len(m) > 0 {

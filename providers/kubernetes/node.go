@@ -8,8 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/gpuform/gpuform/engine"
 )
 
 var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
@@ -18,12 +16,12 @@ var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 // server-side apply, guarded by resourceVersion so that a Node deleted since
 // the plan is an error, never re-created. When the node changed since (its
 // resourceVersion moved), it re-reads that one node and applies again.
-func (c *Client) ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion string) error {
+func (c *Client) ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion, fieldManager string) error {
 	name := obj.GetName()
 	for attempt := 0; attempt < 3; attempt++ {
 		o := obj.DeepCopy()
 		o.SetResourceVersion(resourceVersion)
-		_, err := c.dynamic.Resource(nodesGVR).Apply(ctx, name, o, metav1.ApplyOptions{FieldManager: engine.FieldManager, Force: true})
+		_, err := c.dynamic.Resource(nodesGVR).Apply(ctx, name, o, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 		if err == nil {
 			return nil
 		}
