@@ -116,6 +116,12 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		if p.MaxUnavailable < 1 {
 			d.fail("Invalid max_unavailable", "max_unavailable must be at least 1: the number of nodes re-partitioned at once.", meta.Range("max_unavailable"))
 		}
+		p.DriverVersion = d.str("driver_version", "")
+		if p.DriverVersion != "" {
+			if _, _, err := ParseVersionConstraint(p.DriverVersion); err != nil {
+				d.fail("Invalid driver_version", err.Error(), meta.Range("driver_version"))
+			}
+		}
 		p.TimeSlicing = l.decodeTimeSlicing(&d, content, ctx, schema)
 		p.Meta = meta
 		if d.ok && ok {

@@ -159,6 +159,9 @@ type Pool struct {
 	TimeSlicing    *TimeSlicing
 	Overcommit     float64
 	MaxUnavailable int
+	// DriverVersion is a constraint on the nodes' NVIDIA driver, such as
+	// ">= 535" or "550.54.15"; empty means any.
+	DriverVersion string
 }
 
 // TimeSlicing is a pool's time_slicing block.

@@ -116,6 +116,7 @@ func Schema() []BlockSchema {
 			ref("mig_layout", TypeMIGLayout, false),
 			attr("overcommit", cty.Number, "1.0"),
 			attr("max_unavailable", cty.Number, "1"),
+			attr("driver_version", cty.String, "any"),
 		}, Blocks: []BlockSchema{
 			{Type: "time_slicing", Attrs: []AttrSchema{
 				required("replicas", cty.Number),

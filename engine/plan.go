@@ -93,6 +93,8 @@ type Plan struct {
 	Summary      Summary
 	// Warnings are non-fatal findings to show with the plan.
 	Warnings []string
+	// Capacity is the GPU capacity per pool, when it was checked.
+	Capacity *Capacity
 }
 
 // HasChanges reports whether applying the plan would change anything.

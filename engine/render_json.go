@@ -10,12 +10,13 @@ const JSONFormatVersion = "1.0"
 
 // JSONPlan is the --json form of a plan.
 type JSONPlan struct {
-	FormatVersion   string       `json:"format_version"`
-	Stack           string       `json:"stack"`
-	Source          string       `json:"source"`
-	ResourceChanges []JSONChange `json:"resource_changes"`
-	Summary         Summary      `json:"summary"`
-	Warnings        []string     `json:"warnings"`
+	FormatVersion   string        `json:"format_version"`
+	Stack           string        `json:"stack"`
+	Source          string        `json:"source"`
+	ResourceChanges []JSONChange  `json:"resource_changes"`
+	Summary         Summary       `json:"summary"`
+	Warnings        []string      `json:"warnings"`
+	Capacity        []CapacityRow `json:"capacity"`
 }
 
 // JSONChange is one entry of resource_changes.
@@ -40,6 +41,10 @@ func NewJSONPlan(p *Plan) JSONPlan {
 	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
+	}
+	out.Capacity = []CapacityRow{}
+	if p.Capacity != nil {
+		out.Capacity = append(out.Capacity, p.Capacity.Rows...)
 	}
 	for _, c := range p.Changes {
 		jc := JSONChange{

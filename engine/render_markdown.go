@@ -23,6 +23,7 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 	for _, c := range p.Changes {
 		fmt.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
 	}
+	writeMarkdownCapacity(bw, p)
 	var details strings.Builder
 	tr := textRenderer{w: bufio.NewWriter(&details)}
 	for _, c := range p.Changes {
@@ -49,4 +50,14 @@ func writeMarkdownWarnings(w io.Writer, p *Plan) {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func writeMarkdownCapacity(w io.Writer, p *Plan) {
+	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n#### GPU capacity\n\n| Pool | Resource | Total | Quota | Requested | Free |\n|---|---|---:|---:|---:|---:|\n")
+	for _, r := range p.Capacity.Rows {
+		fmt.Fprintf(w, "| %s | `%s` | %d | %d | %d | %d |\n", r.Pool, r.Resource, r.Total, r.Quota, r.Requested, r.Free)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
@@ -74,6 +75,7 @@ func groups(changes []*Change) [][]*Change {
 func (r *textRenderer) plan(p *Plan) {
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
 		fmt.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
+		r.capacity(p)
 		r.warnings(p)
 		return
 	}
@@ -84,8 +86,23 @@ func (r *textRenderer) plan(p *Plan) {
 			r.change(c)
 		}
 	}
+	r.capacity(p)
 	r.warnings(p)
 	fmt.Fprintf(r.w, "\n%s\n", r.paint("1", SummaryLine(p)))
+}
+
+// capacity prints the GPU capacity table.
+func (r *textRenderer) capacity(p *Plan) {
+	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
+		return
+	}
+	fmt.Fprintf(r.w, "\nGPU capacity after this plan:\n")
+	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE")
+	for _, row := range p.Capacity.Rows {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", row.Pool, row.Resource, row.Total, row.Quota, row.Requested, row.Free)
+	}
+	_ = tw.Flush()
 }
 
 func (r *textRenderer) warnings(p *Plan) {

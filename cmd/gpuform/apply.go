@@ -81,6 +81,9 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	if err != nil {
 		return fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
+	if p.Capacity, err = g.checkCapacity(cfg, live); err != nil {
+		return err
+	}
 	if err := engine.RenderText(g.stdout, p, engine.TextOptions{Color: g.color(g.stdout)}); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -110,6 +111,9 @@ func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
+	if p.Capacity, err = g.checkCapacity(cfg, live); err != nil {
+		return nil, nil, nil, err
+	}
 	return cfg, p, client, nil
 }
 
@@ -181,4 +185,15 @@ func pluralWord(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// checkCapacity checks pools against the live nodes; problems are printed
+// as diagnostics and end the run.
+func (g *globals) checkCapacity(cfg *config.Config, live *engine.Live) (*engine.Capacity, error) {
+	capacity, diags := engine.CheckCapacity(cfg, live.Nodes, mig.Default())
+	g.writeDiags(cfg, diags)
+	if diags.HasErrors() {
+		return nil, &exitError{code: 1}
+	}
+	return capacity, nil
 }

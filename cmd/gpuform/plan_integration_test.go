@@ -373,9 +373,9 @@ func clientset(t *testing.T) *kubernetes.Clientset {
 	return cs
 }
 
-// tenantsConfig is a stack of n tenants with one model each. Its pool selects
-// no node and shares no GPU Operator ConfigMap, so stacks of different tests
-// do not meet.
+// tenantsConfig is a stack of n tenants with one model each, on a pool of
+// its own GPU node (created here) that shares no GPU Operator ConfigMap, so
+// stacks of different tests do not meet.
 func tenantsConfig(t *testing.T, stack string, n int) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -390,6 +390,7 @@ priority %[1]q {
 pool %[1]q {
   gpu           = "H100-80GB"
   node_selector = { "gpuform.dev/node-group" = %[1]q }
+  overcommit    = %[3]d
 }
 
 tenant "t" {
@@ -412,8 +413,19 @@ model "m" {
   format      = "onnx"
   storage_uri = "s3://models/${each.key}"
 }
-`, stack, n)
+`, stack, n, n/8+1)
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeapitest.CreateNodes(context.Background(), cfg, kubeapitest.GPUNode{
+		Name:     stack + "-gpu-0",
+		Labels:   map[string]string{"gpuform.dev/node-group": stack, "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"},
+		Capacity: map[string]string{"nvidia.com/gpu": "8"},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -9,7 +9,7 @@
 // m-00001) as two for_each blocks over locals maps. The language has no
 // dynamic blocks, so a tenant block repeated by for_each has the same quota
 // blocks for every instance: in that shape each tenant carries a quota block
-// on every pool, zero on the pools the explicit shape leaves out.
+// on every pool, empty on the pools the explicit shape leaves out.
 package gen
 
 import (

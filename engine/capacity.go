@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// CapacityRow is one pool's figures for one resource (GPUs or a MIG profile).
+type CapacityRow struct {
+	Pool     string `json:"pool"`
+	Resource string `json:"resource"`
+	// Total is nodes x GPUs per node x (slices per GPU, or time-slicing replicas).
+	Total int `json:"total"`
+	// Quota is what tenants' quotas claim; Requested what models ask for
+	// (min replicas); Free is Total - Quota (negative when over-committed).
+	Quota     int `json:"quota"`
+	Requested int `json:"requested"`
+	Free      int `json:"free"`
+	// Limit is Total x the pool's overcommit.
+	Limit int `json:"limit"`
+}
+
+// Capacity is the GPU capacity of every pool, from the nodes the pools select.
+type Capacity struct {
+	Rows  []CapacityRow   `json:"rows"`
+	Nodes []NodeInventory `json:"nodes"`
+}
+
+// CheckCapacity computes each pool's capacity from the live nodes and
+// reports, as diagnostics on the configuration: a pool that selects no node,
+// nodes whose GPUs are not the pool's model, drivers older than the pool's
+// driver_version, and quotas beyond capacity x overcommit.
+func CheckCapacity(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Capacity, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	errorf := func(rng hcl.Range, summary, format string, args ...any) {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()})
+	}
+	out := &Capacity{}
+	for _, n := range nodes {
+		if inv := InventoryOf(n, cat); inv.Source != "none" {
+			out.Nodes = append(out.Nodes, inv)
+		}
+	}
+	for _, p := range cfg.Pools {
+		var members []NodeInventory
+		for _, n := range nodes {
+			if selects(p.NodeSelector, n.GetLabels()) {
+				members = append(members, InventoryOf(n, cat))
+			}
+		}
+		if len(members) == 0 {
+			errorf(p.Range("node_selector"), "Pool selects no node", "Pool %s selects nodes labelled %s, and no node of the cluster has those labels. Label the GPU nodes, or fix node_selector.", p.Name, selectorString(p.NodeSelector))
+			continue
+		}
+		want := catalogKey(cat, p.GPU)
+		gpusPerNode := map[string]int{}
+		var wrong, oldDriver []string
+		for _, m := range members {
+			switch {
+			case m.Source == "none":
+				wrong = append(wrong, m.Node+" (no GPUs reported)")
+			case m.Source != "capacity" && m.Model != want:
+				wrong = append(wrong, fmt.Sprintf("%s (%s)", m.Node, m.Model))
+			}
+			if p.DriverVersion != "" && m.Driver != "" {
+				if ok, err := config.SatisfiesVersion(p.DriverVersion, m.Driver); err == nil && !ok {
+					oldDriver = append(oldDriver, fmt.Sprintf("%s (%s)", m.Node, m.Driver))
+				}
+			}
+			gpusPerNode[m.Node] = m.GPUs
+		}
+		if len(wrong) > 0 {
+			errorf(p.Range("gpu"), "Nodes with other GPUs", "Pool %s is for %s GPUs, but it selects %s. Narrow node_selector, or set gpu to what the nodes have.", p.Name, want, strings.Join(wrong, ", "))
+		}
+		if len(oldDriver) > 0 {
+			errorf(p.Range("driver_version"), "Driver too old", "Pool %s needs driver %s, but %s. Upgrade the driver on those nodes or relax driver_version.", p.Name, p.DriverVersion, strings.Join(oldDriver, ", "))
+		}
+		total := poolTotals(p, gpusPerNode)
+		quota, requested := map[string]int{}, map[string]int{}
+		for _, t := range cfg.Tenants {
+			for _, q := range t.Quotas {
+				if q.Pool != p {
+					continue
+				}
+				for r, n := range quotaResources(q) {
+					quota[r] += int(n)
+				}
+			}
+		}
+		for _, m := range cfg.Models {
+			if m.Pool != p {
+				continue
+			}
+			if m.Slice != "" {
+				requested[MIGResource(m.Slice)] += m.MinReplicas
+			} else {
+				requested[ResourceGPU] += m.MinReplicas * m.GPUs
+			}
+		}
+		resources := map[string]bool{}
+		for _, m := range []map[string]int{total, quota, requested} {
+			for r := range m {
+				resources[r] = true
+			}
+		}
+		for _, r := range sortedStrings(resources) {
+			row := CapacityRow{Pool: p.Name, Resource: r, Total: total[r], Quota: quota[r], Requested: requested[r]}
+			row.Free = row.Total - row.Quota
+			row.Limit = int(float64(row.Total)*p.Overcommit + 1e-9)
+			out.Rows = append(out.Rows, row)
+			if row.Quota > row.Limit {
+				errorf(quotaRange(cfg, p, r), "Quotas exceed the pool's capacity", "Tenants' quotas on pool %s claim %d of %s, but the pool has %d (%s) and overcommit %.2g allows %d. Lower the quotas, add nodes, or raise overcommit.",
+					p.Name, row.Quota, r, row.Total, totalExplained(p, gpusPerNode, r), p.Overcommit, row.Limit)
+			}
+		}
+	}
+	return out, diags
+}
+
+// poolTotals is nodes x GPUs x slices (or replicas) per resource.
+func poolTotals(p *config.Pool, gpusPerNode map[string]int) map[string]int {
+	total := map[string]int{}
+	for _, gpus := range gpusPerNode {
+		switch {
+		case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
+			for prof, n := range p.MIGLayout.Slices {
+				total[MIGResource(prof)] += gpus * n
+			}
+		case p.MIGLayout != nil:
+			for _, g := range p.MIGLayout.Devices {
+				present := 0
+				for _, i := range g.Indexes {
+					if i < gpus {
+						present++
+					}
+				}
+				if !g.Enabled {
+					total[ResourceGPU] += present
+					continue
+				}
+				for prof, n := range g.Slices {
+					total[MIGResource(prof)] += present * n
+				}
+			}
+		case p.TimeSlicing != nil:
+			total[ResourceGPU] += gpus * p.TimeSlicing.Replicas
+		default:
+			total[ResourceGPU] += gpus
+		}
+	}
+	return total
+}
+
+// totalExplained says how a pool's total of r came about, for messages.
+func totalExplained(p *config.Pool, gpusPerNode map[string]int, r string) string {
+	gpus := 0
+	for _, g := range gpusPerNode {
+		gpus += g
+	}
+	switch {
+	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
+		for prof, n := range p.MIGLayout.Slices {
+			if MIGResource(prof) == r {
+				return fmt.Sprintf("%d nodes, %d GPUs x %d %s each", len(gpusPerNode), gpus, n, prof)
+			}
+		}
+	case p.TimeSlicing != nil:
+		return fmt.Sprintf("%d nodes, %d GPUs x %d time-slicing replicas", len(gpusPerNode), gpus, p.TimeSlicing.Replicas)
+	}
+	return fmt.Sprintf("%d nodes, %d GPUs", len(gpusPerNode), gpus)
+}
+
+// quotaRange points at the first quota on pool p that claims resource r.
+func quotaRange(cfg *config.Config, p *config.Pool, r string) hcl.Range {
+	for _, t := range cfg.Tenants {
+		for _, q := range t.Quotas {
+			if q.Pool != p {
+				continue
+			}
+			for prof := range q.Slices {
+				if MIGResource(prof) == r {
+					return q.KeyRange("slices", prof)
+				}
+			}
+			if r == ResourceGPU && q.GPUs > 0 {
+				return q.Range("gpus")
+			}
+		}
+	}
+	return p.DeclRange
+}
+
+func selectorString(sel map[string]string) string {
+	keys := make([]string, 0, len(sel))
+	for k := range sel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + sel[k]
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// AgentInventory is the JSON the gpuform agent publishes in node annotation
+// gpuform.dev/inventory: what NVML reports of the node's GPUs.
+type AgentInventory struct {
+	Version       int        `json:"version"`
+	DriverVersion string     `json:"driver_version"`
+	CUDAVersion   string     `json:"cuda_version,omitempty"`
+	GPUs          []AgentGPU `json:"gpus"`
+}
+
+// AgentGPU is one GPU of an AgentInventory.
+type AgentGPU struct {
+	Index      int    `json:"index"`
+	UUID       string `json:"uuid"`
+	Name       string `json:"name"`
+	Model      string `json:"model,omitempty"`
+	MemoryMiB  int    `json:"memory_mib"`
+	MIGEnabled bool   `json:"mig_enabled"`
+	MIGPending bool   `json:"mig_pending,omitempty"`
+	// Instances are the MIG GPU instances as profile@start:size.
+	Instances []AgentInstance `json:"instances,omitempty"`
+	// Processes are the PIDs running on the GPU.
+	Processes []int `json:"processes,omitempty"`
+}
+
+// AgentInstance is one MIG GPU instance.
+type AgentInstance struct {
+	Profile string `json:"profile"`
+	Start   int    `json:"start"`
+	Size    int    `json:"size"`
+}
+
+// Limits on a published inventory; larger ones are rejected, not trusted.
+const (
+	maxInventoryBytes = 64 << 10
+	maxNodeGPUs       = 64
+)
+
+// NodeInventory is what gpuform knows of one node's GPUs.
+type NodeInventory struct {
+	Node string `json:"node"`
+	// Source is where it came from: "agent" (gpuform.dev/inventory), "gfd"
+	// (GPU Feature Discovery labels), "capacity" (status) or "none".
+	Source string `json:"source"`
+	// Model is the catalog key when known, else the product name reported.
+	Model     string `json:"model"`
+	GPUs      int    `json:"gpus"`
+	MemoryMiB int    `json:"memory_mib,omitempty"`
+	Driver    string `json:"driver,omitempty"`
+	// MIG counts the MIG instances present, by profile.
+	MIG map[string]int `json:"mig,omitempty"`
+	// Busy counts the GPUs with running processes (agent only).
+	Busy int `json:"busy,omitempty"`
+	// Warning says why a published inventory was not trusted.
+	Warning string `json:"warning,omitempty"`
+}
+
+// ParseAgentInventory decodes and checks an inventory annotation. It
+// rejects oversized, malformed or self-contradictory content.
+func ParseAgentInventory(s string) (*AgentInventory, error) {
+	if len(s) > maxInventoryBytes {
+		return nil, fmt.Errorf("inventory is %d bytes, over the limit of %d", len(s), maxInventoryBytes)
+	}
+	var inv AgentInventory
+	if err := json.Unmarshal([]byte(s), &inv); err != nil {
+		return nil, fmt.Errorf("inventory is not valid JSON: %w", err)
+	}
+	if inv.Version != 1 {
+		return nil, fmt.Errorf("inventory version %d is not 1", inv.Version)
+	}
+	if len(inv.GPUs) > maxNodeGPUs {
+		return nil, fmt.Errorf("inventory lists %d GPUs, more than a node can hold (%d)", len(inv.GPUs), maxNodeGPUs)
+	}
+	seen := map[int]bool{}
+	for _, g := range inv.GPUs {
+		if g.Index < 0 || g.Index >= maxNodeGPUs || seen[g.Index] {
+			return nil, fmt.Errorf("inventory has an invalid or repeated GPU index %d", g.Index)
+		}
+		seen[g.Index] = true
+		if g.MemoryMiB < 0 || len(g.Instances) > 8 {
+			return nil, fmt.Errorf("inventory GPU %d is implausible", g.Index)
+		}
+	}
+	return &inv, nil
+}
+
+// InventoryOf reads what a Node says of its GPUs: the agent's annotation
+// when present and sound, else GPU Feature Discovery labels, else the
+// nvidia.com/gpu capacity.
+func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
+	out := NodeInventory{Node: n.GetName(), Source: "none"}
+	labels := n.GetLabels()
+	if a := n.GetAnnotations()[AnnotInventory]; a != "" {
+		inv, err := ParseAgentInventory(a)
+		if err == nil {
+			out.Source, out.Driver, out.GPUs = "agent", inv.DriverVersion, len(inv.GPUs)
+			for _, g := range inv.GPUs {
+				name := g.Model
+				if name == "" {
+					name = g.Name
+				}
+				out.Model = catalogKey(cat, name)
+				out.MemoryMiB = g.MemoryMiB
+				for _, in := range g.Instances {
+					if out.MIG == nil {
+						out.MIG = map[string]int{}
+					}
+					out.MIG[in.Profile]++
+				}
+				if len(g.Processes) > 0 {
+					out.Busy++
+				}
+			}
+			if gfd := labels["nvidia.com/gpu.product"]; gfd != "" && out.Model != "" && catalogKey(cat, gfd) != out.Model {
+				out.Warning = fmt.Sprintf("the inventory annotation says %s but GPU Feature Discovery says %s; trusting GPU Feature Discovery", out.Model, gfd)
+			} else {
+				return out
+			}
+		} else {
+			out.Warning = "ignored the gpuform.dev/inventory annotation: " + err.Error()
+		}
+	}
+	if p := labels["nvidia.com/gpu.product"]; p != "" {
+		out.Source = "gfd"
+		out.Model = catalogKey(cat, p)
+		out.GPUs, _ = strconv.Atoi(labels["nvidia.com/gpu.count"])
+		out.MemoryMiB, _ = strconv.Atoi(labels["nvidia.com/gpu.memory"])
+		if maj := labels["nvidia.com/cuda.driver.major"]; maj != "" {
+			out.Driver = strings.Trim(maj+"."+labels["nvidia.com/cuda.driver.minor"]+"."+labels["nvidia.com/cuda.driver.rev"], ".")
+		}
+		for k, v := range labels {
+			if prof, ok := strings.CutPrefix(k, "nvidia.com/mig-"); ok && strings.HasSuffix(prof, ".count") {
+				if c, err := strconv.Atoi(v); err == nil && c > 0 {
+					if out.MIG == nil {
+						out.MIG = map[string]int{}
+					}
+					out.MIG[strings.TrimSuffix(prof, ".count")] = c
+				}
+			}
+		}
+		return out
+	}
+	if c, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", ResourceGPU); ok {
+		out.Source = "capacity"
+		out.GPUs, _ = strconv.Atoi(c)
+	}
+	return out
+}
+
+// catalogKey maps a product name to its catalog key, or returns it as is.
+func catalogKey(cat *mig.Catalog, name string) string {
+	if g, ok := cat.Lookup(name); ok {
+		return g.Key
+	}
+	return name
+}

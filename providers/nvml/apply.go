@@ -1,0 +1,561 @@
+package nvml
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// ApplyOptions tune Apply.
+type ApplyOptions struct {
+	// AllowBusy lets Apply change GPUs that run processes. Without it Apply
+	// changes nothing at all when a GPU it would change is busy, and returns
+	// a *BusyError.
+	AllowBusy bool `json:"allow_busy,omitempty"`
+}
+
+// GPUState is the outcome of Apply on one GPU.
+type GPUState string
+
+// The outcomes of Apply on a GPU.
+const (
+	// StateUnchanged: the GPU already had the layout; no call changed it.
+	StateUnchanged GPUState = "unchanged"
+	// StateApplied: the GPU now has the layout.
+	StateApplied GPUState = "applied"
+	// StateRebootRequired: the MIG mode change is pending until the GPU is
+	// reset (in practice, the node rebooted); nothing else was done on it.
+	StateRebootRequired GPUState = "reboot-required"
+)
+
+// ApplyResult says what Apply did.
+type ApplyResult struct {
+	// GPUs are the GPUs the layout names, by index.
+	GPUs []GPUResult `json:"gpus"`
+	// GPUInstancesCreated counts CreateGpuInstanceWithPlacement calls.
+	GPUInstancesCreated int `json:"gpu_instances_created"`
+	// GPUInstancesDestroyed counts GpuInstance.Destroy calls.
+	GPUInstancesDestroyed int `json:"gpu_instances_destroyed"`
+	// ComputeInstancesCreated counts CreateComputeInstance calls.
+	ComputeInstancesCreated int `json:"compute_instances_created"`
+	// ComputeInstancesDestroyed counts ComputeInstance.Destroy calls.
+	ComputeInstancesDestroyed int `json:"compute_instances_destroyed"`
+	// MIGModeChanges counts SetMigMode calls.
+	MIGModeChanges int `json:"mig_mode_changes"`
+	// RebootRequired is true when a GPU's MIG mode change is pending.
+	RebootRequired bool `json:"reboot_required,omitempty"`
+}
+
+// GPUResult says what Apply did on one GPU.
+type GPUResult struct {
+	// Index is the NVML index of the GPU.
+	Index int `json:"index"`
+	// State is the outcome.
+	State GPUState `json:"state"`
+	// MIGModeChanged is true when SetMigMode was called.
+	MIGModeChanged bool `json:"mig_mode_changed,omitempty"`
+	// Kept are the GPU instances left in place.
+	Kept []Instance `json:"kept,omitempty"`
+	// Created are the GPU instances created, at these placements.
+	Created []Instance `json:"created,omitempty"`
+	// Destroyed are the GPU instances destroyed.
+	Destroyed []Instance `json:"destroyed,omitempty"`
+}
+
+// Calls counts the NVML calls that changed something: instances created
+// and destroyed, MIG mode set. Zero means the machine already had the
+// layout.
+func (r *ApplyResult) Calls() int {
+	return r.GPUInstancesCreated + r.GPUInstancesDestroyed + r.ComputeInstancesCreated +
+		r.ComputeInstancesDestroyed + r.MIGModeChanges
+}
+
+// State sums the result up as the agent's gpuform.dev/mig-state value:
+// "reboot-required" or "success".
+func (r *ApplyResult) State() string {
+	if r.RebootRequired {
+		return string(StateRebootRequired)
+	}
+	return "success"
+}
+
+// BusyError is returned when Apply would change GPUs that run processes and
+// AllowBusy is false. Nothing was changed.
+type BusyError struct {
+	// GPUs are the busy GPUs Apply would have changed.
+	GPUs []BusyGPU
+}
+
+// BusyGPU is a GPU with running processes.
+type BusyGPU struct {
+	// Index is the NVML index of the GPU.
+	Index int
+	// PIDs are the processes running on it.
+	PIDs []int
+}
+
+// Error names every busy GPU and its PIDs.
+func (e *BusyError) Error() string {
+	var parts []string
+	for _, g := range e.GPUs {
+		pids := make([]string, len(g.PIDs))
+		for i, p := range g.PIDs {
+			pids[i] = fmt.Sprint(p)
+		}
+		word := "pid"
+		if len(pids) > 1 {
+			word = "pids"
+		}
+		parts = append(parts, fmt.Sprintf("GPU %d runs %s %s", g.Index, word, strings.Join(pids, ", ")))
+	}
+	return "refusing to change the MIG layout of GPUs with running processes (" + strings.Join(parts, "; ") +
+		"); stop them or allow it (ApplyOptions.AllowBusy)"
+}
+
+// plan is what Apply will do on one GPU.
+type plan struct {
+	d             *device
+	enable        bool // SetMigMode(ENABLE) first
+	disable       bool // SetMigMode(DISABLE) last
+	rebootPending bool // the wanted mode is already pending: nothing to do
+	keep          []*liveGI
+	destroy       []*liveGI
+	create        []Instance
+}
+
+func (p *plan) changes() bool {
+	if p.enable || p.disable || len(p.destroy) > 0 || len(p.create) > 0 {
+		return true
+	}
+	for _, l := range p.keep {
+		if needsComputeFix(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsComputeFix is true unless the GPU instance has exactly one compute
+// instance, using all of its slices.
+func needsComputeFix(l *liveGI) bool {
+	return len(l.cis) != 1 || !l.cis[0].full
+}
+
+func apply(lib nvml.Interface, cat *mig.Catalog, layout Layout, opts ApplyOptions) (*ApplyResult, error) {
+	devs, _, err := readDevices(lib, cat)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := layout.resolve(len(devs))
+	if err != nil {
+		return nil, err
+	}
+	indexes := make([]int, 0, len(targets))
+	for i := range targets {
+		indexes = append(indexes, i)
+	}
+	sort.Ints(indexes)
+	var plans []*plan
+	var errs []error
+	for _, i := range indexes {
+		p, err := planGPU(devs[i], targets[i])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("GPU %d: %w", i, err))
+			continue
+		}
+		plans = append(plans, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if !opts.AllowBusy {
+		var busy BusyError
+		for _, p := range plans {
+			if p.changes() && len(p.d.info.Processes) > 0 {
+				busy.GPUs = append(busy.GPUs, BusyGPU{Index: p.d.info.Index, PIDs: p.d.info.PIDs()})
+			}
+		}
+		if len(busy.GPUs) > 0 {
+			return nil, &busy
+		}
+	}
+	res := &ApplyResult{GPUs: []GPUResult{}}
+	for _, p := range plans {
+		gr, err := p.execute(res)
+		res.GPUs = append(res.GPUs, gr)
+		if err != nil {
+			return res, fmt.Errorf("GPU %d: %w", p.d.info.Index, err)
+		}
+	}
+	return res, nil
+}
+
+// planGPU decides what to do on one GPU, without changing anything.
+func planGPU(d *device, e LayoutEntry) (*plan, error) {
+	p := &plan{d: d}
+	if d.migErr != nil {
+		return nil, fmt.Errorf("its MIG instances could not be listed: %w", d.migErr)
+	}
+	if !e.Enabled {
+		switch {
+		case !d.migSupported:
+		case d.current == nvml.DEVICE_MIG_ENABLE:
+			p.destroy, p.disable = d.gis, true
+		case d.pending == nvml.DEVICE_MIG_ENABLE:
+			p.disable = true // cancel a pending enable
+		}
+		return p, nil
+	}
+	g := d.gpu
+	if g == nil {
+		return nil, fmt.Errorf("%q is not in the GPU catalog; gpuform cannot lay out MIG instances on it", d.info.Name)
+	}
+	if !g.MIG || !d.migSupported {
+		return nil, fmt.Errorf("%s (%s) does not support MIG", g.Key, d.info.Name)
+	}
+	slices := map[string]int{}
+	for name, c := range e.Slices {
+		if c == 0 {
+			continue
+		}
+		if prof, ok := g.Profile(name); ok {
+			name = prof.Name
+		}
+		slices[name] += c
+	}
+	sol, err := mig.Solve(g, slices)
+	if err != nil {
+		return nil, err
+	}
+	if d.current != nvml.DEVICE_MIG_ENABLE {
+		if d.pending == nvml.DEVICE_MIG_ENABLE {
+			p.rebootPending = true
+			return p, nil
+		}
+		p.enable = true
+		for _, in := range sol {
+			p.create = append(p.create, instanceOf(in))
+		}
+		return p, nil
+	}
+	p.enable = d.pending != nvml.DEVICE_MIG_ENABLE // cancel a pending disable
+	p.keep, p.destroy, p.create = choose(g, slices, sol, d.gis)
+	return p, nil
+}
+
+// execute carries p out, counting calls in res.
+func (p *plan) execute(res *ApplyResult) (GPUResult, error) {
+	d := p.d
+	gr := GPUResult{Index: d.info.Index, State: StateUnchanged}
+	if p.rebootPending {
+		gr.State, res.RebootRequired = StateRebootRequired, true
+		return gr, nil
+	}
+	if p.changes() {
+		gr.State = StateApplied
+	}
+	if p.enable {
+		gr.MIGModeChanged = true
+		on, err := p.setMode(nvml.DEVICE_MIG_ENABLE, res)
+		if err != nil {
+			return gr, err
+		}
+		if !on {
+			gr.State, res.RebootRequired = StateRebootRequired, true
+			return gr, nil
+		}
+	}
+	for _, l := range p.destroy {
+		for _, c := range l.cis {
+			if ret := c.ci.Destroy(); ret != nvml.SUCCESS {
+				return gr, &callError{"destroying a compute instance of " + l.inst.String(), ret}
+			}
+			res.ComputeInstancesDestroyed++
+		}
+		if ret := l.gi.Destroy(); ret != nvml.SUCCESS {
+			return gr, &callError{"destroying GPU instance " + l.inst.String(), ret}
+		}
+		res.GPUInstancesDestroyed++
+		gr.Destroyed = append(gr.Destroyed, l.inst)
+	}
+	for _, l := range p.keep {
+		gr.Kept = append(gr.Kept, l.inst)
+		if !needsComputeFix(l) {
+			continue
+		}
+		for _, c := range l.cis {
+			if ret := c.ci.Destroy(); ret != nvml.SUCCESS {
+				return gr, &callError{"destroying a compute instance of " + l.inst.String(), ret}
+			}
+			res.ComputeInstancesDestroyed++
+		}
+		if err := createComputeInstance(l.gi, l.prof, l.inst, res); err != nil {
+			return gr, err
+		}
+	}
+	if len(p.create) > 0 {
+		profs, err := deviceProfiles(d.dev, d.gpu)
+		if err != nil {
+			return gr, err
+		}
+		byName := map[string]giProfile{}
+		for _, pr := range profs {
+			if _, dup := byName[pr.name]; pr.known && !dup {
+				byName[pr.name] = pr
+			}
+		}
+		for _, in := range p.create {
+			pr, ok := byName[in.Profile]
+			if !ok {
+				return gr, fmt.Errorf("the GPU does not offer MIG profile %s", in.Profile)
+			}
+			info := pr.info
+			gi, ret := d.dev.CreateGpuInstanceWithPlacement(&info, &nvml.GpuInstancePlacement{Start: uint32(in.Start), Size: uint32(in.Size)})
+			if ret != nvml.SUCCESS {
+				return gr, &callError{"creating GPU instance " + in.String(), ret}
+			}
+			res.GPUInstancesCreated++
+			gr.Created = append(gr.Created, in)
+			if err := createComputeInstance(gi, pr, in, res); err != nil {
+				return gr, err
+			}
+		}
+	}
+	if p.disable {
+		gr.MIGModeChanged = true
+		off, err := p.setMode(nvml.DEVICE_MIG_DISABLE, res)
+		if err != nil {
+			return gr, err
+		}
+		if !off {
+			gr.State, res.RebootRequired = StateRebootRequired, true
+		}
+	}
+	return gr, nil
+}
+
+// setMode sets the MIG mode and reports whether it is now current (false:
+// it is pending until a GPU reset).
+func (p *plan) setMode(mode int, res *ApplyResult) (bool, error) {
+	word := map[int]string{nvml.DEVICE_MIG_ENABLE: "enabling", nvml.DEVICE_MIG_DISABLE: "disabling"}[mode]
+	_, ret := p.d.dev.SetMigMode(mode)
+	res.MIGModeChanges++
+	if ret != nvml.SUCCESS {
+		return false, &callError{word + " MIG mode", ret}
+	}
+	cur, pend, ret := p.d.dev.GetMigMode()
+	if ret != nvml.SUCCESS {
+		return false, &callError{"reading the MIG mode after " + word + " it", ret}
+	}
+	p.d.current, p.d.pending = cur, pend
+	return cur == mode, nil
+}
+
+// createComputeInstance creates the compute instance that uses all of gi's
+// compute slices.
+func createComputeInstance(gi nvml.GpuInstance, pr giProfile, in Instance, res *ApplyResult) error {
+	cp, err := fullComputeProfile(gi, pr.info.SliceCount)
+	if err != nil {
+		return fmt.Errorf("GPU instance %s: %w", in, err)
+	}
+	if _, ret := gi.CreateComputeInstance(&cp); ret != nvml.SUCCESS {
+		return &callError{"creating the compute instance of " + in.String(), ret}
+	}
+	res.ComputeInstancesCreated++
+	return nil
+}
+
+func instanceOf(in mig.Instance) Instance {
+	return Instance{Profile: in.Profile, Start: in.Placement.Start, Size: in.Placement.Size}
+}
+
+// choose decides which existing GPU instances to keep and where to create
+// the missing ones, so that the GPU ends up with slices. It keeps as many
+// existing instances as a valid placement allows, preferring those at the
+// solver's placements; the missing ones go to the solver's placements
+// where those are free. From an empty GPU the result is exactly sol.
+func choose(g *mig.GPU, slices map[string]int, sol []mig.Instance, existing []*liveGI) (keep, destroy []*liveGI, create []Instance) {
+	inSol := map[Instance]bool{}
+	for _, in := range sol {
+		inSol[instanceOf(in)] = true
+	}
+	var cand []*liveGI
+	for _, l := range existing {
+		if l.prof.known && slices[l.inst.Profile] > 0 && allowed(g, l.inst) && len(cand) < 16 {
+			cand = append(cand, l)
+		}
+	}
+	type option struct{ mask, size, matches int }
+	opts := make([]option, 0, 1<<len(cand))
+	for m := 0; m < 1<<len(cand); m++ {
+		o := option{mask: m, size: bits.OnesCount(uint(m))}
+		for i, l := range cand {
+			if m&(1<<i) != 0 && inSol[l.inst] {
+				o.matches++
+			}
+		}
+		opts = append(opts, o)
+	}
+	sort.SliceStable(opts, func(i, j int) bool {
+		if opts[i].size != opts[j].size {
+			return opts[i].size > opts[j].size
+		}
+		return opts[i].matches > opts[j].matches
+	})
+	for _, o := range opts {
+		remaining := map[string]int{}
+		for k, v := range slices {
+			remaining[k] = v
+		}
+		var occ uint64
+		ok := true
+		var kept []*liveGI
+		for i, l := range cand {
+			if o.mask&(1<<i) == 0 {
+				continue
+			}
+			m := slotMask(l.inst.Placement())
+			if remaining[l.inst.Profile] == 0 || occ&m != 0 {
+				ok = false
+				break
+			}
+			remaining[l.inst.Profile]--
+			occ |= m
+			kept = append(kept, l)
+		}
+		if !ok {
+			continue
+		}
+		placed, ok := complete(g, occ, remaining, sol)
+		if !ok {
+			continue
+		}
+		keptSet := map[*liveGI]bool{}
+		for _, l := range kept {
+			keptSet[l] = true
+		}
+		for _, l := range existing {
+			if !keptSet[l] {
+				destroy = append(destroy, l)
+			}
+		}
+		return kept, destroy, placed
+	}
+	// Unreachable: the empty option always completes with sol.
+	for _, in := range sol {
+		create = append(create, instanceOf(in))
+	}
+	return nil, existing, create
+}
+
+// allowed reports whether in is at a placement the catalog allows for its
+// profile.
+func allowed(g *mig.GPU, in Instance) bool {
+	p, ok := g.Profile(in.Profile)
+	if !ok {
+		return false
+	}
+	for _, pl := range p.Placements {
+		if pl == in.Placement() {
+			return true
+		}
+	}
+	return false
+}
+
+func slotMask(pl mig.Placement) uint64 {
+	if pl.Size <= 0 || pl.Start < 0 || pl.Start+pl.Size > 64 {
+		return ^uint64(0)
+	}
+	return ((uint64(1) << pl.Size) - 1) << pl.Start
+}
+
+// complete places remaining (profile -> count) on the memory slots free in
+// occ, trying the solver's placements of each profile first. It returns the
+// placed instances sorted by start.
+func complete(g *mig.GPU, occ uint64, remaining map[string]int, sol []mig.Instance) ([]Instance, bool) {
+	type item struct {
+		prof  *mig.Profile
+		cands []mig.Placement
+	}
+	var names []string
+	for name, c := range remaining {
+		if c > 0 {
+			names = append(names, name)
+		}
+	}
+	profs := map[string]*mig.Profile{}
+	for _, name := range names {
+		p, ok := g.Profile(name)
+		if !ok {
+			return nil, false
+		}
+		profs[name] = p
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := profs[names[i]], profs[names[j]]
+		if a.MemorySlices != b.MemorySlices {
+			return a.MemorySlices > b.MemorySlices
+		}
+		return a.Name < b.Name
+	})
+	var items []item
+	for _, name := range names {
+		p := profs[name]
+		var cands []mig.Placement
+		seen := map[mig.Placement]bool{}
+		for _, in := range sol {
+			if in.Profile == p.Name && !seen[in.Placement] {
+				seen[in.Placement] = true
+				cands = append(cands, in.Placement)
+			}
+		}
+		for _, pl := range p.Placements {
+			if !seen[pl] {
+				seen[pl] = true
+				cands = append(cands, pl)
+			}
+		}
+		for k := 0; k < remaining[name]; k++ {
+			items = append(items, item{prof: p, cands: cands})
+		}
+	}
+	chosen := make([]int, len(items))
+	var rec func(i int, occ uint64) bool
+	rec = func(i int, occ uint64) bool {
+		if i == len(items) {
+			return true
+		}
+		from := 0
+		if i > 0 && items[i-1].prof == items[i].prof {
+			from = chosen[i-1] + 1 // identical instances: one order only
+		}
+		for c := from; c < len(items[i].cands); c++ {
+			m := slotMask(items[i].cands[c])
+			if occ&m != 0 {
+				continue
+			}
+			chosen[i] = c
+			if rec(i+1, occ|m) {
+				return true
+			}
+		}
+		return false
+	}
+	if !rec(0, occ) {
+		return nil, false
+	}
+	out := make([]Instance, len(items))
+	for i, it := range items {
+		pl := it.cands[chosen[i]]
+		out[i] = Instance{Profile: it.prof.Name, Start: pl.Start, Size: pl.Size}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out, true
+}

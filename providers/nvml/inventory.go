@@ -1,0 +1,393 @@
+package nvml
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// InventoryVersion is the Version of the Inventory JSON this package writes.
+const InventoryVersion = 1
+
+// Inventory is what NVML reports of one machine's GPUs. The agent publishes
+// it, as JSON, in node annotation gpuform.dev/inventory; the field names are
+// those engine.AgentInventory reads.
+type Inventory struct {
+	// Version is InventoryVersion.
+	Version int `json:"version"`
+	// DriverVersion is the NVIDIA driver version, e.g. "550.54.15".
+	DriverVersion string `json:"driver_version"`
+	// CUDAVersion is the CUDA version the driver supports, e.g. "12.4".
+	CUDAVersion string `json:"cuda_version,omitempty"`
+	// GPUs are the GPUs in NVML index order.
+	GPUs []GPU `json:"gpus"`
+	// Warnings are what could not be read, e.g. MIG instances without root.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// GPU is one physical GPU of an Inventory.
+type GPU struct {
+	// Index is the NVML device index.
+	Index int `json:"index"`
+	// UUID is the GPU's UUID, "GPU-...".
+	UUID string `json:"uuid"`
+	// Name is the product name NVML reports, e.g. "NVIDIA H100 80GB HBM3".
+	Name string `json:"name"`
+	// Model is the engine/mig catalog key, e.g. "H100-80GB"; empty when the
+	// catalog does not know the GPU.
+	Model string `json:"model,omitempty"`
+	// MemoryMiB is the total memory.
+	MemoryMiB int `json:"memory_mib"`
+	// MIGCapable is true when the GPU supports MIG.
+	MIGCapable bool `json:"mig_capable,omitempty"`
+	// MIGEnabled is the current MIG mode.
+	MIGEnabled bool `json:"mig_enabled"`
+	// MIGPending is true when the pending MIG mode differs from the current
+	// one: a GPU reset (in practice a reboot) is needed to apply it. The
+	// pending mode is MIGEnabled != MIGPending.
+	MIGPending bool `json:"mig_pending,omitempty"`
+	// Instances are the MIG GPU instances, sorted by placement start.
+	Instances []GPUInstance `json:"instances,omitempty"`
+	// Processes are the processes running on the GPU (on any of its MIG
+	// instances), sorted by PID.
+	Processes []Process `json:"processes,omitempty"`
+}
+
+// Instance is a MIG profile at a placement: Size memory slots from Start.
+type Instance struct {
+	// Profile is the catalog profile name, e.g. "1g.10gb+me". A profile
+	// the catalog does not know is named from what NVML reports.
+	Profile string `json:"profile"`
+	// Start is the first memory slot.
+	Start int `json:"start"`
+	// Size is the number of memory slots.
+	Size int `json:"size"`
+}
+
+// GPUInstance is one MIG GPU instance.
+type GPUInstance struct {
+	// ID is NVML's GPU instance ID.
+	ID int `json:"id"`
+	Instance
+	// ComputeInstances are the compute instances inside it.
+	ComputeInstances []ComputeInstance `json:"compute_instances,omitempty"`
+}
+
+// ComputeInstance is one compute instance inside a GPU instance.
+type ComputeInstance struct {
+	// ID is NVML's compute instance ID, unique within its GPU instance.
+	ID int `json:"id"`
+	// Profile is the GPU instance's profile when the compute instance uses
+	// all of its compute slices, else "<n>c.<profile>" as mig-parted spells
+	// it, e.g. "1c.3g.40gb".
+	Profile string `json:"profile"`
+	// Start is the first compute slice within the GPU instance.
+	Start int `json:"start"`
+	// Size is the number of compute slices.
+	Size int `json:"size"`
+}
+
+// Process is a process running on a GPU.
+type Process struct {
+	// PID is the process ID (in the host's PID namespace).
+	PID int `json:"pid"`
+	// UsedMemoryMiB is the GPU memory it uses; 0 when NVML does not say.
+	UsedMemoryMiB int `json:"used_memory_mib,omitempty"`
+	// GPUInstance is the ID of the MIG GPU instance it runs on, if any.
+	GPUInstance *int `json:"gpu_instance,omitempty"`
+	// ComputeInstance is the ID of the compute instance it runs on, if any.
+	ComputeInstance *int `json:"compute_instance,omitempty"`
+}
+
+// GPU returns the GPU with NVML index index, or nil.
+func (inv *Inventory) GPU(index int) *GPU {
+	for i := range inv.GPUs {
+		if inv.GPUs[i].Index == index {
+			return &inv.GPUs[i]
+		}
+	}
+	return nil
+}
+
+// Slices counts g's MIG GPU instances by profile; nil when there are none.
+func (g *GPU) Slices() map[string]int {
+	var out map[string]int
+	for _, in := range g.Instances {
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[in.Profile]++
+	}
+	return out
+}
+
+// PIDs returns the PIDs of g's processes.
+func (g *GPU) PIDs() []int {
+	var out []int
+	for _, p := range g.Processes {
+		out = append(out, p.PID)
+	}
+	return out
+}
+
+// Placement returns the instance's placement in engine/mig's terms.
+func (in Instance) Placement() mig.Placement { return mig.Placement{Start: in.Start, Size: in.Size} }
+
+// String returns "profile@start:size".
+func (in Instance) String() string { return fmt.Sprintf("%s@%d:%d", in.Profile, in.Start, in.Size) }
+
+// device is one GPU as read, with the NVML handles Apply needs.
+type device struct {
+	dev          nvml.Device
+	gpu          *mig.GPU // catalog model; nil when unknown
+	info         GPU
+	migSupported bool
+	current      int
+	pending      int
+	gis          []*liveGI
+	migErr       error // why the MIG instances could not be listed
+}
+
+// liveGI is a GPU instance with its handles.
+type liveGI struct {
+	gi   nvml.GpuInstance
+	prof giProfile
+	inst Instance
+	out  GPUInstance
+	cis  []liveCI
+}
+
+// liveCI is a compute instance with its handle.
+type liveCI struct {
+	ci   nvml.ComputeInstance
+	full bool // uses every compute slice of its GPU instance
+}
+
+func read(lib nvml.Interface, cat *mig.Catalog) (*Inventory, error) {
+	inv := &Inventory{Version: InventoryVersion, GPUs: []GPU{}}
+	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		inv.DriverVersion = v
+	} else {
+		inv.Warnings = append(inv.Warnings, "driver version: "+retName(ret))
+	}
+	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS && v > 0 {
+		inv.CUDAVersion = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+	}
+	devs, warns, err := readDevices(lib, cat)
+	if err != nil {
+		return nil, err
+	}
+	inv.Warnings = append(inv.Warnings, warns...)
+	for _, d := range devs {
+		inv.GPUs = append(inv.GPUs, d.info)
+	}
+	return inv, nil
+}
+
+func readDevices(lib nvml.Interface, cat *mig.Catalog) ([]*device, []string, error) {
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return nil, nil, fmt.Errorf("counting GPUs: %s", retName(ret))
+	}
+	var devs []*device
+	var warns []string
+	for i := 0; i < n; i++ {
+		d, w, err := readDevice(lib, i, cat)
+		if err != nil {
+			return nil, nil, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		devs = append(devs, d)
+		warns = append(warns, w...)
+	}
+	return devs, warns, nil
+}
+
+func readDevice(lib nvml.Interface, index int, cat *mig.Catalog) (*device, []string, error) {
+	dev, ret := lib.DeviceGetHandleByIndex(index)
+	if ret != nvml.SUCCESS {
+		return nil, nil, fmt.Errorf("getting the device handle: %s", retName(ret))
+	}
+	d := &device{dev: dev, info: GPU{Index: index}}
+	if d.info.UUID, ret = dev.GetUUID(); ret != nvml.SUCCESS {
+		return nil, nil, fmt.Errorf("reading the UUID: %s", retName(ret))
+	}
+	if d.info.Name, ret = dev.GetName(); ret != nvml.SUCCESS {
+		return nil, nil, fmt.Errorf("reading the name: %s", retName(ret))
+	}
+	if g, ok := cat.Lookup(d.info.Name); ok {
+		d.gpu, d.info.Model = g, g.Key
+	}
+	mem, ret := dev.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		return nil, nil, fmt.Errorf("reading the memory size: %s", retName(ret))
+	}
+	d.info.MemoryMiB = int(mem.Total >> 20)
+	var warns []string
+	if err := d.readMIG(); err != nil {
+		if noPermission(err) {
+			d.migErr = err
+			warns = append(warns, fmt.Sprintf("GPU %d: MIG instances not listed: %v (needs root)", index, err))
+		} else {
+			return nil, nil, err
+		}
+	}
+	var w string
+	d.info.Processes, w = processes(dev)
+	if w != "" {
+		warns = append(warns, fmt.Sprintf("GPU %d: %s", index, w))
+	}
+	return d, warns, nil
+}
+
+// readMIG reads the MIG mode and, when MIG is on, the instances.
+func (d *device) readMIG() error {
+	cur, pend, ret := d.dev.GetMigMode()
+	switch ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_NOT_SUPPORTED:
+		d.migSupported, d.info.MIGCapable, d.info.MIGEnabled, d.info.MIGPending = false, false, false, false
+		d.gis, d.info.Instances = nil, nil
+		return nil
+	default:
+		return fmt.Errorf("reading the MIG mode: %s", retName(ret))
+	}
+	d.migSupported, d.current, d.pending = true, cur, pend
+	d.info.MIGCapable = true
+	d.info.MIGEnabled = cur == nvml.DEVICE_MIG_ENABLE
+	d.info.MIGPending = cur != pend
+	d.gis, d.info.Instances = nil, nil
+	if cur != nvml.DEVICE_MIG_ENABLE {
+		return nil
+	}
+	profs, err := deviceProfiles(d.dev, d.gpu)
+	if err != nil {
+		return err
+	}
+	for _, p := range profs {
+		info := p.info
+		gis, ret := d.dev.GetGpuInstances(&info)
+		if ret != nvml.SUCCESS {
+			return &callError{"listing GPU instances of profile " + p.name, ret}
+		}
+		for _, gi := range gis {
+			l, err := readGI(gi, p)
+			if err != nil {
+				return err
+			}
+			d.gis = append(d.gis, l)
+		}
+	}
+	sort.SliceStable(d.gis, func(i, j int) bool {
+		a, b := d.gis[i].inst, d.gis[j].inst
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		return a.Size > b.Size
+	})
+	for _, l := range d.gis {
+		d.info.Instances = append(d.info.Instances, l.out)
+	}
+	return nil
+}
+
+func readGI(gi nvml.GpuInstance, p giProfile) (*liveGI, error) {
+	info, ret := gi.GetInfo()
+	if ret != nvml.SUCCESS {
+		return nil, &callError{"reading a GPU instance", ret}
+	}
+	l := &liveGI{gi: gi, prof: p, inst: Instance{Profile: p.name, Start: int(info.Placement.Start), Size: int(info.Placement.Size)}}
+	out := GPUInstance{ID: int(info.Id), Instance: l.inst}
+	for cid := 0; cid < nvml.COMPUTE_INSTANCE_PROFILE_COUNT; cid++ {
+		cp, ret := gi.GetComputeInstanceProfileInfo(cid, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		cis, ret := gi.GetComputeInstances(&cp)
+		if ret != nvml.SUCCESS {
+			return nil, &callError{fmt.Sprintf("listing the compute instances of GPU instance %d", info.Id), ret}
+		}
+		for _, ci := range cis {
+			ciInfo, ret := ci.GetInfo()
+			if ret != nvml.SUCCESS {
+				return nil, &callError{"reading a compute instance", ret}
+			}
+			full := cp.SliceCount == p.info.SliceCount
+			name := p.name
+			if !full {
+				name = fmt.Sprintf("%dc.%s", cp.SliceCount, p.name)
+			}
+			l.cis = append(l.cis, liveCI{ci: ci, full: full})
+			out.ComputeInstances = append(out.ComputeInstances, ComputeInstance{
+				ID: int(ciInfo.Id), Profile: name, Start: int(ciInfo.Placement.Start), Size: int(ciInfo.Placement.Size),
+			})
+		}
+	}
+	sort.Slice(out.ComputeInstances, func(i, j int) bool { return out.ComputeInstances[i].ID < out.ComputeInstances[j].ID })
+	l.out = out
+	return l, nil
+}
+
+// processes lists the compute and graphics processes on dev. A simulated
+// server that does not implement the calls panics; that, like
+// ERROR_NOT_SUPPORTED, means no process is reported.
+func processes(dev nvml.Device) ([]Process, string) {
+	byPID := map[int]Process{}
+	var warn string
+	for _, get := range []func() ([]nvml.ProcessInfo, nvml.Return){dev.GetComputeRunningProcesses, dev.GetGraphicsRunningProcesses} {
+		ps, ret := safeProcesses(get)
+		switch ret {
+		case nvml.SUCCESS:
+		case nvml.ERROR_NOT_SUPPORTED:
+			continue
+		default:
+			warn = "running processes not listed: " + retName(ret)
+			continue
+		}
+		for _, p := range ps {
+			out := Process{PID: int(p.Pid), UsedMemoryMiB: int(p.UsedGpuMemory >> 20)}
+			if p.GpuInstanceId != 0xFFFFFFFF {
+				v := int(p.GpuInstanceId)
+				out.GPUInstance = &v
+			}
+			if p.ComputeInstanceId != 0xFFFFFFFF {
+				v := int(p.ComputeInstanceId)
+				out.ComputeInstance = &v
+			}
+			if prev, ok := byPID[out.PID]; ok && prev.UsedMemoryMiB >= out.UsedMemoryMiB {
+				continue
+			}
+			byPID[out.PID] = out
+		}
+	}
+	var out []Process
+	for _, p := range byPID {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	return out, warn
+}
+
+func safeProcesses(get func() ([]nvml.ProcessInfo, nvml.Return)) (ps []nvml.ProcessInfo, ret nvml.Return) {
+	defer func() {
+		if recover() != nil {
+			ps, ret = nil, nvml.ERROR_NOT_SUPPORTED
+		}
+	}()
+	return get()
+}
+
+// callError is a failed NVML call.
+type callError struct {
+	what string
+	ret  nvml.Return
+}
+
+func (e *callError) Error() string { return e.what + ": " + retName(e.ret) }
+
+func noPermission(err error) bool {
+	ce, ok := err.(*callError)
+	return ok && ce.ret == nvml.ERROR_NO_PERMISSION
+}
