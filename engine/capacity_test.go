@@ -1,0 +1,184 @@
+package engine_test
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// gpuNode is a Node as GPU Feature Discovery labels it.
+func gpuNode(name, group, product string, count int, driver string) *unstructured.Unstructured {
+	labels := map[string]any{
+		"gpuform.dev/node-group": group,
+		"nvidia.com/gpu.product": product,
+		"nvidia.com/gpu.count":   strconv.Itoa(count),
+	}
+	if driver != "" {
+		parts := strings.SplitN(driver, ".", 3)
+		labels["nvidia.com/cuda.driver.major"] = parts[0]
+		if len(parts) > 1 {
+			labels["nvidia.com/cuda.driver.minor"] = parts[1]
+		}
+		if len(parts) > 2 {
+			labels["nvidia.com/cuda.driver.rev"] = parts[2]
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": name, "labels": labels},
+	}}
+}
+
+
+// capacityConfig is a MIG pool of 1g.10gb x 7 per A100-80GB plus a
+// time-sliced H100 pool, with quotas given in the test.
+func capacityConfig(t *testing.T, migQuota, gpuQuota int, overcommit, driver string) *config.Config {
+	t.Helper()
+	src := `
+gpuform { stack = "cap" }
+mig_layout "sevens" {
+  gpu    = "A100-80GB"
+  slices = { "1g.10gb" = 7 }
+}
+pool "a100" {
+  gpu            = "A100-80GB"
+  node_selector  = { "gpuform.dev/node-group" = "a100" }
+  mig_layout     = mig_layout.sevens
+  overcommit     = ` + overcommit + `
+  driver_version = "` + driver + `"
+}
+pool "h100" {
+  gpu           = "H100-80GB"
+  node_selector = { "gpuform.dev/node-group" = "h100" }
+  time_slicing {
+    replicas = 4
+  }
+}
+tenant "a" {
+  quota "a100" {
+    slices = { "1g.10gb" = ` + strconv.Itoa(migQuota) + ` }
+  }
+  quota "h100" {
+    gpus = ` + strconv.Itoa(gpuQuota) + `
+  }
+}
+model "m" {
+  tenant      = tenant.a
+  pool        = pool.a100
+  slice       = "1g.10gb"
+  format      = "onnx"
+  storage_uri = "s3://m"
+  replicas    = { min = 3, max = 5 }
+}
+`
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if d := engine.Validate(cfg, mig.Default()); d.HasErrors() {
+		t.Fatal(d.Error())
+	}
+	return cfg
+}
+
+func TestCapacity(t *testing.T) {
+	// Two A100 nodes of 8 GPUs with 7 x 1g.10gb each: 2 x 8 x 7 = 112 slices.
+	// One H100 node of 4 GPUs with 4 time-slicing replicas: 1 x 4 x 4 = 16.
+	nodes := []*unstructured.Unstructured{
+		gpuNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
+		gpuNode("a100-1", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
+		gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "550.54.15"),
+	}
+	tests := []struct {
+		name       string
+		migQuota   int
+		gpuQuota   int
+		overcommit string
+		driver     string
+		wantErr    string // empty: ok
+		wantRows   []engine.CapacityRow
+	}{
+		{name: "exactly at capacity", migQuota: 99, gpuQuota: 16, overcommit: "1.0", driver: ">= 535",
+			wantRows: []engine.CapacityRow{
+				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 112},
+				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16},
+			}},
+		{name: "over quota", migQuota: 99, gpuQuota: 17, overcommit: "1.0", driver: ">= 535",
+			wantErr: "claim 17 of nvidia.com/gpu, but the pool has 16 (1 nodes, 4 GPUs x 4 time-slicing replicas)"},
+		{name: "overcommit 1.3", migQuota: 99, gpuQuota: 16, overcommit: "1.3", driver: ">= 535",
+			// 112 x 1.3 = 145.6 -> 145 allowed; 99 fits.
+			wantRows: []engine.CapacityRow{
+				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 145},
+				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16},
+			}},
+		{name: "driver too old", migQuota: 1, gpuQuota: 1, overcommit: "1.0", driver: ">= 560",
+			wantErr: "needs driver >= 560, but a100-0 (550.54.15), a100-1 (550.54.15)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := capacityConfig(t, tt.migQuota, tt.gpuQuota, tt.overcommit, tt.driver)
+			c, diags := engine.CheckCapacity(cfg, nodes, mig.Default())
+			if tt.wantErr != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
+					t.Fatalf("want an error containing %q, got %v", tt.wantErr, diags)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			if len(c.Rows) != len(tt.wantRows) {
+				t.Fatalf("rows = %+v", c.Rows)
+			}
+			for i, r := range c.Rows {
+				if r != tt.wantRows[i] {
+					t.Errorf("row %d = %+v, want %+v", i, r, tt.wantRows[i])
+				}
+			}
+			var buf bytes.Buffer
+			p := &engine.Plan{Stack: "cap", Capacity: c}
+			if err := engine.RenderText(&buf, p, engine.TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "capacity/"+strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())
+		})
+	}
+}
+
+func TestCapacityNodeChecks(t *testing.T) {
+	cfg := capacityConfig(t, 1, 1, "1.0", ">= 535")
+	_, diags := engine.CheckCapacity(cfg, []*unstructured.Unstructured{gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, mig.Default())
+	if !strings.Contains(diags.Error(), "Pool a100 selects nodes labelled gpuform.dev/node-group=a100, and no node") {
+		t.Errorf("a pool without nodes: %v", diags)
+	}
+	wrong := []*unstructured.Unstructured{
+		gpuNode("a100-0", "a100", "NVIDIA-H100-80GB-HBM3", 8, ""),
+		gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, ""),
+	}
+	_, diags = engine.CheckCapacity(cfg, wrong, mig.Default())
+	if !strings.Contains(diags.Error(), "Pool a100 is for A100-80GB GPUs, but it selects a100-0 (H100-80GB)") {
+		t.Errorf("nodes with other GPUs: %v", diags)
+	}
+}
+
+func TestInventoryAnnotationIsChecked(t *testing.T) {
+	n := gpuNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "")
+	ann := map[string]string{engine.AnnotInventory: `{"version":1,"driver_version":"550.1","gpus":[{"index":0,"name":"NVIDIA H100 80GB HBM3","memory_mib":81559,"mig_enabled":false}]}`}
+	n.SetAnnotations(ann)
+	inv := engine.InventoryOf(n, mig.Default())
+	if inv.Source != "gfd" || inv.Model != "A100-80GB" || !strings.Contains(inv.Warning, "trusting GPU Feature Discovery") {
+		t.Errorf("an annotation that lies about the GPU model was trusted: %+v", inv)
+	}
+	for _, bad := range []string{`{`, `{"version":2,"gpus":[]}`, `{"version":1,"gpus":[{"index":0},{"index":0}]}`, strings.Repeat("x", 70000)} {
+		if _, err := engine.ParseAgentInventory(bad); err == nil {
+			t.Errorf("ParseAgentInventory accepted %.40q", bad)
+		}
+	}
+}
