@@ -36,7 +36,6 @@ func gpuNode(name, group, product string, count int, driver string) *unstructure
 	}}
 }
 
-
 // capacityConfig is a MIG pool of 1g.10gb x 7 per A100-80GB plus a
 // time-sliced H100 pool, with quotas given in the test.
 func capacityConfig(t *testing.T, migQuota, gpuQuota int, overcommit, driver string) *config.Config {
