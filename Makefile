@@ -20,13 +20,17 @@ $(GPUFORM): FORCE
 
 FORCE:
 
-## demo: the main job on the examples (validate and summarise; later: plan and apply on the simulated cluster)
+## demo: the main job on the embedded simulated cluster (no cluster, no GPU needed):
+## validate, plan, apply, plan again (no changes) and the GPU inventory of examples/quickstart
+DEMO := examples/quickstart
 demo: build
-	@for d in examples/quickstart examples/bank; do \
-		echo "== $$d"; \
-		$(GPUFORM) --chdir $$d validate || exit 1; \
-		echo; \
-	done
+	@rm -f $(DEMO)/cluster.sim.state.json $(DEMO)/cluster.sim.state.json.lock
+	$(GPUFORM) --chdir $(DEMO) validate
+	$(GPUFORM) --chdir $(DEMO) plan
+	$(GPUFORM) --chdir $(DEMO) apply --auto-approve
+	$(GPUFORM) --chdir $(DEMO) plan --detailed-exitcode
+	$(GPUFORM) --chdir $(DEMO) inventory
+	$(GPUFORM) --chdir examples/bank validate
 
 ## test: every test, vet and formatting; builds the API server harness first
 test: lint $(KUBEAPI_BIN)

@@ -31,8 +31,14 @@ type AgentGPU struct {
 	MIGPending bool   `json:"mig_pending,omitempty"`
 	// Instances are the MIG GPU instances as profile@start:size.
 	Instances []AgentInstance `json:"instances,omitempty"`
-	// Processes are the PIDs running on the GPU.
-	Processes []int `json:"processes,omitempty"`
+	// Processes are the processes running on the GPU.
+	Processes []AgentProcess `json:"processes,omitempty"`
+}
+
+// AgentProcess is a process running on a GPU.
+type AgentProcess struct {
+	PID           int `json:"pid"`
+	UsedMemoryMiB int `json:"used_memory_mib,omitempty"`
 }
 
 // AgentInstance is one MIG GPU instance.

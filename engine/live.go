@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -20,6 +23,15 @@ type Live struct {
 	Source string
 }
 
+// RefreshOptions tune a provider's refresh.
+type RefreshOptions struct {
+	// Adopt reads foreign objects whole (they will be diffed for adoption)
+	// instead of by metadata only.
+	Adopt bool
+	// Parallelism bounds concurrent LISTs; zero means 8.
+	Parallelism int
+}
+
 // Owner describes who owns a foreign object, for conflict messages.
 func Owner(u *unstructured.Unstructured) string {
 	if s := u.GetLabels()[LabelStack]; s != "" {
@@ -34,4 +46,15 @@ func Owner(u *unstructured.Unstructured) string {
 		}
 	}
 	return "nobody gpuform knows"
+}
+
+// LockHeldError says who holds a stack's apply lock.
+type LockHeldError struct {
+	Stack, ID, Holder string
+	Since             time.Time
+}
+
+func (e *LockHeldError) Error() string {
+	return fmt.Sprintf("the state lock of stack %s is held by %s since %s (lock ID %s). Wait for that run to finish, retry with --lock-timeout, or, if it was killed, run gpuform force-unlock %s",
+		e.Stack, e.Holder, e.Since.UTC().Format(time.RFC3339), e.ID, e.ID)
 }

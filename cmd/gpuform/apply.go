@@ -64,16 +64,16 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	if err != nil {
 		return err
 	}
-	client, err := g.kubeClient(cfg)
+	client, err := g.openCluster(cfg)
 	if err != nil {
 		return err
 	}
-	lock, err := g.lock(ctx, client, desired.Stack, f)
+	release, err := g.lock(ctx, client, desired.Stack, f)
 	if err != nil {
 		return err
 	}
-	defer g.unlock(lock)
-	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{Adopt: f.adopt})
+	defer release()
+	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: f.adopt})
 	if err != nil {
 		return err
 	}
@@ -107,19 +107,15 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	if err != nil {
 		return err
 	}
-	opts := kubernetes.Options{Kubeconfig: g.kubeconfig, Context: g.context, WrapTransport: g.wrapTransport}
-	if opts.Context == "" {
-		opts.Context = pf.Context
-	}
-	client, err := kubernetes.New(opts)
+	client, err := g.openSavedCluster(pf.Context)
 	if err != nil {
 		return err
 	}
-	lock, err := g.lock(ctx, client, pf.Stack, f)
+	release, err := g.lock(ctx, client, pf.Stack, f)
 	if err != nil {
 		return err
 	}
-	defer g.unlock(lock)
+	defer release()
 	p := pf.Plan()
 	desired := &engine.Desired{Stack: pf.Stack, Kinds: engine.ManagedKinds()}
 	for _, c := range p.Changes {
@@ -127,7 +123,7 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 			desired.Objects = append(desired.Objects, &engine.Object{Address: c.Address, Object: c.After})
 		}
 	}
-	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{})
+	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{})
 	if err != nil {
 		return err
 	}
@@ -184,23 +180,25 @@ func (g *globals) confirm() error {
 	return nil
 }
 
-func (g *globals) lock(ctx context.Context, client *kubernetes.Client, stack string, f *applyFlags) (*kubernetes.Lock, error) {
-	lock, err := client.Lock(ctx, stack, kubernetes.LockOptions{Wait: f.lockTimeout})
-	var held *kubernetes.LockHeldError
+// lock takes the stack's lock and returns its release, which works even
+// when ctx was cancelled (Ctrl-C).
+func (g *globals) lock(ctx context.Context, client cluster, stack string, f *applyFlags) (func(), error) {
+	release, id, err := client.Lock(ctx, stack, kubernetes.DefaultHolder(), f.lockTimeout)
+	var held *engine.LockHeldError
 	if errors.As(err, &held) {
 		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
 		return nil, &exitError{code: 1}
 	}
-	return lock, err
-}
-
-// unlock releases the lock even when ctx was cancelled (Ctrl-C).
-func (g *globals) unlock(lock *kubernetes.Lock) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := lock.Release(ctx); err != nil {
-		fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", err, lock.ID)
+	if err != nil {
+		return nil, err
 	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := release(rctx); err != nil {
+			fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", err, id)
+		}
+	}, nil
 }
 
 // execute applies p, printing progress and the final account.

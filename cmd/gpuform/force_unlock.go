@@ -25,7 +25,7 @@ func newForceUnlockCommand(g *globals) *cobra.Command {
 			} else if err != nil {
 				cfg = nil
 			}
-			client, err := g.kubeClient(cfg)
+			client, err := g.openCluster(cfg)
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
-				if err := g.savePlan(f.out, cfg, p, client.Context, f.allowSensitive); err != nil {
+				if err := g.savePlan(f.out, cfg, p, client.Context(), f.allowSensitive); err != nil {
 					return err
 				}
 				if format == formatText {
@@ -94,16 +94,16 @@ func (f *planFlags) outputFormat() (string, error) {
 // plan loads, validates and compiles the configuration, then refreshes and
 // diffs against the cluster. Configuration errors are printed and end the
 // run before any cluster call.
-func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine.Plan, *kubernetes.Client, error) {
+func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine.Plan, cluster, error) {
 	cfg, desired, err := g.compile()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client, err := g.kubeClient(cfg)
+	client, err := g.openCluster(cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	live, err := client.Refresh(ctx, desired, kubernetes.RefreshOptions{Adopt: adopt})
+	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: adopt})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -25,6 +25,8 @@ type globals struct {
 	// kubeconfig and context select the cluster, over the cluster block.
 	kubeconfig string
 	context    string
+	// simulated is --simulated: a simulated cluster file instead of a cluster.
+	simulated string
 	// wrapTransport wraps the Kubernetes client's transport (tests count requests).
 	wrapTransport func(http.RoundTripper) http.RoundTripper
 
@@ -57,6 +59,7 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringArrayVar(&g.varFiles, "var-file", nil, "read input variables from `FILE` (repeatable)")
 	pf.BoolVar(&g.noColor, "no-color", false, "disable colours in the output")
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: the cluster block, $KUBECONFIG, ~/.kube/config)")
+	pf.StringVar(&g.simulated, "simulated", "", "use the embedded simulated cluster described in `FILE` instead of a real one")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context `NAME` (default: the cluster block, the current context)")
 	root.AddCommand(
 		newValidateCommand(g),
@@ -65,6 +68,7 @@ func newRoot(g *globals) *cobra.Command {
 		newShowCommand(g),
 		newRenderCommand(g),
 		newForceUnlockCommand(g),
+		newInventoryCommand(g),
 		newFmtCommand(g),
 		newCatalogCommand(g),
 		newVersionCommand(g),

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/gpuform/gpuform/engine"
 	"os"
 	"os/user"
 	"sync"
@@ -32,17 +33,6 @@ type LockOptions struct {
 	TTL time.Duration
 	// Holder identifies the holder; empty means user@host pid N.
 	Holder string
-}
-
-// LockHeldError says who holds the lock.
-type LockHeldError struct {
-	Stack, ID, Holder string
-	Since             time.Time
-}
-
-func (e *LockHeldError) Error() string {
-	return fmt.Sprintf("the state lock of stack %s is held by %s since %s (lock ID %s). Wait for that run to finish, retry with --lock-timeout, or, if it was killed, run gpuform force-unlock %s",
-		e.Stack, e.Holder, e.Since.UTC().Format(time.RFC3339), e.ID, e.ID)
 }
 
 // Lock is a held apply lock: a coordination.k8s.io Lease gpuform-<stack>
@@ -140,7 +130,7 @@ func (c *Client) Lock(ctx context.Context, stack string, opts LockOptions) (*Loc
 }
 
 // heldBy returns who holds l, or nil when it is free or expired.
-func heldBy(l *coordinationv1.Lease, now time.Time) *LockHeldError {
+func heldBy(l *coordinationv1.Lease, now time.Time) *engine.LockHeldError {
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.RenewTime == nil {
 		return nil
 	}
@@ -155,7 +145,7 @@ func heldBy(l *coordinationv1.Lease, now time.Time) *LockHeldError {
 	if l.Spec.AcquireTime != nil {
 		since = l.Spec.AcquireTime.Time
 	}
-	return &LockHeldError{ID: l.Annotations[annotLockID], Holder: *l.Spec.HolderIdentity, Since: since}
+	return &engine.LockHeldError{ID: l.Annotations[annotLockID], Holder: *l.Spec.HolderIdentity, Since: since}
 }
 
 func (c *Client) startLock(stack, id string, ttl time.Duration, l *coordinationv1.Lease) *Lock {

@@ -14,20 +14,11 @@ import (
 	"github.com/gpuform/gpuform/engine"
 )
 
-// RefreshOptions tune Refresh.
-type RefreshOptions struct {
-	// Adopt reads foreign objects whole (they will be diffed for adoption)
-	// instead of by metadata only.
-	Adopt bool
-	// Parallelism bounds concurrent LISTs; zero means 8.
-	Parallelism int
-}
-
 // Refresh reads the live state of the stack: one paginated LIST per kind
 // with the gpuform.dev/stack selector, one LIST of Nodes, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects.
-func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts RefreshOptions) (*engine.Live, error) {
+func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
 	live := &engine.Live{
 		Objects: map[engine.Key]*unstructured.Unstructured{},
 		Foreign: map[engine.Key]*unstructured.Unstructured{},
@@ -91,7 +82,7 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts RefreshOpt
 }
 
 // findForeign looks for desired objects that exist without the stack label.
-func (c *Client) findForeign(ctx context.Context, d *engine.Desired, live *engine.Live, mappings map[schema.GroupKind]*meta.RESTMapping, opts RefreshOptions, par int) error {
+func (c *Client) findForeign(ctx context.Context, d *engine.Desired, live *engine.Live, mappings map[schema.GroupKind]*meta.RESTMapping, opts engine.RefreshOptions, par int) error {
 	wanted := map[schema.GroupKind]map[engine.Key]bool{}
 	for _, o := range d.Objects {
 		k := o.Key()

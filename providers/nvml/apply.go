@@ -89,21 +89,29 @@ func (r *ApplyResult) State() string {
 // AllowBusy is false. Nothing was changed.
 type BusyError struct {
 	// GPUs are the busy GPUs Apply would have changed.
-	GPUs []BusyGPU
+	GPUs []BusyGPU `json:"gpus"`
 }
 
-// BusyGPU is a GPU with running processes.
+// BusyGPU is a GPU with running processes, or whose processes could not be
+// listed.
 type BusyGPU struct {
 	// Index is the NVML index of the GPU.
-	Index int
+	Index int `json:"index"`
 	// PIDs are the processes running on it.
-	PIDs []int
+	PIDs []int `json:"pids,omitempty"`
+	// Unlisted says why its processes could not be listed, if they could
+	// not; Apply then assumes it busy.
+	Unlisted string `json:"unlisted,omitempty"`
 }
 
 // Error names every busy GPU and its PIDs.
 func (e *BusyError) Error() string {
 	var parts []string
 	for _, g := range e.GPUs {
+		if g.Unlisted != "" {
+			parts = append(parts, fmt.Sprintf("GPU %d's processes could not be listed: %s", g.Index, g.Unlisted))
+			continue
+		}
 		pids := make([]string, len(g.PIDs))
 		for i, p := range g.PIDs {
 			pids[i] = fmt.Sprint(p)
@@ -177,8 +185,8 @@ func apply(lib nvml.Interface, cat *mig.Catalog, layout Layout, opts ApplyOption
 	if !opts.AllowBusy {
 		var busy BusyError
 		for _, p := range plans {
-			if p.changes() && len(p.d.info.Processes) > 0 {
-				busy.GPUs = append(busy.GPUs, BusyGPU{Index: p.d.info.Index, PIDs: p.d.info.PIDs()})
+			if p.changes() && (len(p.d.info.Processes) > 0 || p.d.procErr != "") {
+				busy.GPUs = append(busy.GPUs, BusyGPU{Index: p.d.info.Index, PIDs: p.d.info.PIDs(), Unlisted: p.d.procErr})
 			}
 		}
 		if len(busy.GPUs) > 0 {

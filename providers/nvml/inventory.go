@@ -148,7 +148,8 @@ type device struct {
 	current      int
 	pending      int
 	gis          []*liveGI
-	migErr       error // why the MIG instances could not be listed
+	migErr       error  // why the MIG instances could not be listed
+	procErr      string // why the processes could not be listed
 }
 
 // liveGI is a GPU instance with its handles.
@@ -234,10 +235,9 @@ func readDevice(lib nvml.Interface, index int, cat *mig.Catalog) (*device, []str
 			return nil, nil, err
 		}
 	}
-	var w string
-	d.info.Processes, w = processes(dev)
-	if w != "" {
-		warns = append(warns, fmt.Sprintf("GPU %d: %s", index, w))
+	d.info.Processes, d.procErr = processes(dev)
+	if d.procErr != "" {
+		warns = append(warns, fmt.Sprintf("GPU %d: running processes not listed: %s", index, d.procErr))
 	}
 	return d, warns, nil
 }
@@ -330,9 +330,10 @@ func readGI(gi nvml.GpuInstance, p giProfile) (*liveGI, error) {
 	return l, nil
 }
 
-// processes lists the compute and graphics processes on dev. A simulated
-// server that does not implement the calls panics; that, like
-// ERROR_NOT_SUPPORTED, means no process is reported.
+// processes lists the compute and graphics processes on dev, and says why
+// they could not be listed, if they could not. A simulated server that does
+// not implement the calls panics; that, like ERROR_NOT_SUPPORTED, means no
+// process is reported.
 func processes(dev nvml.Device) ([]Process, string) {
 	byPID := map[int]Process{}
 	var warn string
@@ -343,7 +344,7 @@ func processes(dev nvml.Device) ([]Process, string) {
 		case nvml.ERROR_NOT_SUPPORTED:
 			continue
 		default:
-			warn = "running processes not listed: " + retName(ret)
+			warn = retName(ret)
 			continue
 		}
 		for _, p := range ps {

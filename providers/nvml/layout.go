@@ -54,11 +54,22 @@ func (e LayoutEntry) MarshalJSON() ([]byte, error) {
 	return json.Marshal(layoutEntryJSON{Devices: devices, Enabled: e.Enabled, Slices: e.Slices})
 }
 
-// UnmarshalJSON reads the mig-parted shape written by MarshalJSON.
+// UnmarshalJSON reads the mig-parted shape written by MarshalJSON. It
+// rejects other keys, mig-parted's `device-filter` included: an entry that
+// applies to fewer GPUs than it says must not apply to all of them.
 func (e *LayoutEntry) UnmarshalJSON(b []byte) error {
-	var w layoutEntryJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
 		return err
+	}
+	if _, ok := keys["device-filter"]; ok {
+		return fmt.Errorf(`layout entry has a "device-filter", which gpuform does not support; name the GPUs in "devices"`)
+	}
+	var w layoutEntryJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return fmt.Errorf("layout entry: %w", err)
 	}
 	out := LayoutEntry{Enabled: w.Enabled, Slices: w.Slices}
 	d := bytes.TrimSpace(w.Devices)

@@ -19,10 +19,10 @@ var ErrUnavailable = errors.New("NVML is not available on this machine")
 type UnavailableError struct {
 	// Return is the code nvml.Init returned; nvml.SUCCESS when the failure
 	// was not a return code (a panic, no library handle).
-	Return nvml.Return
+	Return nvml.Return `json:"return"`
 	// Reason is a short human explanation, e.g. "the NVIDIA driver is not
 	// loaded (ERROR_DRIVER_NOT_LOADED)".
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // Error returns the full message, with what to do instead.
@@ -35,8 +35,8 @@ func (e *UnavailableError) Error() string {
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // Session is an initialised NVML library. Open makes one; Close shuts NVML
-// down. A Session is safe for use by one goroutine at a time; its methods
-// serialise.
+// down. Its methods may be called from several goroutines; they run one at
+// a time.
 type Session struct {
 	mu     sync.Mutex
 	lib    nvml.Interface

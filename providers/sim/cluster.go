@@ -1,0 +1,241 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/providers/nvml"
+)
+
+// Refresh returns the stack's objects, foreign objects at desired keys and
+// every node, as the Kubernetes provider does.
+func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.RefreshOptions) (*engine.Live, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: c.Name()}
+	for k, u := range c.objects {
+		if u.GetLabels()[engine.LabelStack] == d.Stack {
+			live.Objects[k] = u.DeepCopy()
+		}
+	}
+	for _, o := range d.Objects {
+		k := o.Key()
+		if u, ok := c.objects[k]; ok && u.GetLabels()[engine.LabelStack] != d.Stack {
+			live.Foreign[k] = u.DeepCopy()
+		}
+	}
+	for _, n := range c.spec.Nodes {
+		live.Nodes = append(live.Nodes, c.node(n))
+	}
+	return live, nil
+}
+
+// Apply stores obj as gpuform's server-side apply would leave it.
+func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := engine.KeyOf(obj)
+	if ns := obj.GetNamespace(); ns != "" && ns != "gpu-operator" {
+		if _, ok := c.objects[engine.Key{Kind: "Namespace", Name: ns}]; !ok {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
+		}
+	}
+	u := obj.DeepCopy()
+	if prev, ok := c.objects[k]; ok {
+		// Keep the labels and annotations other managers set.
+		labels, annotations := prev.GetLabels(), prev.GetAnnotations()
+		for key, v := range u.GetLabels() {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[key] = v
+		}
+		for key, v := range u.GetAnnotations() {
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[key] = v
+		}
+		u.SetLabels(labels)
+		u.SetAnnotations(annotations)
+		u.SetCreationTimestamp(prev.GetCreationTimestamp())
+		u.SetUID(prev.GetUID())
+	} else {
+		u.SetUID(stableUID(k))
+	}
+	fields := runtime.DeepCopyJSON(obj.Object)
+	delete(fields, "apiVersion")
+	delete(fields, "kind")
+	u.Object["metadata"].(map[string]any)["managedFields"] = []any{managedEntry(engine.FieldManager, fields)}
+	u.SetResourceVersion(strconv.Itoa(c.nextVersion()))
+	c.objects[k] = u
+	if err := c.save(); err != nil {
+		return nil, err
+	}
+	return u.DeepCopy(), nil
+}
+
+// Delete removes an object, and with a Namespace what lives in it.
+func (c *Cluster) Delete(_ context.Context, k engine.Key, _ string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.objects[k]; !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(k.Kind) + "s"}, k.Name)
+	}
+	delete(c.objects, k)
+	if k.Kind == "Namespace" && k.Group == "" {
+		for other := range c.objects {
+			if other.Namespace == k.Name {
+				delete(c.objects, other)
+			}
+		}
+	}
+	c.nextVersion()
+	return c.save()
+}
+
+// ApplyNode sets the labels and annotations a stack wants on a node, then
+// plays the GPU Operator's mig-manager (or the agent): the MIG layout the
+// node now asks for is applied to its simulated GPUs and the state set.
+func (c *Cluster) ApplyNode(_ context.Context, obj *unstructured.Unstructured, resourceVersion, manager string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := obj.GetName()
+	var spec *NodeSpec
+	for i := range c.spec.Nodes {
+		if c.spec.Nodes[i].Name == name {
+			spec = &c.spec.Nodes[i]
+		}
+	}
+	if spec == nil {
+		return fmt.Errorf("label node %s: the node no longer exists (it did when planned); gpuform never creates Nodes", name)
+	}
+	ns := c.st.Nodes[name]
+	if ns == nil {
+		ns = &nodeState{ResourceVersion: 1}
+		c.st.Nodes[name] = ns
+	}
+	if resourceVersion != "" && resourceVersion != strconv.Itoa(ns.ResourceVersion) {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "nodes"}, name, fmt.Errorf("the node changed since the plan"))
+	}
+	ns.Labels, ns.Annotations, ns.Manager = obj.GetLabels(), obj.GetAnnotations(), manager
+	if err := c.reconcileMIG(name, ns); err != nil {
+		return err
+	}
+	ns.ResourceVersion = c.nextVersion()
+	return c.save()
+}
+
+// reconcileMIG applies the layout a node asks for, the way mig-manager
+// (label nvidia.com/mig.config) or the gpuform agent (annotation
+// gpuform.dev/mig-layout) would, and records the outcome.
+func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
+	lib := c.gpus[name]
+	if ns.System == nil {
+		ns.System = map[string]string{}
+	}
+	var layout nvml.Layout
+	var stateKey string
+	switch {
+	case ns.Labels[engine.LabelMIGConfig] != "":
+		stateKey = engine.LabelMIGState
+		l, err := c.migPartedLayout(ns.Labels[engine.LabelMIGConfig])
+		if err != nil {
+			ns.System[stateKey] = "failed"
+			return nil
+		}
+		layout = l
+	case ns.Annotations[engine.AnnotMIGLayout] != "":
+		stateKey = engine.AnnotMIGState
+		var a struct {
+			Config nvml.Layout `json:"config"`
+		}
+		if err := yaml.Unmarshal([]byte(ns.Annotations[engine.AnnotMIGLayout]), &a); err != nil {
+			ns.System[stateKey] = "failed: " + err.Error()
+			return nil
+		}
+		layout = a.Config
+	default:
+		return nil
+	}
+	if lib == nil {
+		ns.System[stateKey] = "failed"
+		return nil
+	}
+	res, err := nvml.Apply(lib, c.cat, layout, nvml.ApplyOptions{})
+	switch {
+	case err != nil:
+		ns.System[stateKey] = "failed"
+		if stateKey == engine.AnnotMIGState {
+			ns.System[stateKey] = "failed: " + err.Error()
+		}
+	case res.RebootRequired:
+		ns.System[stateKey] = "reboot-required"
+	default:
+		ns.System[stateKey] = "success"
+		c.st.Layouts[name] = layout
+	}
+	return nil
+}
+
+// migPartedLayout finds config name in the mig-parted ConfigMap gpuform wrote.
+func (c *Cluster) migPartedLayout(name string) (nvml.Layout, error) {
+	for k, u := range c.objects {
+		if k.Kind != "ConfigMap" || k.Name != engine.MIGPartedConfig {
+			continue
+		}
+		data, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml")
+		var doc struct {
+			Configs map[string]nvml.Layout `json:"mig-configs"`
+		}
+		if err := yaml.Unmarshal([]byte(data), &doc); err != nil {
+			return nil, err
+		}
+		if l, ok := doc.Configs[name]; ok {
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("no mig-parted config %q", name)
+}
+
+// managedEntry is a managedFields entry saying manager applied fields.
+func managedEntry(manager string, fields map[string]any) map[string]any {
+	var tree func(m map[string]any) map[string]any
+	tree = func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			sub, isMap := v.(map[string]any)
+			switch {
+			case isMap && len(sub) == 0:
+				// an empty map sets no field
+			case isMap:
+				out["f:"+k] = tree(sub)
+			default:
+				out["f:"+k] = map[string]any{}
+			}
+		}
+		return out
+	}
+	return map[string]any{
+		"manager": manager, "operation": "Apply", "apiVersion": "v1",
+		"time": time.Unix(0, 0).UTC().Format(time.RFC3339), "fieldsType": "FieldsV1", "fieldsV1": tree(fields),
+	}
+}
+
+// stableUID derives an object's UID from its key, so state files diff well.
+func stableUID(k engine.Key) types.UID {
+	h := sha256.Sum256([]byte(k.String()))
+	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16]))
+}

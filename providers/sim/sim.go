@@ -1,0 +1,269 @@
+// Package sim is the embedded simulated cluster: GPU nodes described in an
+// HCL file, objects kept in a state file beside it, and each node's GPUs a
+// go-nvml simulated server on which MIG layouts are applied through the same
+// providers/nvml code as the agent. It stands in for a Kubernetes cluster in
+// plan and apply, so gpuform runs end to end with no cluster and no GPU.
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/hashicorp/hcl/v2/hclsimple"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/providers/nvml"
+)
+
+// File is the simulated cluster's description.
+type File struct {
+	Nodes []NodeSpec `hcl:"node,block"`
+}
+
+// NodeSpec describes one simulated node.
+type NodeSpec struct {
+	Name string `hcl:"name,label"`
+	// GPU is a catalog key or product name; Count GPUs of it.
+	GPU    string            `hcl:"gpu"`
+	Count  int               `hcl:"count"`
+	Driver string            `hcl:"driver,optional"`
+	Labels map[string]string `hcl:"labels,optional"`
+}
+
+// state is what persists between runs, in <file>.state.json.
+type state struct {
+	Version         int                    `json:"version"`
+	ResourceVersion int                    `json:"resource_version"`
+	Objects         []map[string]any       `json:"objects"`
+	Nodes           map[string]*nodeState  `json:"nodes"`
+	Lock            *lockState             `json:"lock,omitempty"`
+	Layouts         map[string]nvml.Layout `json:"layouts,omitempty"`
+}
+
+// nodeState is what gpuform wrote on a node, with its field manager.
+type nodeState struct {
+	Labels          map[string]string `json:"labels,omitempty"`
+	Annotations     map[string]string `json:"annotations,omitempty"`
+	Manager         string            `json:"manager,omitempty"`
+	ResourceVersion int               `json:"resource_version"`
+	// System holds what the GPU Operator or the agent would set: MIG state
+	// labels and annotations, not owned by gpuform.
+	System map[string]string `json:"system,omitempty"`
+}
+
+// Cluster is an open simulated cluster.
+type Cluster struct {
+	path, statePath string
+	spec            File
+	cat             *mig.Catalog
+
+	mu      sync.Mutex
+	st      *state
+	objects map[engine.Key]*unstructured.Unstructured
+	gpus    map[string]gonvml.Interface // node -> simulated NVML server
+}
+
+// Open reads the cluster description at path and its state file, and
+// rebuilds each node's simulated GPUs with the MIG layout applied last.
+func Open(path string) (*Cluster, error) {
+	var spec File
+	if err := hclsimple.DecodeFile(path, nil, &spec); err != nil {
+		return nil, fmt.Errorf("read simulated cluster %s: %w", path, err)
+	}
+	c := &Cluster{
+		path:      path,
+		statePath: strings.TrimSuffix(path, filepath.Ext(path)) + ".state.json",
+		spec:      spec,
+		cat:       mig.Default(),
+		objects:   map[engine.Key]*unstructured.Unstructured{},
+		gpus:      map[string]gonvml.Interface{},
+	}
+	seen := map[string]bool{}
+	for _, n := range spec.Nodes {
+		if seen[n.Name] {
+			return nil, fmt.Errorf("simulated cluster %s: node %q is declared twice", path, n.Name)
+		}
+		seen[n.Name] = true
+		if _, ok := c.cat.Lookup(n.GPU); !ok {
+			return nil, fmt.Errorf("simulated cluster %s: node %s has GPU %q, which is not in the catalog (gpuform catalog lists them)", path, n.Name, n.GPU)
+		}
+		if n.Count < 1 || n.Count > 16 {
+			return nil, fmt.Errorf("simulated cluster %s: node %s has %d GPUs; give 1 to 16", path, n.Name, n.Count)
+		}
+	}
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	for _, n := range spec.Nodes {
+		lib, err := simulatedGPUs(c.cat, n)
+		if err != nil {
+			return nil, err
+		}
+		if lib == nil {
+			continue
+		}
+		c.gpus[n.Name] = lib
+		if l, ok := c.st.Layouts[n.Name]; ok {
+			if _, err := nvml.Apply(lib, c.cat, l, nvml.ApplyOptions{}); err != nil {
+				return nil, fmt.Errorf("restore MIG layout of simulated node %s: %w", n.Name, err)
+			}
+		}
+	}
+	return c, nil
+}
+
+// Name describes the cluster for messages and plan sources.
+func (c *Cluster) Name() string { return "simulated cluster " + c.path }
+
+func (c *Cluster) load() error {
+	c.st = &state{Version: 1, Nodes: map[string]*nodeState{}, Layouts: map[string]nvml.Layout{}}
+	b, err := os.ReadFile(c.statePath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read simulated cluster state: %w", err)
+	}
+	if err := json.Unmarshal(b, c.st); err != nil {
+		return fmt.Errorf("read simulated cluster state %s: %w (delete the file to start from an empty cluster)", c.statePath, err)
+	}
+	if c.st.Nodes == nil {
+		c.st.Nodes = map[string]*nodeState{}
+	}
+	if c.st.Layouts == nil {
+		c.st.Layouts = map[string]nvml.Layout{}
+	}
+	for _, o := range c.st.Objects {
+		u := &unstructured.Unstructured{Object: o}
+		c.objects[engine.KeyOf(u)] = u
+	}
+	return nil
+}
+
+// save writes the state atomically; the caller holds c.mu.
+func (c *Cluster) save() error {
+	keys := make([]engine.Key, 0, len(c.objects))
+	for k := range c.objects {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
+	c.st.Objects = c.st.Objects[:0]
+	for _, k := range keys {
+		c.st.Objects = append(c.st.Objects, c.objects[k].Object)
+	}
+	b, err := json.MarshalIndent(c.st, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode simulated cluster state: %w", err)
+	}
+	tmp := c.statePath + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write simulated cluster state: %w", err)
+	}
+	return os.Rename(tmp, c.statePath)
+}
+
+// nextVersion returns a new resourceVersion; the caller holds c.mu.
+func (c *Cluster) nextVersion() int {
+	c.st.ResourceVersion++
+	return c.st.ResourceVersion
+}
+
+// node builds the Node object of spec as the API server would show it:
+// GPU Feature Discovery labels, capacity, and what gpuform wrote.
+func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
+	g, _ := c.cat.Lookup(spec.GPU)
+	labels := map[string]any{
+		"kubernetes.io/hostname": spec.Name,
+		"nvidia.com/gpu.present": "true",
+		"nvidia.com/gpu.product": gfdProduct(g),
+		"nvidia.com/gpu.count":   strconv.Itoa(spec.Count),
+		"nvidia.com/gpu.memory":  strconv.Itoa(g.MemoryMiB),
+		"nvidia.com/mig.capable": strconv.FormatBool(g.MIG),
+	}
+	driver := spec.Driver
+	if driver == "" {
+		driver = "550.54.15"
+	}
+	parts := strings.SplitN(driver, ".", 3)
+	for i, k := range []string{"major", "minor", "rev"} {
+		if i < len(parts) {
+			labels["nvidia.com/cuda.driver."+k] = parts[i]
+		}
+	}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	annotations := map[string]any{}
+	ns := c.st.Nodes[spec.Name]
+	rv := 1
+	var managed []any
+	if ns != nil {
+		for k, v := range ns.Labels {
+			labels[k] = v
+		}
+		for k, v := range ns.Annotations {
+			annotations[k] = v
+		}
+		rv = ns.ResourceVersion
+		for k, v := range ns.System {
+			if k == engine.AnnotMIGState {
+				annotations[k] = v
+			} else {
+				labels[k] = v
+			}
+		}
+		if ns.Manager != "" {
+			managed = append(managed, managedEntry(ns.Manager, map[string]any{"metadata": map[string]any{"labels": anyMap(ns.Labels), "annotations": anyMap(ns.Annotations)}}))
+		}
+	}
+	if lib := c.gpus[spec.Name]; lib != nil {
+		if inv, err := nvml.Read(lib, c.cat); err == nil {
+			inv.DriverVersion = driver
+			b, _ := json.Marshal(inv)
+			annotations[engine.AnnotInventory] = string(b)
+		}
+	}
+	meta := map[string]any{"name": spec.Name, "labels": labels, "resourceVersion": strconv.Itoa(rv)}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
+	if managed != nil {
+		meta["managedFields"] = managed
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node", "metadata": meta,
+		"status": map[string]any{
+			"capacity":    map[string]any{engine.ResourceGPU: strconv.Itoa(spec.Count)},
+			"allocatable": map[string]any{engine.ResourceGPU: strconv.Itoa(spec.Count)},
+		},
+	}}
+}
+
+// gfdProduct is the nvidia.com/gpu.product label GPU Feature Discovery
+// would set: the catalog's first alias, else its key.
+func gfdProduct(g *mig.GPU) string {
+	for _, a := range g.Aliases {
+		if strings.HasPrefix(a, "NVIDIA-") || strings.HasPrefix(a, "Tesla-") {
+			return a
+		}
+	}
+	return g.Key
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
