@@ -141,7 +141,7 @@ func (c *compiler) pools() error {
 		if c.kueue() {
 			rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, c.stack, p.Address)
 			rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{LabelPool: p.Name}}
-			c.add(p.Address, &Object{Object: rf})
+			c.add(p.Address, &Object{Object: rf, Sensitive: anySensitive(&p.Meta)})
 		}
 	}
 	if len(migConfigs) > 0 {
@@ -290,7 +290,7 @@ func (c *compiler) tenant(t *config.Tenant) {
 				"message":    fmt.Sprintf("pods in namespace %s may use priority classes %s only (gpuform tenant %s)", ns, strings.Join(names, ", "), t.Name),
 			}},
 		}
-		c.add(t.Address, &Object{Object: vap, DependsOn: deps})
+		c.add(t.Address, &Object{Object: vap, DependsOn: deps, Sensitive: sens})
 		bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", policyName, c.stack, t.Address)
 		bind.Object["spec"] = map[string]any{
 			"policyName":        policyName,
@@ -299,7 +299,7 @@ func (c *compiler) tenant(t *config.Tenant) {
 				"kubernetes.io/metadata.name": ns,
 			}}},
 		}
-		c.add(t.Address, &Object{Object: bind, DependsOn: []Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: policyName}}})
+		c.add(t.Address, &Object{Object: bind, DependsOn: []Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: policyName}}, Sensitive: sens})
 	}
 
 	switch {
@@ -379,10 +379,10 @@ func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]i
 	}
 	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, c.stack, t.Address)
 	cq.Object["spec"] = spec
-	c.add(t.Address, &Object{Object: cq, DependsOn: deps})
+	c.add(t.Address, &Object{Object: cq, DependsOn: deps, Sensitive: anySensitive(&t.Meta)})
 	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, LocalQueueName, c.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
-	c.add(t.Address, &Object{Object: lq, DependsOn: []Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}})
+	c.add(t.Address, &Object{Object: lq, DependsOn: []Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: anySensitive(&t.Meta)})
 }
 
 func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]int64) {
@@ -408,7 +408,7 @@ func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]i
 		spec["capability"] = capability
 	}
 	q.Object["spec"] = spec
-	c.add(t.Address, &Object{Object: q})
+	c.add(t.Address, &Object{Object: q, Sensitive: anySensitive(&t.Meta)})
 }
 
 func (c *compiler) model(m *config.Model) {

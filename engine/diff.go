@@ -71,8 +71,8 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	desired := d.index()
 	var deletes []*Change
 	for k, u := range live.Objects {
-		if _, ok := desired[k]; ok {
-			continue
+		if _, ok := desired[k]; ok || u.GetDeletionTimestamp() != nil {
+			continue // wanted, or already being deleted (a terminating Namespace)
 		}
 		deletes = append(deletes, &Change{
 			Address:    u.GetAnnotations()[AnnotAddress],

@@ -192,6 +192,11 @@ func (pf *PlanFile) StaleObjects(live *Live) []string {
 			out = append(out, keyString(k)+" (created in the stack since the plan)")
 		}
 	}
+	for k := range live.Foreign {
+		if _, ok := pf.ReadVersions[keyString(k)]; !ok {
+			out = append(out, keyString(k)+" (created outside the stack since the plan, where the plan creates one)")
+		}
+	}
 	sort.Strings(out)
 	return out
 }

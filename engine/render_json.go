@@ -5,7 +5,7 @@ import (
 	"io"
 )
 
-// JSONFormatVersion is the version of the --json plan schema (docs/plan-json.md).
+// JSONFormatVersion is the version of the --json plan schema (docs/plan.md).
 const JSONFormatVersion = "1.0"
 
 // JSONPlan is the --json form of a plan.

@@ -94,7 +94,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 		return nil
 	}
 	if !f.autoApprove {
-		if err := g.confirm(); err != nil {
+		if err := g.confirm(ctx); err != nil {
 			return err
 		}
 	}
@@ -126,6 +126,10 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{})
 	if err != nil {
 		return err
+	}
+	if live.Source != pf.Source {
+		fmt.Fprintf(g.stderr, "Error: Saved plan is for another cluster\n\n%s was planned against %s, but this run reaches %s. Apply it where it was planned, or plan again here.\n", path, pf.Source, live.Source)
+		return &exitError{code: 1}
 	}
 	if stale := pf.StaleObjects(live); len(stale) > 0 {
 		fmt.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale, 20), "\n  "))
@@ -163,15 +167,26 @@ func paint(on bool, code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-// confirm asks for "yes" on a terminal.
-func (g *globals) confirm() error {
+// confirm asks for "yes" on a terminal; Ctrl-C cancels.
+func (g *globals) confirm(ctx context.Context) error {
 	in, ok := g.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		fmt.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
 		return &exitError{code: 1}
 	}
 	fmt.Fprint(g.stdout, "\nDo you want to perform these actions?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ")
-	line, _ := bufio.NewReader(in).ReadString('\n')
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		answer <- line
+	}()
+	var line string
+	select {
+	case line = <-answer:
+	case <-ctx.Done():
+		fmt.Fprintln(g.stdout, "\n\nApply cancelled.")
+		return &exitError{code: 1}
+	}
 	if strings.TrimSpace(line) != "yes" {
 		fmt.Fprintln(g.stdout, "\nApply cancelled.")
 		return &exitError{code: 1}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -158,7 +159,7 @@ func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
 	}
 	if opts.Kubeconfig == "" && cfg.Cluster != nil {
 		opts.Kubeconfig = cfg.Cluster.Kubeconfig
-		if opts.Kubeconfig != "" {
+		if opts.Kubeconfig != "" && !strings.HasPrefix(opts.Kubeconfig, "~") {
 			opts.Kubeconfig = g.path(opts.Kubeconfig)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -67,10 +68,75 @@ func ApplyCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	// Discovery caches of new clients pick the CRDs up; give the aggregated
-	// discovery endpoint a moment to publish them.
-	time.Sleep(500 * time.Millisecond)
+	// Wait until discovery serves every new kind, so that clients made
+	// next do not see a half-published API (and re-discover).
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		u, err := dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
+		for _, v := range versions {
+			name, _ := v.(map[string]any)["name"].(string)
+			for !served(dc, group+"/"+name, kind) {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("discovery does not serve %s %s/%s after 30s", kind, group, name)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			// The first LISTs of a new CRD may be answered 503 Retry-After
+			// while its storage starts; wait until one succeeds.
+			gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
+			for {
+				if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("%s is not listable after 30s", gvr)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
 	return nil
+}
+
+// served reports whether discovery lists kind in groupVersion, both in
+// the per-group document and in the aggregated /apis list.
+func served(dc *discovery.DiscoveryClient, groupVersion, kind string) bool {
+	rl, err := dc.ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, r := range rl.APIResources {
+		found = found || r.Kind == kind
+	}
+	if !found {
+		return false
+	}
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		return false
+	}
+	for _, l := range lists {
+		if l.GroupVersion != groupVersion {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if r.Kind == kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func established(u *unstructured.Unstructured) bool {

@@ -24,11 +24,11 @@ func (c *Client) explain(what string, err error) error {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s: interrupted", what)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s: %s did not answer in time. Check that the cluster is up and reachable, or raise --timeout", what, where)
+		return fmt.Errorf("%s: %s did not answer in time. Check that the cluster is up and reachable", what, where)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: %s rejected the credentials (401 Unauthorized). The token or client certificate in the kubeconfig is invalid or has expired: refresh it (for example by re-running your cloud's get-credentials command) and try again", what, where)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: %s refused it (403 Forbidden): %s. Grant the identity the gpuform-plan ClusterRole (examples/deploy/rbac) or use a context with more rights", what, where, apierrors.ReasonForError(err))
+		return fmt.Errorf("%s: %s refused it (403 Forbidden): %s. Grant the identity the rights gpuform needs (list, and for apply patch and delete, on the kinds of docs/plan.md) or use a context with more rights", what, where, apierrors.ReasonForError(err))
 	case errors.As(err, &ce), errors.As(err, &he), strings.Contains(err.Error(), "x509:"):
 		return fmt.Errorf("%s: the TLS certificate of %s is not trusted: %v. Check certificate-authority-data in the kubeconfig", what, where, err)
 	case errors.As(err, &ue), errors.As(err, &ne):

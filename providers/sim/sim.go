@@ -76,6 +76,9 @@ type Cluster struct {
 // Open reads the cluster description at path and its state file, and
 // rebuilds each node's simulated GPUs with the MIG layout applied last.
 func Open(path string) (*Cluster, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	var spec File
 	if err := hclsimple.DecodeFile(path, nil, &spec); err != nil {
 		return nil, fmt.Errorf("read simulated cluster %s: %w", path, err)
