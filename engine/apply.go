@@ -24,6 +24,9 @@ type Target interface {
 	ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion, fieldManager string) error
 	// Delete removes an object with foreground propagation.
 	Delete(ctx context.Context, k Key, apiVersion string) error
+	// WaitNode waits until the node's label or annotation key (a MIG state)
+	// is "success"; "failed..." or "reboot-required" end it with an error.
+	WaitNode(ctx context.Context, name, key string) error
 }
 
 // Outcome is how one change of an apply ended.
@@ -102,6 +105,9 @@ type ApplyOptions struct {
 	Retry    Retry
 	// RequestTimeout bounds each attempt; zero means 60s.
 	RequestTimeout time.Duration
+	// MIGTimeout bounds the wait for one node's MIG re-partitioning; zero
+	// means 15 minutes.
+	MIGTimeout time.Duration
 }
 
 // Apply executes the plan against t: a change starts when every change it
@@ -113,7 +119,13 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
-	ex := &executor{t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack)}
+	if opts.MIGTimeout <= 0 {
+		opts.MIGTimeout = 15 * time.Minute
+	}
+	ex := &executor{t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack), throttles: map[string]chan struct{}{}}
+	for group, n := range p.Throttles {
+		ex.throttles[group] = make(chan struct{}, n)
+	}
 	var jobs []*job
 	byKey := map[Key]*job{}
 	var applies []*job
@@ -186,6 +198,7 @@ type job struct {
 type executor struct {
 	t           Target
 	nodeManager string
+	throttles   map[string]chan struct{}
 	opts        ApplyOptions
 	sem         chan struct{}
 	mu          sync.Mutex
@@ -238,9 +251,24 @@ func (ex *executor) run(ctx context.Context, j *job) {
 		ex.finish(j.result)
 		return
 	}
+	if th := ex.throttles[j.c.Throttle]; th != nil && j.c.Wait != "" {
+		select {
+		case th <- struct{}{}:
+		case <-ctx.Done():
+			j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: ErrInterrupted}
+			ex.finish(j.result)
+			return
+		}
+		defer func() { <-th }()
+	}
 	ex.event(Event{Kind: EventStart, Change: j.c})
 	start := time.Now()
 	attempts, err := ex.withRetry(ctx, func(actx context.Context) error { return ex.do(actx, j.c) })
+	if err == nil && j.c.Wait != "" {
+		wctx, cancel := context.WithTimeout(ctx, ex.opts.MIGTimeout)
+		err = ex.t.WaitNode(wctx, j.c.Key.Name, j.c.Wait)
+		cancel()
+	}
 	j.result = &Result{Change: j.c, Outcome: OutcomeApplied, Elapsed: time.Since(start), Attempts: attempts}
 	if err != nil {
 		j.result.Outcome, j.result.Err = OutcomeFailed, err
@@ -285,7 +313,11 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 			if c.Before != nil {
 				rv = c.Before.GetResourceVersion()
 			}
-			return ex.t.ApplyNode(ctx, c.After, rv, ex.nodeManager)
+			obj := c.After
+			if c.Wait != "" {
+				obj = withPendingState(obj, c.Wait)
+			}
+			return ex.t.ApplyNode(ctx, obj, rv, ex.nodeManager)
 		}
 		_, err := ex.t.Apply(ctx, c.After, true)
 		return err
@@ -297,4 +329,27 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 		return err
 	}
 	return fmt.Errorf("cannot apply a %s", c.Action)
+}
+
+// withPendingState marks a node's MIG state "pending" in the object gpuform
+// applies, so that a "success" left from the previous layout is not taken
+// for the new one; mig-manager or the agent takes the field over.
+func withPendingState(n *unstructured.Unstructured, key string) *unstructured.Unstructured {
+	n = n.DeepCopy()
+	if key == AnnotMIGState {
+		a := n.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[key] = "pending"
+		n.SetAnnotations(a)
+		return n
+	}
+	l := n.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[key] = "pending"
+	n.SetLabels(l)
+	return n
 }

@@ -70,13 +70,17 @@ func (r *recorder) ApplyNode(_ context.Context, obj *unstructured.Unstructured, 
 
 func (r *recorder) Delete(_ context.Context, k engine.Key, _ string) error { return r.call(k) }
 
+func (r *recorder) WaitNode(_ context.Context, name, _ string) error {
+	return r.call(engine.Key{Kind: "NodeWait", Name: name})
+}
+
 func invalid() error {
 	return apierrors.NewInvalid(schema.GroupKind{Kind: "InferenceService"}, "x", nil)
 }
 
 func TestApplyOrderAndParallelism(t *testing.T) {
 	d := quickstart(t)
-	p := mustDiff(t, d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
 	r := newRecorder()
 	r.delay = 5 * time.Millisecond
 	rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: 2})
@@ -101,7 +105,7 @@ func TestApplyOrderAndParallelism(t *testing.T) {
 
 func TestApplyFailureSkipsDependentsOnly(t *testing.T) {
 	d := quickstart(t)
-	p := mustDiff(t, d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
 	r := newRecorder()
 	serving := engine.Key{Kind: "Namespace", Name: "serving"}
 	r.fail[serving] = []error{invalid()}
@@ -132,7 +136,7 @@ func TestApplyFailureSkipsDependentsOnly(t *testing.T) {
 
 func TestApplyRetriesTransientErrors(t *testing.T) {
 	d := quickstart(t)
-	p := mustDiff(t, d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
 	r := newRecorder()
 	k := engine.Key{Kind: "Namespace", Name: "research"}
 	r.fail[k] = []error{
@@ -190,7 +194,7 @@ func TestApplyDeletesRankByRank(t *testing.T) {
 
 func TestApplyCancelStopsNewChanges(t *testing.T) {
 	d := quickstart(t)
-	p := mustDiff(t, d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	r := newRecorder()
 	r.delay = 20 * time.Millisecond

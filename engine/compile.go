@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -115,7 +118,7 @@ func (c *compiler) pools() error {
 	migConfigs := map[string]any{}
 	dpConfigs := map[string]any{}
 	for _, p := range c.cfg.Pools {
-		np := &NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{LabelPool: p.Name}}
+		np := &NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
 		switch {
 		case p.MIGLayout != nil && s.MIGBackend == config.BackendAgent:
 			layout, err := agentLayout(p.MIGLayout)
@@ -123,9 +126,12 @@ func (c *compiler) pools() error {
 				return fmt.Errorf("compile %s: %w", p.Address, err)
 			}
 			np.Annotations = map[string]string{AnnotMIGLayout: layout}
+			np.MIGState = AnnotMIGState
 		case p.MIGLayout != nil:
-			np.Labels[LabelMIGConfig] = p.MIGLayout.Name
-			migConfigs[p.MIGLayout.Name] = migPartedConfig(p.MIGLayout)
+			name, conf := migPartedName(p.MIGLayout)
+			np.Labels[LabelMIGConfig] = name
+			np.MIGState = LabelMIGState
+			migConfigs[name] = conf
 			np.DependsOn = append(np.DependsOn, Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: MIGPartedConfig})
 		case p.TimeSlicing != nil:
 			np.Labels[LabelDPConfig] = p.Name
@@ -170,6 +176,16 @@ func (c *compiler) pools() error {
 		c.add(StackAddress, &Object{Object: cm})
 	}
 	return nil
+}
+
+// migPartedName names a layout's mig-parted config <layout>-<hash of its
+// content>, so that editing a layout changes the nodes' nvidia.com/mig.config
+// label, which is what makes mig-manager re-partition them.
+func migPartedName(l *config.MIGLayout) (string, []any) {
+	conf := migPartedConfig(l)
+	b, _ := json.Marshal(conf)
+	h := sha256.Sum256(b)
+	return l.Name + "-" + hex.EncodeToString(h[:4]), conf
 }
 
 // migPartedConfig is one named mig-parted config (a list of device filters).

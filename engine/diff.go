@@ -68,6 +68,22 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		p.ReadVersions[KeyOf(n)] = NodeVersion(n)
 	}
 	changes = append(changes, nodeChanges...)
+	policyChanges, warnings, err := diffClusterPolicies(d, live)
+	if err != nil {
+		return nil, err
+	}
+	changes = append(changes, policyChanges...)
+	p.Warnings = append(p.Warnings, warnings...)
+	for _, cp := range live.ClusterPolicies {
+		p.ReadVersions[KeyOf(cp)] = cp.GetResourceVersion()
+	}
+	waitForNodes(changes, d)
+	p.Throttles = map[string]int{}
+	for _, np := range d.Pools {
+		if np.MaxUnavailable > 0 {
+			p.Throttles[np.Address] = np.MaxUnavailable
+		}
+	}
 	desired := d.index()
 	var deletes []*Change
 	for k, u := range live.Objects {
@@ -187,6 +203,10 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 			address = "pool (removed)"
 		}
 		c := &Change{Address: address, Key: KeyOf(n), APIVersion: "v1", Action: ActionUpdate, Before: n, After: want, Fields: fields, DependsOn: deps}
+		if len(pools) == 1 && pools[0].MIGState != "" && migChanged(fields) {
+			c.Wait = pools[0].MIGState
+			c.Throttle = pools[0].Address
+		}
 		if other := otherPoolOwner(n, manager); other != "" && address != "pool (removed)" {
 			if opts.Adopt {
 				c.Action = ActionAdopt
@@ -198,6 +218,51 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// migChanged reports whether a node change touches its MIG layout.
+func migChanged(fields []FieldDiff) bool {
+	for _, f := range fields {
+		if f.Op == FieldRemove {
+			continue
+		}
+		if strings.Contains(f.Path, LabelMIGConfig+`"`) || strings.Contains(f.Path, AnnotMIGLayout) {
+			return true
+		}
+		if m, ok := f.After.(map[string]any); ok {
+			_, label := m[LabelMIGConfig]
+			_, annotation := m[AnnotMIGLayout]
+			if label || annotation {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitForNodes makes models on a pool depend on the re-partitioning of the
+// pool's nodes, so they are applied once their MIG slices exist.
+func waitForNodes(changes []*Change, d *Desired) {
+	repartitioned := map[string][]Key{}
+	for _, c := range changes {
+		if c.Wait != "" {
+			for _, np := range d.Pools {
+				if np.Address == c.Address {
+					repartitioned[np.Pool] = append(repartitioned[np.Pool], c.Key)
+				}
+			}
+		}
+	}
+	if len(repartitioned) == 0 {
+		return
+	}
+	for _, c := range changes {
+		if c.After == nil || c.Key.Kind != "InferenceService" {
+			continue
+		}
+		pool, _, _ := unstructured.NestedString(c.After.Object, "spec", "predictor", "nodeSelector", LabelPool)
+		c.DependsOn = append(c.DependsOn, repartitioned[pool]...)
+	}
 }
 
 // nodeManagerPrefix starts the field manager of every stack's node labels.
@@ -523,4 +588,58 @@ func isIdent(s string) bool {
 		return false
 	}
 	return true
+}
+
+// diffClusterPolicies points the GPU Operator at gpuform's mig-parted and
+// device-plugin ConfigMaps. With MIG or time-slicing pools on the
+// gpu-operator backend, a cluster without a ClusterPolicy is an error.
+func diffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
+	want := map[string]string{} // spec path component -> ConfigMap name
+	var needers []string
+	for _, o := range d.Objects {
+		switch o.Key() {
+		case Key{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: MIGPartedConfig}:
+			want["migManager"] = MIGPartedConfig
+		case Key{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: DevicePluginConf}:
+			want["devicePlugin"] = DevicePluginConf
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil, nil
+	}
+	for _, np := range d.Pools {
+		if np.MIGState == LabelMIGState || np.Labels[LabelDPConfig] != "" {
+			needers = append(needers, np.Address)
+		}
+	}
+	if len(live.ClusterPolicies) == 0 {
+		verb := "needs"
+		if len(needers) > 1 {
+			verb = "need"
+		}
+		return nil, nil, fmt.Errorf("%s %s the NVIDIA GPU Operator (mig_backend = \"gpu-operator\"), but the cluster has no ClusterPolicy: install the GPU Operator, or set mig_backend = \"agent\" in the gpuform block and deploy examples/deploy/agent.yaml", strings.Join(needers, ", "), verb)
+	}
+	var out []*Change
+	var warnings []string
+	for _, cp := range live.ClusterPolicies {
+		spec := map[string]any{}
+		for component, name := range want {
+			spec[component] = map[string]any{"config": map[string]any{"name": name}}
+			if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur != "" && cur != name {
+				warnings = append(warnings, fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name))
+			}
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": cp.GetAPIVersion(), "kind": cp.GetKind(),
+			"metadata": map[string]any{"name": cp.GetName()},
+			"spec":     spec,
+		}}
+		fields := diffFields(obj.Object, cp, FieldManager)
+		if len(fields) == 0 {
+			continue
+		}
+		out = append(out, &Change{Address: StackAddress, Key: KeyOf(cp), APIVersion: cp.GetAPIVersion(), Action: ActionUpdate, Before: cp, After: obj, Fields: fields,
+			DependsOn: []Key{{Kind: "ConfigMap", Namespace: d.gpuOperatorNamespace(), Name: want["migManager"]}}})
+	}
+	return out, warnings, nil
 }

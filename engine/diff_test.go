@@ -71,9 +71,21 @@ func fieldsV1(t testing.TB, obj map[string]any) []byte {
 	return b
 }
 
+// emptyLive is a cluster with nothing of the stack and the GPU Operator
+// installed, its ClusterPolicy already pointing at gpuform's mig-parted
+// ConfigMap (the quickstart has no time-sliced pool).
+func emptyLive(t testing.TB) *engine.Live {
+	spec := map[string]any{
+		"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
+	}
+	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
+	return &engine.Live{Source: "test", ClusterPolicies: []*unstructured.Unstructured{serverCopy(t, cp)}}
+}
+
 // applied is the live state after the desired objects were applied.
 func applied(t testing.TB, d *engine.Desired) *engine.Live {
-	live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: "test"}
+	live := emptyLive(t)
+	live.Objects, live.Foreign = map[engine.Key]*unstructured.Unstructured{}, map[engine.Key]*unstructured.Unstructured{}
 	for _, o := range d.Objects {
 		live.Objects[o.Key()] = serverCopy(t, o.Object)
 	}
@@ -99,7 +111,7 @@ func mustDiff(t *testing.T, d *engine.Desired, live *engine.Live, opts engine.Di
 
 func TestDiffEmptyClusterCreatesAllInOrder(t *testing.T) {
 	d := quickstart(t)
-	p := mustDiff(t, d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
 	if p.Summary.Add != len(d.Objects) || p.Summary.Change+p.Summary.Destroy != 0 {
 		t.Fatalf("summary %+v, want %d to add only", p.Summary, len(d.Objects))
 	}
@@ -253,7 +265,8 @@ func TestDiffForeignObjects(t *testing.T) {
 		"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": "research", "labels": map[string]any{"owner": "ml-team"}, "resourceVersion": "7"},
 	}}
-	live := &engine.Live{Foreign: map[engine.Key]*unstructured.Unstructured{key: foreign}, Source: "test"}
+	live := emptyLive(t)
+	live.Foreign = map[engine.Key]*unstructured.Unstructured{key: foreign}
 	p := mustDiff(t, d, live, engine.DiffOptions{})
 	if p.Summary.Conflicts != 1 {
 		t.Fatalf("conflicts = %d, want 1", p.Summary.Conflicts)
@@ -304,7 +317,8 @@ func TestDiffNodes(t *testing.T) {
 
 func TestDiffMissingKind(t *testing.T) {
 	d := quickstart(t)
-	live := &engine.Live{MissingKinds: []engine.Kind{engine.KindInferenceServic}, Source: "test"}
+	live := emptyLive(t)
+	live.MissingKinds = []engine.Kind{engine.KindInferenceServic}
 	_, err := engine.Diff(d, live, engine.DiffOptions{})
 	var mk *engine.MissingKindError
 	if !errors.As(err, &mk) || !strings.Contains(err.Error(), "model.sentiment") || !strings.Contains(err.Error(), "KServe") {
@@ -341,5 +355,28 @@ func TestRenderPlanGolden(t *testing.T) {
 	}
 	if p.Summary != (engine.Summary{Add: 1, Change: 2, Destroy: 1, Unchanged: len(d.Objects) - 3}) {
 		t.Errorf("summary = %+v", p.Summary)
+	}
+}
+
+func TestDiffNeedsTheGPUOperator(t *testing.T) {
+	d := quickstart(t)
+	_, err := engine.Diff(d, &engine.Live{Source: "test"}, engine.DiffOptions{})
+	if err == nil || !strings.Contains(err.Error(), "pool.a100 needs the NVIDIA GPU Operator") || !strings.Contains(err.Error(), `mig_backend = "agent"`) {
+		t.Fatalf("want an error naming the pool and the fix, got %v", err)
+	}
+	live := emptyLive(t)
+	_ = unstructured.SetNestedField(live.ClusterPolicies[0].Object, "default-mig-parted-config", "spec", "migManager", "config", "name")
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `points migManager at ConfigMap "default-mig-parted-config"`) {
+		t.Errorf("warnings = %v", p.Warnings)
+	}
+	found := false
+	for _, c := range p.Changes {
+		if c.Key.Kind == "ClusterPolicy" && c.Action == engine.ActionUpdate && len(c.Fields) == 1 && c.Fields[0].After == engine.MIGPartedConfig {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the plan does not point the ClusterPolicy at gpuform's ConfigMap")
 	}
 }

@@ -19,6 +19,8 @@ type Live struct {
 	Nodes []*unstructured.Unstructured
 	// MissingKinds are kinds the cluster does not serve (CRD not installed).
 	MissingKinds []Kind
+	// ClusterPolicies are the GPU Operator's ClusterPolicy objects.
+	ClusterPolicies []*unstructured.Unstructured
 	// Source describes where the state was read from (the server URL and context).
 	Source string
 }

@@ -100,6 +100,11 @@ type NodePool struct {
 	Annotations map[string]string
 	// DependsOn lists objects that must exist before nodes are labelled.
 	DependsOn []Key
+	// MaxUnavailable bounds the nodes re-partitioned at once.
+	MaxUnavailable int
+	// MIGState is the label (GPU Operator) or annotation (agent) whose value
+	// says when a MIG change is done; empty for pools without MIG.
+	MIGState string
 }
 
 // Desired is the compiled configuration: every object gpuform wants, the
@@ -111,6 +116,16 @@ type Desired struct {
 	Kinds   []Kind
 	// Sources maps each config address to the range of its block, for messages.
 	Sources map[string]string
+}
+
+// gpuOperatorNamespace is the namespace of the GPU Operator ConfigMaps.
+func (d *Desired) gpuOperatorNamespace() string {
+	for _, o := range d.Objects {
+		if o.Object.GetName() == MIGPartedConfig || o.Object.GetName() == DevicePluginConf {
+			return o.Object.GetNamespace()
+		}
+	}
+	return ""
 }
 
 // Lookup returns the desired object with key k.

@@ -71,6 +71,12 @@ type Change struct {
 	Sensitive bool
 	// Reason explains a conflict.
 	Reason string
+	// Wait, on a Node change that re-partitions MIG, names the label or
+	// annotation whose value turns "success" when the node is done.
+	Wait string `json:"wait,omitempty"`
+	// Throttle groups changes that may run only Throttles[group] at a time
+	// (a pool's max_unavailable).
+	Throttle string `json:"throttle,omitempty"`
 }
 
 // Summary counts a plan's changes.
@@ -95,6 +101,10 @@ type Plan struct {
 	Warnings []string
 	// Capacity is the GPU capacity per pool, when it was checked.
 	Capacity *Capacity
+	// Throttles bound the changes of a group in flight at once.
+	Throttles map[string]int
+	// Disruption lists, per node re-partitioned, the pods using its GPUs.
+	Disruption map[string][]string
 }
 
 // HasChanges reports whether applying the plan would change anything.

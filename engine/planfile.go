@@ -177,6 +177,9 @@ func (pf *PlanFile) StaleObjects(live *Live) []string {
 	for _, n := range live.Nodes {
 		now[keyString(KeyOf(n))] = NodeVersion(n)
 	}
+	for _, cp := range live.ClusterPolicies {
+		now[keyString(KeyOf(cp))] = cp.GetResourceVersion()
+	}
 	var out []string
 	for k, v := range pf.ReadVersions {
 		cur, ok := now[k]

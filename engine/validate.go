@@ -101,6 +101,9 @@ func (v *validator) lookupGPU(name string, rng hcl.Range) *mig.GPU {
 
 func (v *validator) layout(l *config.MIGLayout) {
 	v.name(l.DeclRange, "The MIG layout name (the value of label nvidia.com/mig.config)", l.Name, validation.IsValidLabelValue)
+	if len(l.Name) > 54 {
+		v.errorf(l.DeclRange, "MIG layout name too long", "The layout name %q becomes the label value %q-<8 hex digits>, which may have at most 63 characters; use at most 54.", l.Name, l.Name)
+	}
 	g := v.lookupGPU(l.GPU, l.Range("gpu"))
 	if g == nil {
 		return

@@ -14,6 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
@@ -47,6 +50,10 @@ var clusterOnce = sync.OnceValue(func() error {
 	if err := kubeapitest.CreateNamespaces(ctx, cfg, "gpu-operator"); err != nil {
 		return err
 	}
+	if err := kubeapitest.CreateClusterPolicy(ctx, cfg, "cluster-policy"); err != nil {
+		return err
+	}
+	go kubeapitest.PlayMigManager(context.Background(), cfg)
 	var nodes []kubeapitest.GPUNode
 	for i := range 2 {
 		nodes = append(nodes, kubeapitest.GPUNode{
@@ -156,7 +163,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 35 to add, 3 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 35 to add, 4 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
@@ -164,7 +171,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
 		r := applyOK(t, &c, dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 35 added, 3 changed, 0 destroyed.") {
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 35 added, 4 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
 		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {
@@ -240,6 +247,63 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if r := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode"); r.code != 0 {
 			t.Errorf("plan after re-apply: exit %d\n%s", r.code, r.stdout)
 		}
+	})
+
+	t.Run("MIG re-partitioning waits for mig-manager", func(t *testing.T) {
+		ctx := kubeapitest.Context(t)
+		cs := clientset(t)
+		setFail := func(on bool) {
+			n, err := cs.CoreV1().Nodes().Get(ctx, "a100-1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if on {
+				n.Labels[kubeapitest.MigFailLabel] = "true"
+			} else {
+				delete(n.Labels, kubeapitest.MigFailLabel)
+			}
+			if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "test"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		src, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
+		relayout := t.TempDir()
+		text := strings.Replace(string(src), `"1g.10gb" = 2, "2g.20gb" = 1, "3g.40gb" = 1`, `"1g.10gb" = 1, "2g.20gb" = 1, "3g.40gb" = 1`, 1)
+		text = strings.Replace(text, `replicas    = { min = 2, max = 2 }`, `replicas    = { min = 2, max = 3 }`, 1)
+		if err := os.WriteFile(filepath.Join(relayout, "main.hcl"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		setFail(true)
+		r := runWith(t, nil, "--chdir", relayout, "apply", "--auto-approve")
+		if r.code != 1 {
+			t.Fatalf("apply with a failing mig-manager: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		flat := strings.Join(strings.Fields(r.stderr), " ")
+		for _, want := range []string{
+			"failed Node a100-1",
+			"node a100-1 failed to apply its MIG layout (nvidia.com/mig.config.state=failed)",
+			"skipped InferenceService risk/fraud-detector",
+		} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("report lacks %q:\n%s", want, r.stderr)
+			}
+		}
+		if !strings.Contains(r.stdout, "Modifications complete after") || !strings.Contains(r.stdout, "[Node a100-0]") {
+			t.Errorf("the healthy node was not re-partitioned:\n%s", r.stdout)
+		}
+		setFail(false)
+		applyOK(t, nil, relayout)
+		if p := runWith(t, nil, "--chdir", relayout, "plan", "--detailed-exitcode"); p.code != 0 {
+			t.Errorf("plan after mig-manager succeeded: exit %d\n%s", p.code, p.stdout)
+		}
+		isvc, err := dynamicGet(ctx, t, "serving.kserve.io", "v1beta1", "inferenceservices", "risk", "fraud-detector")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if max, _, _ := unstructuredInt(isvc, "spec", "predictor", "maxReplicas"); max != 3 {
+			t.Errorf("fraud-detector maxReplicas = %d after the rerun, want 3", max)
+		}
+		applyOK(t, nil, dir) // back to the example's layout
 	})
 
 	t.Run("unmanaged object in the way", func(t *testing.T) {
@@ -543,4 +607,22 @@ current-context: c
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dynamicGet reads one object (test helper).
+func dynamicGet(ctx context.Context, t *testing.T, group, version, resource, ns, name string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return dyn.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: resource}).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func unstructuredInt(u *unstructured.Unstructured, path ...string) (int64, bool, error) {
+	return unstructured.NestedInt64(u.Object, path...)
 }

@@ -272,3 +272,60 @@ func (c *Counter) Mutating() []string {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// CreateClusterPolicy creates a GPU Operator ClusterPolicy (the CRD from
+// testdata/crds/gpu-operator.yaml must be applied).
+func CreateClusterPolicy(ctx context.Context, cfg *rest.Config, name string) error {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	cp := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"migManager":   map[string]any{"enabled": true, "config": map[string]any{"name": "default-mig-parted-config"}},
+			"devicePlugin": map[string]any{"enabled": true},
+		},
+	}}
+	gvr := schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
+	_, err = dyn.Resource(gvr).Create(ctx, cp, metav1.CreateOptions{FieldManager: "gpu-operator"})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// MigFailLabel on a node makes PlayMigManager report failure for it.
+const MigFailLabel = "test.gpuform.dev/mig-fail"
+
+// PlayMigManager stands in for the GPU Operator's mig-manager until ctx
+// ends: every 200ms it finds nodes whose nvidia.com/mig.config.state is
+// "pending" and sets it to "success" (or "failed" on nodes labelled
+// MigFailLabel), as field manager nvidia-mig-manager.
+func PlayMigManager(ctx context.Context, cfg *rest.Config) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for i := range nodes.Items {
+				n := &nodes.Items[i]
+				if n.Labels["nvidia.com/mig.config.state"] != "pending" {
+					continue
+				}
+				n.Labels["nvidia.com/mig.config.state"] = "success"
+				if n.Labels[MigFailLabel] == "true" {
+					n.Labels["nvidia.com/mig.config.state"] = "failed"
+				}
+				_, _ = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "nvidia-mig-manager"})
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -3,6 +3,8 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,4 +44,50 @@ func (c *Client) ApplyNode(ctx context.Context, obj *unstructured.Unstructured, 
 		resourceVersion = cur.GetResourceVersion()
 	}
 	return fmt.Errorf("label node %s: it kept changing while gpuform labelled it; run apply again", name)
+}
+
+// WaitNode waits until node name's label or annotation key (a MIG state
+// set by mig-manager or the gpuform agent) says "success". "failed..." and
+// "reboot-required" end the wait with an error naming the node.
+func (c *Client) WaitNode(ctx context.Context, name, key string) error {
+	last := ""
+	for {
+		n, err := c.dynamic.Resource(nodesGVR).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("wait for node %s: the node was deleted while its MIG layout changed", name)
+		case err == nil:
+			state := n.GetLabels()[key]
+			if v, ok := n.GetAnnotations()[key]; ok {
+				state = v
+			}
+			last = state
+			if done, err := migStateDone(name, key, state); done {
+				return err
+			}
+		case ctx.Err() == nil:
+			// transient read errors: keep waiting until the deadline
+		}
+		select {
+		case <-ctx.Done():
+			if last == "" {
+				last = "not set"
+			}
+			return fmt.Errorf("wait for node %s: its MIG layout was not applied in time (%s is %s); check the GPU Operator's mig-manager (or the gpuform agent) on that node, then run apply again", name, key, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// migStateDone interprets a MIG state value.
+func migStateDone(node, key, state string) (bool, error) {
+	switch {
+	case state == "success":
+		return true, nil
+	case state == "reboot-required":
+		return true, fmt.Errorf("node %s needs a reboot to change its GPUs' MIG mode; drain and reboot it, then run apply again", node)
+	case strings.HasPrefix(state, "failed"):
+		return true, fmt.Errorf("node %s failed to apply its MIG layout (%s=%s)", node, key, state)
+	}
+	return false, nil
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Refresh reads the live state of the stack: one paginated LIST per kind
-// with the gpuform.dev/stack selector, one LIST of Nodes, and, only for
+// with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
+// Operator's ClusterPolicies, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects.
 func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
@@ -69,6 +70,23 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		}
 		mu.Lock()
 		live.Nodes = items
+		mu.Unlock()
+		return nil
+	})
+	g.Go(func() error {
+		m, err := c.mapping(engine.KindClusterPolicy)
+		if meta.IsNoMatchError(err) {
+			return nil // no GPU Operator
+		}
+		if err != nil {
+			return c.explain("discover ClusterPolicies", err)
+		}
+		items, err := c.list(gctx, m, metav1.ListOptions{})
+		if err != nil {
+			return c.explain("list ClusterPolicies", err)
+		}
+		mu.Lock()
+		live.ClusterPolicies = items
 		mu.Unlock()
 		return nil
 	})

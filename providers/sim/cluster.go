@@ -39,8 +39,21 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 	for _, n := range c.spec.Nodes {
 		live.Nodes = append(live.Nodes, c.node(n))
 	}
+	cp, ok := c.objects[clusterPolicyKey]
+	if !ok {
+		// The simulated cluster has the GPU Operator installed.
+		cp = &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+			"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "1"},
+			"spec":     map[string]any{"migManager": map[string]any{"enabled": true}, "devicePlugin": map[string]any{"enabled": true}},
+		}}
+	}
+	live.ClusterPolicies = []*unstructured.Unstructured{cp.DeepCopy()}
 	return live, nil
 }
+
+// clusterPolicyKey is the simulated GPU Operator's ClusterPolicy.
+var clusterPolicyKey = engine.Key{Group: "nvidia.com", Kind: "ClusterPolicy", Name: "cluster-policy"}
 
 // Apply stores obj as gpuform's server-side apply would leave it.
 func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
@@ -134,6 +147,9 @@ func (c *Cluster) ApplyNode(_ context.Context, obj *unstructured.Unstructured, r
 	if err := c.reconcileMIG(name, ns); err != nil {
 		return err
 	}
+	// mig-manager (or the agent) takes over the MIG state gpuform marked pending.
+	delete(ns.Labels, engine.LabelMIGState)
+	delete(ns.Annotations, engine.AnnotMIGState)
 	ns.ResourceVersion = c.nextVersion()
 	return c.save()
 }
@@ -238,4 +254,23 @@ func managedEntry(manager string, fields map[string]any) map[string]any {
 func stableUID(k engine.Key) types.UID {
 	h := sha256.Sum256([]byte(k.String()))
 	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16]))
+}
+
+// WaitNode returns at once: the simulated mig-manager works synchronously
+// in ApplyNode; it reports the state it left.
+func (c *Cluster) WaitNode(_ context.Context, name, key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ns := c.st.Nodes[name]
+	state := ""
+	if ns != nil {
+		state = ns.System[key]
+	}
+	switch {
+	case state == "success":
+		return nil
+	case state == "reboot-required":
+		return fmt.Errorf("node %s needs a reboot to change its GPUs' MIG mode", name)
+	}
+	return fmt.Errorf("node %s failed to apply its MIG layout (%s=%q)", name, key, state)
 }
