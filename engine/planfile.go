@@ -38,6 +38,9 @@ type PlanFile struct {
 	Changes      []SavedChange     `json:"changes"`
 	Summary      Summary           `json:"summary"`
 	Warnings     []string          `json:"warnings,omitempty"`
+	// Disruption lists the pods using GPUs on nodes the plan re-partitions.
+	Disruption map[string][]string `json:"disruption,omitempty"`
+	Throttles  map[string]int      `json:"throttles,omitempty"`
 	// Checksum is a SHA-256 over everything above; an edited file is refused.
 	Checksum string `json:"checksum"`
 }
@@ -55,6 +58,8 @@ type SavedChange struct {
 	DependsOn []Key          `json:"depends_on,omitempty"`
 	Sensitive bool           `json:"sensitive,omitempty"`
 	Reason    string         `json:"reason,omitempty"`
+	Wait      string         `json:"wait,omitempty"`
+	Throttle  string         `json:"throttle,omitempty"`
 }
 
 // ErrSensitivePlan refuses to save a plan holding sensitive values.
@@ -66,6 +71,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		FormatVersion: PlanFileVersion, GpuformVersion: version, Stack: p.Stack, ConfigHash: configHash,
 		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
 		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: p.Warnings,
+		Disruption: p.Disruption, Throttles: p.Throttles,
 	}
 	for k, v := range p.ReadVersions {
 		pf.ReadVersions[keyString(k)] = v
@@ -74,7 +80,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		if c.Sensitive && !allowSensitive {
 			return nil, ErrSensitivePlan
 		}
-		sc := SavedChange{Address: c.Address, Key: c.Key, APIVersion: c.APIVersion, Action: c.Action, Fields: c.Fields, DependsOn: c.DependsOn, Sensitive: c.Sensitive, Reason: c.Reason}
+		sc := SavedChange{Address: c.Address, Key: c.Key, APIVersion: c.APIVersion, Action: c.Action, Fields: c.Fields, DependsOn: c.DependsOn, Sensitive: c.Sensitive, Reason: c.Reason, Wait: c.Wait, Throttle: c.Throttle}
 		if c.After != nil {
 			sc.After = c.After.Object
 		}
@@ -92,9 +98,9 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 
 // Plan rebuilds the plan the file holds.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: pf.Warnings, ReadVersions: map[Key]string{}}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: pf.Warnings, ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles}
 	for _, sc := range pf.Changes {
-		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason}
+		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {
 			c.After = &unstructured.Unstructured{Object: sc.After}
 		}

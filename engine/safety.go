@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -12,6 +13,8 @@ type SafetyOptions struct {
 	AllowDestroy bool
 	// MaxDeletes is the most deletes allowed without AllowDestroy.
 	MaxDeletes int
+	// AllowDisruption permits re-partitioning nodes whose GPUs are in use.
+	AllowDisruption bool
 }
 
 // DefaultMaxDeletes is --max-deletes' default.
@@ -20,10 +23,18 @@ const DefaultMaxDeletes = 10
 // Unsafe returns why p may not be applied with opts: protected namespaces
 // it would delete, or more deletes than allowed. Empty means safe.
 func Unsafe(p *Plan, opts SafetyOptions) []string {
-	if opts.AllowDestroy {
-		return nil
-	}
 	var out []string
+	if !opts.AllowDisruption && len(p.Disruption) > 0 {
+		nodes := make([]string, 0, len(p.Disruption))
+		for n := range p.Disruption {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		out = append(out, fmt.Sprintf("the plan re-partitions the MIG layout of %s, where pods use the GPUs (listed above); drain them first, or apply with --allow-disruption", strings.Join(nodes, ", ")))
+	}
+	if opts.AllowDestroy {
+		return out
+	}
 	var protected []string
 	for _, c := range p.Changes {
 		if c.Action == ActionDelete && c.Key.Kind == "Namespace" && c.Key.Group == "" && c.Before != nil && c.Before.GetAnnotations()[AnnotProtect] == "true" {
@@ -35,6 +46,31 @@ func Unsafe(p *Plan, opts SafetyOptions) []string {
 	}
 	if p.Summary.Destroy > opts.MaxDeletes {
 		out = append(out, fmt.Sprintf("the plan deletes %d objects, more than --max-deletes=%d; check that the configuration is the one you mean, then apply with --allow-destroy or a higher --max-deletes", p.Summary.Destroy, opts.MaxDeletes))
+	}
+	return out
+}
+
+// DisruptionWarnings words p.Disruption for the plan's warnings.
+func DisruptionWarnings(p *Plan) []string {
+	nodes := make([]string, 0, len(p.Disruption))
+	for n := range p.Disruption {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	var out []string
+	for _, n := range nodes {
+		out = append(out, fmt.Sprintf("re-partitioning node %s disrupts the pods using its GPUs: %s", n, strings.Join(p.Disruption[n], ", ")))
+	}
+	return out
+}
+
+// RepartitionedNodes lists the nodes whose MIG layout the plan changes.
+func RepartitionedNodes(p *Plan) []string {
+	var out []string
+	for _, c := range p.Changes {
+		if c.Wait != "" {
+			out = append(out, c.Key.Name)
+		}
 	}
 	return out
 }

@@ -81,7 +81,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	if err != nil {
 		return fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
-	if p.Capacity, err = g.checkCapacity(cfg, live); err != nil {
+	if err := g.assess(ctx, client, cfg, live, p); err != nil {
 		return err
 	}
 	if err := engine.RenderText(g.stdout, p, engine.TextOptions{Color: g.color(g.stdout)}); err != nil {
@@ -151,9 +151,9 @@ func (g *globals) checkApplicable(p *engine.Plan, f *applyFlags) error {
 		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
 		return &exitError{code: 1}
 	}
-	if reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes}); len(reasons) > 0 {
+	if reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption}); len(reasons) > 0 {
 		for _, r := range reasons {
-			fmt.Fprintf(g.stderr, "%s %s.\n", paint(g.color(g.stderr), "1;31", "Error: Refusing to destroy:"), r)
+			fmt.Fprintf(g.stderr, "%s %s.\n", paint(g.color(g.stderr), "1;31", "Error: Unsafe plan:"), r)
 		}
 		return &exitError{code: 1}
 	}

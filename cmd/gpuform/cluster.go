@@ -20,6 +20,8 @@ type cluster interface {
 	// Lock takes the stack's apply lock, waiting up to wait.
 	Lock(ctx context.Context, stack, holder string, wait time.Duration) (release func(context.Context) error, id string, err error)
 	ForceUnlock(ctx context.Context, stack, id string) error
+	// GPUPods lists the pods using GPUs on each of the named nodes.
+	GPUPods(ctx context.Context, nodes []string) (map[string][]string, error)
 	// Context names the cluster so that a saved plan can find it again.
 	Context() string
 }

@@ -112,7 +112,7 @@ func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
-	if p.Capacity, err = g.checkCapacity(cfg, live); err != nil {
+	if err := g.assess(ctx, client, cfg, live, p); err != nil {
 		return nil, nil, nil, err
 	}
 	return cfg, p, client, nil
@@ -188,13 +188,30 @@ func pluralWord(n int, one, many string) string {
 	return many
 }
 
-// checkCapacity checks pools against the live nodes; problems are printed
-// as diagnostics and end the run.
-func (g *globals) checkCapacity(cfg *config.Config, live *engine.Live) (*engine.Capacity, error) {
+// assess adds to a plan what the GPUs say: the capacity of every pool
+// (problems are printed as diagnostics and end the run) and the pods that
+// re-partitioning nodes would disrupt.
+func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, live *engine.Live, p *engine.Plan) error {
 	capacity, diags := engine.CheckCapacity(cfg, live.Nodes, mig.Default())
 	g.writeDiags(cfg, diags)
 	if diags.HasErrors() {
-		return nil, &exitError{code: 1}
+		return &exitError{code: 1}
 	}
-	return capacity, nil
+	p.Capacity = capacity
+	if nodes := engine.RepartitionedNodes(p); len(nodes) > 0 {
+		pods, err := cl.GPUPods(ctx, nodes)
+		if err != nil {
+			return err
+		}
+		for n, list := range pods {
+			if len(list) > 0 {
+				if p.Disruption == nil {
+					p.Disruption = map[string][]string{}
+				}
+				p.Disruption[n] = list
+			}
+		}
+		p.Warnings = append(p.Warnings, engine.DisruptionWarnings(p)...)
+	}
+	return nil
 }

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -273,8 +275,37 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(relayout, "main.hcl"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// A pod using a MIG slice on a100-0 makes re-partitioning disruptive.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "scorer", Namespace: "risk"},
+			Spec: corev1.PodSpec{NodeName: "a100-0", Containers: []corev1.Container{{
+				Name: "scorer", Image: "scorer:1",
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("1"), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")},
+					Limits:   corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("1")},
+				},
+			}}},
+		}
+		var err error
+		for i := 0; i < 50; i++ { // the quota controller fills the quota's status first
+			if _, err = cs.CoreV1().Pods("risk").Create(ctx, pod, metav1.CreateOptions{}); err == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runWith(t, nil, "--chdir", relayout, "plan")
+		if !strings.Contains(r.stdout, "re-partitioning node a100-0 disrupts the pods using its GPUs: risk/scorer") {
+			t.Errorf("plan does not list the disrupted pod:\n%s", r.stdout)
+		}
+		r = runWith(t, nil, "--chdir", relayout, "apply", "--auto-approve")
+		if r.code != 1 || !strings.Contains(r.stderr, "--allow-disruption") {
+			t.Fatalf("disruptive apply without --allow-disruption: exit %d\n%s", r.code, r.stderr)
+		}
 		setFail(true)
-		r := runWith(t, nil, "--chdir", relayout, "apply", "--auto-approve")
+		r = runWith(t, nil, "--chdir", relayout, "apply", "--auto-approve", "--allow-disruption")
 		if r.code != 1 {
 			t.Fatalf("apply with a failing mig-manager: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -292,7 +323,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 			t.Errorf("the healthy node was not re-partitioned:\n%s", r.stdout)
 		}
 		setFail(false)
-		applyOK(t, nil, relayout)
+		applyOK(t, nil, relayout, "--allow-disruption")
 		if p := runWith(t, nil, "--chdir", relayout, "plan", "--detailed-exitcode"); p.code != 0 {
 			t.Errorf("plan after mig-manager succeeded: exit %d\n%s", p.code, p.stdout)
 		}
@@ -303,7 +334,10 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if max, _, _ := unstructuredInt(isvc, "spec", "predictor", "maxReplicas"); max != 3 {
 			t.Errorf("fraud-detector maxReplicas = %d after the rerun, want 3", max)
 		}
-		applyOK(t, nil, dir) // back to the example's layout
+		applyOK(t, nil, dir, "--allow-disruption") // back to the example's layout
+		if err := cs.CoreV1().Pods("risk").Delete(ctx, "scorer", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("unmanaged object in the way", func(t *testing.T) {
@@ -414,7 +448,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := runWith(t, nil, "--chdir", noRisk, "apply", "--auto-approve")
-		if r.code != 1 || !strings.Contains(r.stderr, "Refusing to destroy") || !strings.Contains(r.stderr, "risk (tenant.risk)") {
+		if r.code != 1 || !strings.Contains(r.stderr, "Unsafe plan") || !strings.Contains(r.stderr, "risk (tenant.risk)") {
 			t.Fatalf("protected delete: exit %d\nstderr:\n%s", r.code, r.stderr)
 		}
 		ctx := kubeapitest.Context(t)

@@ -69,6 +69,7 @@ func newRoot(g *globals) *cobra.Command {
 		newRenderCommand(g),
 		newForceUnlockCommand(g),
 		newInventoryCommand(g),
+		newAgentCommand(g),
 		newFmtCommand(g),
 		newCatalogCommand(g),
 		newVersionCommand(g),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,4 +91,43 @@ func migStateDone(node, key, state string) (bool, error) {
 		return true, fmt.Errorf("node %s failed to apply its MIG layout (%s=%s)", node, key, state)
 	}
 	return false, nil
+}
+
+// GPUPods returns, for each named node, the running or pending pods that
+// request GPUs or MIG slices there: one LIST per node with a field
+// selector, made only for nodes a plan re-partitions.
+func (c *Client) GPUPods(ctx context.Context, nodes []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, n := range nodes {
+		pods, err := c.typed.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
+		if err != nil {
+			return nil, c.explain("list the pods on node "+n, err)
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != "Running" && p.Status.Phase != "Pending" {
+				continue
+			}
+			if usesGPU(p.Spec.Containers) {
+				out[n] = append(out[n], p.Namespace+"/"+p.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// usesGPU reports whether a container requests nvidia.com/gpu or a MIG slice.
+func usesGPU(cs []corev1.Container) bool {
+	for _, c := range cs {
+		for r := range c.Resources.Limits {
+			if strings.HasPrefix(string(r), "nvidia.com/") {
+				return true
+			}
+		}
+		for r := range c.Resources.Requests {
+			if strings.HasPrefix(string(r), "nvidia.com/") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -274,3 +274,8 @@ func (c *Cluster) WaitNode(_ context.Context, name, key string) error {
 	}
 	return fmt.Errorf("node %s failed to apply its MIG layout (%s=%q)", name, key, state)
 }
+
+// GPUPods returns nothing: the simulated cluster runs no pods.
+func (c *Cluster) GPUPods(context.Context, []string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
