@@ -213,3 +213,23 @@ func TestApplyCancelStopsNewChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyRepartitionsAtMostMaxUnavailable(t *testing.T) {
+	p := &engine.Plan{Stack: "s", Throttles: map[string]int{"pool.a": 2}}
+	for i := range 6 {
+		n := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n" + string(rune('0'+i))}}}
+		p.Changes = append(p.Changes, &engine.Change{Address: "pool.a", Key: engine.KeyOf(n), Action: engine.ActionUpdate, After: n, Wait: engine.LabelMIGState, Throttle: "pool.a"})
+	}
+	r := newRecorder()
+	r.delay = 10 * time.Millisecond
+	rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: 10})
+	if !rep.OK() {
+		t.Fatal("apply failed")
+	}
+	if r.maxPar > 2 {
+		t.Errorf("%d nodes were re-partitioned at once, want at most max_unavailable = 2", r.maxPar)
+	}
+	if r.calls[engine.Key{Kind: "NodeWait", Name: "n0"}] != 1 {
+		t.Error("apply did not wait for the node's MIG state")
+	}
+}

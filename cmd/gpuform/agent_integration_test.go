@@ -293,6 +293,46 @@ func TestAgentEndToEnd(t *testing.T) {
 	applyManifest(t, false, func(o *unstructured.Unstructured) bool { return o.GetKind() != "DaemonSet" })
 
 	kubeconfig := agentKubeconfig(t, node)
+	// What the agent's credentials may do: dry runs, so that a failure
+	// changes nothing. The admission policy takes a moment to load.
+	t.Run("least privilege", func(t *testing.T) {
+		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agentCS := kubernetes.NewForConfigOrDie(rc)
+		patch := func(name string, p string) error {
+			_, err := agentCS.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(p), metav1.PatchOptions{FieldManager: "intruder", DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
+		other := `{"metadata":{"annotations":{"gpuform.dev/mig-state":"success"}}}`
+		deadline := time.Now().Add(20 * time.Second)
+		for err := patch("a100-0", other); err == nil && time.Now().Before(deadline); err = patch("a100-0", other) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err := patch("a100-0", other); err == nil || !strings.Contains(err.Error(), "only the node its pod runs on") {
+			t.Errorf("the agent annotated another node: %v", err)
+		}
+		if err := patch(node, other); err != nil {
+			t.Errorf("the agent may not annotate its own node: %v", err)
+		}
+		if err := patch(node, `{"metadata":{"labels":{"gpuform.dev/node-group":"elsewhere"}}}`); err == nil || !strings.Contains(err.Error(), "spec or labels") {
+			t.Errorf("the agent relabelled its node: %v", err)
+		}
+		if err := patch(node, `{"spec":{"unschedulable":true}}`); err == nil || !strings.Contains(err.Error(), "spec or labels") {
+			t.Errorf("the agent cordoned its node: %v", err)
+		}
+		if err := patch(node, `{"metadata":{"annotations":{"gpuform.dev/mig-layout":"{}"}}}`); err == nil || !strings.Contains(err.Error(), "only the annotations") {
+			t.Errorf("the agent changed the layout annotation: %v", err)
+		}
+		if _, err := agentCS.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("the agent may list nodes: %v", err)
+		}
+		if _, err := agentCS.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("the agent may read namespaces: %v", err)
+		}
+	})
+
 	logs, stop := runAgent(t, "--kubeconfig", kubeconfig, "agent", "--node", node, "--simulate-gpus", "A100-80GB:8", "--resync", "1s")
 	n := waitNode(t, cs, node, "the inventory", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[engine.AnnotInventory] != "" })
 	if inv := engine.InventoryOf(unstructuredNode(t, n), mig.Default()); inv.Source != "agent" || inv.Model != "A100-80GB" || inv.GPUs != 8 || len(inv.MIG) != 0 {
@@ -301,36 +341,6 @@ func TestAgentEndToEnd(t *testing.T) {
 	if n.Annotations[engine.AnnotMIGState] != "" {
 		t.Errorf("mig-state before any layout = %q", n.Annotations[engine.AnnotMIGState])
 	}
-
-	t.Run("least privilege", func(t *testing.T) {
-		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		agentCS := kubernetes.NewForConfigOrDie(rc)
-		patch := func(name string, p string) error {
-			_, err := agentCS.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(p), metav1.PatchOptions{FieldManager: "intruder"})
-			return err
-		}
-		if _, err := agentCS.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("the agent may list nodes: %v", err)
-		}
-		if err := patch("a100-0", `{"metadata":{"annotations":{"gpuform.dev/mig-state":"success"}}}`); err == nil || !strings.Contains(err.Error(), "only the node its pod runs on") {
-			t.Errorf("the agent annotated another node: %v", err)
-		}
-		if err := patch(node, `{"metadata":{"labels":{"gpuform.dev/node-group":"elsewhere"}}}`); err == nil || !strings.Contains(err.Error(), "spec or labels") {
-			t.Errorf("the agent relabelled its node: %v", err)
-		}
-		if err := patch(node, `{"spec":{"unschedulable":true}}`); err == nil {
-			t.Errorf("the agent cordoned its node")
-		}
-		if err := patch(node, `{"metadata":{"annotations":{"gpuform.dev/mig-layout":"{}"}}}`); err == nil || !strings.Contains(err.Error(), "only the annotations") {
-			t.Errorf("the agent changed the layout annotation: %v", err)
-		}
-		if _, err := agentCS.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("the agent may read namespaces: %v", err)
-		}
-	})
 
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(agentE2EConfig), 0o644); err != nil {

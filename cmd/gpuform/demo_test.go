@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDemoOnSimulatedCluster runs what make demo runs, on a copy of the
+// quickstart and its simulated cluster: no cluster, no GPU.
+func TestDemoOnSimulatedCluster(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"main.hcl", "cluster.sim.hcl"} {
+		src, err := os.ReadFile(filepath.Join("..", "..", "examples", "quickstart", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"plan", "--detailed-exitcode"}, 2, []string{"Plan: 11 to add, 3 to change, 0 to destroy.", "a100  nvidia.com/mig-3g.40gb  16     4      1          12"}},
+		{[]string{"apply", "--auto-approve"}, 0, []string{"pool.a100: Modifications complete after", "Apply complete! Resources: 11 added, 3 changed, 0 destroyed."}},
+		{[]string{"plan", "--detailed-exitcode"}, 0, []string{"No changes."}},
+		{[]string{"inventory"}, 0, []string{"gpu-a100-0  A100-80GB  4      550.54.15  8 x 3g.40gb    agent"}},
+	}
+	for _, s := range steps {
+		r := runGpuform(t, nil, append([]string{"--no-color", "--chdir", dir}, s.args...)...)
+		if r.code != s.code {
+			t.Fatalf("gpuform %s: exit %d, want %d\n%s\n%s", strings.Join(s.args, " "), r.code, s.code, r.stdout, r.stderr)
+		}
+		for _, w := range s.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("gpuform %s: output lacks %q:\n%s", strings.Join(s.args, " "), w, r.stdout)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cluster.sim.state.json")); err != nil {
+		t.Errorf("no state file beside the simulated cluster: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cluster.sim.state.json.lock")); !os.IsNotExist(err) {
+		t.Errorf("the lock file was left behind: %v", err)
+	}
+}
