@@ -25,6 +25,11 @@ type CapacityRow struct {
 	Free      int `json:"free"`
 	// Limit is Total x the pool's overcommit.
 	Limit int `json:"limit"`
+	// TotalBefore is what the pool's nodes offer now (their current MIG
+	// instances); QuotaBefore what the stack's applied ResourceQuotas claim,
+	// or -1 when more than one pool offers the resource.
+	TotalBefore int `json:"total_before"`
+	QuotaBefore int `json:"quota_before"`
 }
 
 // Capacity is the GPU capacity of every pool, from the nodes the pools select.
@@ -38,6 +43,21 @@ type Capacity struct {
 // nodes whose GPUs are not the pool's model, drivers older than the pool's
 // driver_version, and quotas beyond capacity x overcommit.
 func CheckCapacity(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Capacity, hcl.Diagnostics) {
+	return CheckCapacityFrom(cfg, &Live{Nodes: nodes}, cat)
+}
+
+// CheckCapacityFrom is CheckCapacity with the whole live state, which also
+// gives the figures before the change: the nodes' current MIG instances and
+// the quotas applied now.
+func CheckCapacityFrom(cfg *config.Config, live *Live, cat *mig.Catalog) (*Capacity, hcl.Diagnostics) {
+	nodes := live.Nodes
+	quotaNow := appliedQuotas(live)
+	offeredBy := map[string]int{}
+	for _, p := range cfg.Pools {
+		for r := range poolTotals(p, map[string]int{"": 1}) {
+			offeredBy[r]++
+		}
+	}
 	var diags hcl.Diagnostics
 	errorf := func(rng hcl.Range, summary, format string, args ...any) {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()})
@@ -61,8 +81,19 @@ func CheckCapacity(cfg *config.Config, nodes []*unstructured.Unstructured, cat *
 		}
 		want := catalogKey(cat, p.GPU)
 		gpusPerNode := map[string]int{}
+		before := map[string]int{}
 		var wrong, oldDriver []string
 		for _, m := range members {
+			switch {
+			case p.MIGLayout != nil:
+				for prof, n := range m.MIG {
+					before[MIGResource(prof)] += n
+				}
+			case p.TimeSlicing != nil:
+				before[ResourceGPU] += m.GPUs * p.TimeSlicing.Replicas
+			default:
+				before[ResourceGPU] += m.GPUs
+			}
 			switch {
 			case m.Source == "none":
 				wrong = append(wrong, m.Node+" (no GPUs reported)")
@@ -111,7 +142,10 @@ func CheckCapacity(cfg *config.Config, nodes []*unstructured.Unstructured, cat *
 			}
 		}
 		for _, r := range sortedStrings(resources) {
-			row := CapacityRow{Pool: p.Name, Resource: r, Total: total[r], Quota: quota[r], Requested: requested[r]}
+			row := CapacityRow{Pool: p.Name, Resource: r, Total: total[r], Quota: quota[r], Requested: requested[r], TotalBefore: before[r], QuotaBefore: quotaNow[r]}
+			if offeredBy[r] > 1 {
+				row.QuotaBefore = -1
+			}
 			row.Free = row.Total - row.Quota
 			row.Limit = int(float64(row.Total)*p.Overcommit + 1e-9)
 			out.Rows = append(out.Rows, row)
@@ -208,4 +242,26 @@ func selectorString(sel map[string]string) string {
 		parts[i] = k + "=" + sel[k]
 	}
 	return strings.Join(parts, ",")
+}
+
+// appliedQuotas sums the stack's applied ResourceQuotas by resource.
+func appliedQuotas(live *Live) map[string]int {
+	out := map[string]int{}
+	for k, u := range live.Objects {
+		if k.Kind != "ResourceQuota" || k.Group != "" {
+			continue
+		}
+		hard, _, _ := unstructured.NestedStringMap(u.Object, "spec", "hard")
+		for name, v := range hard {
+			r, ok := strings.CutPrefix(name, "requests.")
+			if !ok || !strings.HasPrefix(r, "nvidia.com/") {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscan(v, &n); err == nil {
+				out[r] += n
+			}
+		}
+	}
+	return out
 }

@@ -106,16 +106,16 @@ func TestCapacity(t *testing.T) {
 	}{
 		{name: "exactly at capacity", migQuota: 99, gpuQuota: 16, overcommit: "1.0", driver: ">= 535",
 			wantRows: []engine.CapacityRow{
-				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 112},
-				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16},
+				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 112, TotalBefore: 0},
+				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16, TotalBefore: 16},
 			}},
 		{name: "over quota", migQuota: 99, gpuQuota: 17, overcommit: "1.0", driver: ">= 535",
 			wantErr: "claim 17 of nvidia.com/gpu, but the pool has 16 (1 nodes, 4 GPUs x 4 time-slicing replicas)"},
 		{name: "overcommit 1.3", migQuota: 99, gpuQuota: 16, overcommit: "1.3", driver: ">= 535",
 			// 112 x 1.3 = 145.6 -> 145 allowed; 99 fits.
 			wantRows: []engine.CapacityRow{
-				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 145},
-				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16},
+				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 145, TotalBefore: 0},
+				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16, TotalBefore: 16},
 			}},
 		{name: "driver too old", migQuota: 1, gpuQuota: 1, overcommit: "1.0", driver: ">= 560",
 			wantErr: "needs driver >= 560, but a100-0 (550.54.15), a100-1 (550.54.15)"},

@@ -56,8 +56,8 @@ func writeMarkdownCapacity(w io.Writer, p *Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n#### GPU capacity\n\n| Pool | Resource | Total | Quota | Requested | Free |\n|---|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\n#### GPU capacity (now → after)\n\n| Pool | Resource | Total | Quota | Requested | Free |\n|---|---|---:|---:|---:|---:|\n")
 	for _, r := range p.Capacity.Rows {
-		fmt.Fprintf(w, "| %s | `%s` | %d | %d | %d | %d |\n", r.Pool, r.Resource, r.Total, r.Quota, r.Requested, r.Free)
+		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %d | %d |\n", r.Pool, r.Resource, strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free)
 	}
 }

@@ -96,11 +96,11 @@ func (r *textRenderer) capacity(p *Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(r.w, "\nGPU capacity after this plan:\n")
+	fmt.Fprintf(r.w, "\nGPU capacity (now -> after this plan):\n")
 	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE")
 	for _, row := range p.Capacity.Rows {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", row.Pool, row.Resource, row.Total, row.Quota, row.Requested, row.Free)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free)
 	}
 	_ = tw.Flush()
 }
@@ -316,4 +316,16 @@ func skipFlat(p []string) bool {
 		}
 	}
 	return false
+}
+
+// beforeAfter renders "n" when unchanged, "b -> a" when changed and
+// "? -> a" when the figure before is unknown (-1).
+func beforeAfter(before, after int) string {
+	switch {
+	case before == after:
+		return fmt.Sprint(after)
+	case before < 0:
+		return fmt.Sprintf("? -> %d", after)
+	}
+	return fmt.Sprintf("%d -> %d", before, after)
 }

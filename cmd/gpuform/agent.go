@@ -57,8 +57,15 @@ func newAgentCommand(g *globals) *cobra.Command {
 				return errors.New("gpuform agent needs its node's name: pass --node NAME or set NODE_NAME (in a DaemonSet, from the downward API field spec.nodeName)")
 			}
 			lib, err := agentNVML(simulate)
+			if err == nil {
+				// Check NVML before anything else, for a clear error.
+				var s *nvml.Session
+				if s, err = nvml.Open(lib); err == nil {
+					err = s.Close()
+				}
+			}
 			if err != nil {
-				return err
+				return agentNVMLError(g, node, err)
 			}
 			cfg, err := g.agentRESTConfig()
 			if err != nil {
@@ -76,12 +83,7 @@ func newAgentCommand(g *globals) *cobra.Command {
 				Resync:    resync,
 				Logf:      logf,
 			})
-			var ue *nvml.UnavailableError
-			if errors.As(err, &ue) {
-				fmt.Fprintf(g.stderr, "Error: gpuform agent: NVML is not available on node %s: %s; run the agent on a GPU node with the NVIDIA driver (in Kubernetes: runtimeClassName nvidia, see examples/deploy/agent.yaml)\n", node, ue.Reason)
-				return &exitError{code: 1}
-			}
-			return err
+			return agentNVMLError(g, node, err)
 		},
 	}
 	f := cmd.Flags()
@@ -90,6 +92,17 @@ func newAgentCommand(g *globals) *cobra.Command {
 	f.DurationVar(&resync, "resync", time.Minute, "how often to read the GPUs again and publish the inventory when it changed")
 	f.StringVar(&simulate, "simulate-gpus", "", "development: use `MODEL:COUNT` simulated GPUs (go-nvml's simulated servers, e.g. A100-80GB:8) instead of NVML")
 	return cmd
+}
+
+// agentNVMLError prints NVML being unavailable as one line and exits 1;
+// other errors are returned as they are.
+func agentNVMLError(g *globals, node string, err error) error {
+	var ue *nvml.UnavailableError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	fmt.Fprintf(g.stderr, "Error: gpuform agent: NVML is not available on node %s: %s; run the agent on a GPU node with the NVIDIA driver (in Kubernetes: runtimeClassName nvidia, see examples/deploy/agent.yaml)\n", node, ue.Reason)
+	return &exitError{code: 1}
 }
 
 // agentNVML returns the simulated GPUs spec asks for, or this machine's
@@ -150,8 +163,11 @@ func (g *globals) agentRESTConfig() (*rest.Config, error) {
 		rules := clientcmd.NewDefaultClientConfigLoadingRules()
 		rules.ExplicitPath = g.kubeconfig
 		c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.context}).ClientConfig()
-		if err != nil {
+		switch {
+		case err != nil && g.kubeconfig == "" && g.context == "":
 			return nil, fmt.Errorf("not in a pod, and no usable kubeconfig: %w; pass --kubeconfig FILE or set KUBECONFIG", err)
+		case err != nil:
+			return nil, fmt.Errorf("load the kubeconfig: %w", err)
 		}
 		cfg = c
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -391,16 +393,41 @@ func TestAgentEndToEnd(t *testing.T) {
 	if _, err := dynamicGet(ctx, t, "serving.kserve.io", "v1beta1", "inferenceservices", "agent-e2e", "classifier"); err != nil {
 		t.Errorf("the InferenceService on the slices: %v", err)
 	}
+	nodeDone := strings.Index(r.stdout, "Modifications complete after")
+	modelStart := strings.Index(r.stdout, "Creating InferenceService agent-e2e/classifier")
+	if nodeDone < 0 || modelStart < nodeDone {
+		t.Errorf("apply created the model before the node's MIG layout was done")
+	}
 	if again := runWith(t, nil, "--chdir", dir, "plan", "--detailed-exitcode"); again.code != 0 {
 		t.Errorf("plan after apply: exit %d\n%s%s", again.code, again.stdout, again.stderr)
 	}
+
+	// A new layout: the agent destroys what must go and creates the rest.
+	mixed := strings.Replace(agentE2EConfig, `slices = { "3g.40gb" = 2 }`, `slices = { "3g.40gb" = 1, "1g.10gb" = 4 }`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(mixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	applyOK(t, nil, dir)
+	n, err = cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Annotations[engine.AnnotMIGState]; got != "success" {
+		t.Errorf("mig-state after the second apply = %q", got)
+	}
+	n = waitNode(t, cs, node, "the inventory with the new layout", 10*time.Second, func(n *corev1.Node) bool {
+		m := engine.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG
+		return m["3g.40gb"] == 8 && m["1g.10gb"] == 32 && len(m) == 2
+	})
 
 	res := stop()
 	if res.code != 0 {
 		t.Errorf("the agent exited %d after cancel:\n%s", res.code, res.stderr)
 	}
 	log := logs.String()
-	for _, want := range []string{"node agent-e2e-gpu-0: agent started", `applying MIG layout "halves"`, `MIG layout "halves" applied: 16 GPU instances created`, "agent stopped"} {
+	t.Logf("agent log:\n%s", log)
+	for _, want := range []string{"node agent-e2e-gpu-0: agent started", `applying MIG layout "halves"`, `MIG layout "halves" applied: 16 GPU instances created, 0 destroyed, 8 MIG mode changes`,
+		`MIG layout "halves" applied: 32 GPU instances created, 8 destroyed, 0 MIG mode changes`, "agent stopped"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("agent log lacks %q:\n%s", want, log)
 		}
@@ -459,5 +486,41 @@ func TestAgentCommandErrors(t *testing.T) {
 	r = runGpuform(t, []string{"NODE_NAME=gpu-7"}, "--kubeconfig", srv.Kubeconfig, "agent")
 	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "Error: gpuform agent: NVML is not available on node gpu-7: ") || !strings.Contains(r.stderr, "runtimeClassName nvidia") {
 		t.Errorf("no NVML: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// As a process, the agent stops cleanly on SIGTERM (what the kubelet sends
+// when the pod is deleted): exit 0, after saying so.
+func TestAgentSIGTERM(t *testing.T) {
+	const node = "agent-sigterm-0"
+	ctx := kubeapitest.Context(t)
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeapitest.CreateNodes(ctx, cfg, kubeapitest.GPUNode{Name: node, Labels: map[string]string{"nvidia.com/gpu.present": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "--kubeconfig", srv.Kubeconfig, "agent", "--simulate-gpus", "H100-80GB:2")
+	cmd.Env = append(os.Environ(), "GPUFORM_BE_MAIN=1", "NODE_NAME="+node)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a no-op once it exited
+	waitNode(t, clientset(t), node, "the inventory", 60*time.Second, func(n *corev1.Node) bool { return n.Annotations[engine.AnnotInventory] != "" })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(stderr.String(), "node agent-sigterm-0: agent stopped") {
+			t.Errorf("after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the agent did not exit within 10s of SIGTERM:\n%s", stderr.String())
 	}
 }

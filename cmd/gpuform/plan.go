@@ -192,7 +192,7 @@ func pluralWord(n int, one, many string) string {
 // (problems are printed as diagnostics and end the run) and the pods that
 // re-partitioning nodes would disrupt.
 func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, live *engine.Live, p *engine.Plan) error {
-	capacity, diags := engine.CheckCapacity(cfg, live.Nodes, mig.Default())
+	capacity, diags := engine.CheckCapacityFrom(cfg, live, mig.Default())
 	g.writeDiags(cfg, diags)
 	if diags.HasErrors() {
 		return &exitError{code: 1}
