@@ -611,3 +611,27 @@ func TestFailedState(t *testing.T) {
 		t.Errorf("failedState(short) = %q", got)
 	}
 }
+
+// An inventory too large for the annotation keeps 4 processes per GPU and
+// says so; engine still accepts it.
+func TestInventoryJSONTrimsProcesses(t *testing.T) {
+	inv := &Inventory{Version: InventoryVersion, DriverVersion: "550.54.15"}
+	for i := range 8 {
+		g := GPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "H100-80GB", MemoryMiB: 81559}
+		for p := range 1000 {
+			g.Processes = append(g.Processes, Process{PID: 100000 + p, UsedMemoryMiB: 512})
+		}
+		inv.GPUs = append(inv.GPUs, g)
+	}
+	s, err := inventoryJSON(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Inventory
+	if err := json.Unmarshal([]byte(s), &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.ParseAgentInventory(s); err != nil || len(s) > maxInventoryLen || len(got.GPUs[7].Processes) != 4 || len(got.Warnings) != 1 || len(inv.GPUs[0].Processes) != 1000 {
+		t.Errorf("%d bytes, err %v, GPU 7 has %d processes, warnings %q; original cut to %d", len(s), err, len(got.GPUs[7].Processes), got.Warnings, len(inv.GPUs[0].Processes))
+	}
+}
