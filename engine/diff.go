@@ -196,6 +196,9 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 		}
 		manager := NodeFieldManager(d.Stack)
 		fields := diffFields(want.Object, n, manager)
+		if len(fields) == 0 && len(pools) == 1 {
+			fields = unfinishedMIG(pools[0], n)
+		}
 		if len(fields) == 0 {
 			continue
 		}
@@ -203,7 +206,7 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 			address = "pool (removed)"
 		}
 		c := &Change{Address: address, Key: KeyOf(n), APIVersion: "v1", Action: ActionUpdate, Before: n, After: want, Fields: fields, DependsOn: deps}
-		if len(pools) == 1 && pools[0].MIGState != "" && migChanged(fields) {
+		if len(pools) == 1 && pools[0].MIGState != "" && (migChanged(fields) || fields[0].Path == statePath(pools[0].MIGState)) {
 			c.Wait = pools[0].MIGState
 			c.Throttle = pools[0].Address
 		}
@@ -218,6 +221,32 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// unfinishedMIG is the change a node needs when its layout is in place but
+// its MIG state is not "success" (an earlier apply failed or is pending):
+// apply marks it pending again and waits, so that models are not placed on
+// slices that do not exist.
+func unfinishedMIG(np *NodePool, n *unstructured.Unstructured) []FieldDiff {
+	if np.MIGState == "" {
+		return nil
+	}
+	state, ok := n.GetLabels()[np.MIGState]
+	if np.MIGState == AnnotMIGState {
+		state, ok = n.GetAnnotations()[np.MIGState]
+	}
+	if !ok || state == "success" {
+		return nil
+	}
+	return []FieldDiff{{Path: statePath(np.MIGState), Op: FieldChange, Before: state, After: "success"}}
+}
+
+// statePath is the field path of a MIG state label or annotation.
+func statePath(key string) string {
+	if key == AnnotMIGState {
+		return formatPath([]string{"metadata", "annotations", key})
+	}
+	return formatPath([]string{"metadata", "labels", key})
 }
 
 // migChanged reports whether a node change touches its MIG layout.

@@ -380,3 +380,27 @@ func TestDiffNeedsTheGPUOperator(t *testing.T) {
 		t.Error("the plan does not point the ClusterPolicy at gpuform's ConfigMap")
 	}
 }
+
+func TestDiffRewaitsUnfinishedMIG(t *testing.T) {
+	d := quickstart(t)
+	live := applied(t, d)
+	node := nodeFor(d.Pools[0])
+	labels := node.GetLabels()
+	for k, v := range d.Pools[0].Labels {
+		labels[k] = v
+	}
+	labels[engine.LabelMIGState] = "failed"
+	node.SetLabels(labels)
+	live.Nodes = []*unstructured.Unstructured{serverCopy(t, node)}
+	// Only the pool's labels are gpuform's; the state belongs to mig-manager.
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	if len(p.Changes) != 1 || p.Changes[0].Wait != engine.LabelMIGState {
+		t.Fatalf("a node whose MIG state is failed: %+v", p.Changes)
+	}
+	labels[engine.LabelMIGState] = "success"
+	node.SetLabels(labels)
+	live.Nodes = []*unstructured.Unstructured{serverCopy(t, node)}
+	if p := mustDiff(t, d, live, engine.DiffOptions{}); len(p.Changes) != 0 {
+		t.Fatalf("a node in its layout with state success: %+v", p.Changes[0].Fields)
+	}
+}

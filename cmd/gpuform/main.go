@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
+	quietClientGo()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, os.Environ()).ExecuteContext(ctx)
 	stop()
@@ -36,4 +39,10 @@ func exitCode(err error, stderr *os.File) int {
 	}
 	fmt.Fprintf(stderr, "Error: %s\n", err)
 	return 1
+}
+
+// quietClientGo stops client-go's own logging (klog): gpuform reports every
+// error itself, once, with what to do.
+func quietClientGo() {
+	klog.SetLogger(logr.Discard())
 }

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	quietClientGo()
 	kubeapitest.Main(m, &srv)
 }
 
