@@ -202,13 +202,21 @@ func totalExplained(p *config.Pool, gpusPerNode map[string]int, r string) string
 	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
 		for prof, n := range p.MIGLayout.Slices {
 			if MIGResource(prof) == r {
-				return fmt.Sprintf("%d nodes, %d GPUs x %d %s each", len(gpusPerNode), gpus, n, prof)
+				return fmt.Sprintf("%s, %s x %d %s each", count(len(gpusPerNode), "node"), count(gpus, "GPU"), n, prof)
 			}
 		}
 	case p.TimeSlicing != nil:
-		return fmt.Sprintf("%d nodes, %d GPUs x %d time-slicing replicas", len(gpusPerNode), gpus, p.TimeSlicing.Replicas)
+		return fmt.Sprintf("%s, %s x %d time-slicing replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.TimeSlicing.Replicas)
 	}
-	return fmt.Sprintf("%d nodes, %d GPUs", len(gpusPerNode), gpus)
+	return fmt.Sprintf("%s, %s", count(len(gpusPerNode), "node"), count(gpus, "GPU"))
+}
+
+// count renders n things, with a plural s.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // quotaRange points at the first quota on pool p that claims resource r.

@@ -110,7 +110,7 @@ func TestCapacity(t *testing.T) {
 				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16, TotalBefore: 16},
 			}},
 		{name: "over quota", migQuota: 99, gpuQuota: 17, overcommit: "1.0", driver: ">= 535",
-			wantErr: "claim 17 of nvidia.com/gpu, but the pool has 16 (1 nodes, 4 GPUs x 4 time-slicing replicas)"},
+			wantErr: "claim 17 of nvidia.com/gpu, but the pool has 16 (1 node, 4 GPUs x 4 time-slicing replicas)"},
 		{name: "overcommit 1.3", migQuota: 99, gpuQuota: 16, overcommit: "1.3", driver: ">= 535",
 			// 112 x 1.3 = 145.6 -> 145 allowed; 99 fits.
 			wantRows: []engine.CapacityRow{
@@ -128,6 +128,11 @@ func TestCapacity(t *testing.T) {
 				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tt.wantErr, diags)
 				}
+				var buf bytes.Buffer
+				if err := (&config.DiagnosticWriter{Files: cfg.Files}).Write(&buf, diags); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, "capacity/"+strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())
 				return
 			}
 			if diags.HasErrors() {
