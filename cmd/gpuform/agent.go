@@ -11,8 +11,6 @@ import (
 	"time"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,34 +114,11 @@ func agentNVML(spec string) (gonvml.Interface, error) {
 	if !ok || err != nil || n < 1 || n > 16 {
 		return nil, fmt.Errorf("--simulate-gpus %q: want MODEL:COUNT with a count from 1 to 16, e.g. A100-80GB:8", spec)
 	}
-	g, ok := mig.Default().Lookup(model)
-	var cfg gpus.Config
-	if ok {
-		cfg, ok = simulatedModels[g.Key]
-	}
-	if !ok {
-		return nil, fmt.Errorf("--simulate-gpus %q: go-nvml cannot simulate %s; pick one of A100-40GB, A100-80GB, A30-24GB, H100-80GB, H200-141GB, B200-180GB", spec, model)
-	}
-	s, err := server.New(
-		server.WithGPUs(gpus.Multiple(n, cfg)...),
-		server.WithDriverVersion("550.54.15"),
-		server.WithNVMLVersion("12.550.54.15"),
-		server.WithCUDADriverVersion(12040),
-	)
+	lib, err := nvml.Simulated(mig.Default(), model, n, "")
 	if err != nil {
 		return nil, fmt.Errorf("--simulate-gpus %q: %w", spec, err)
 	}
-	return s, nil
-}
-
-// simulatedModels maps catalog keys to go-nvml's simulated GPU models.
-var simulatedModels = map[string]gpus.Config{
-	"A100-40GB":  gpus.A100_SXM4_40GB,
-	"A100-80GB":  gpus.A100_SXM4_80GB,
-	"A30-24GB":   gpus.A30_PCIE_24GB,
-	"H100-80GB":  gpus.H100_SXM5_80GB,
-	"H200-141GB": gpus.H200_SXM5_141GB,
-	"B200-180GB": gpus.B200_SXM5_180GB,
+	return lib, nil
 }
 
 // agentRESTConfig is the pod's service account when running in a pod and no
