@@ -347,7 +347,7 @@ func diffFields(desired map[string]any, live *unstructured.Unstructured, manager
 	var out []FieldDiff
 	walkDesired(nil, desired, live.Object, &out)
 	for _, path := range ownedPaths(live, manager) {
-		if hasPath(desired, path) {
+		if hasPath(desired, path) || isCommitStamp(path) {
 			continue
 		}
 		v, ok := getPath(live.Object, path)
@@ -372,6 +372,9 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 			continue
 		}
 		if len(path) == 1 && path[0] == "metadata" && ignoredMeta[k] {
+			continue
+		}
+		if isCommitStamp(p) {
 			continue
 		}
 		w := want[k]
@@ -405,6 +408,13 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldChange, Before: h, After: w})
 		}
 	}
+}
+
+// isCommitStamp reports whether path is the gpuform.dev/commit annotation,
+// which records the commit of the last apply: it is written with every
+// change but is not itself a change (drift reads it).
+func isCommitStamp(path []string) bool {
+	return len(path) == 3 && path[0] == "metadata" && path[1] == "annotations" && path[2] == AnnotCommit
 }
 
 // walkList compares two lists of objects of the same length element by

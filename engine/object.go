@@ -128,6 +128,23 @@ func (d *Desired) gpuOperatorNamespace() string {
 	return ""
 }
 
+// StampCommit records commit in annotation gpuform.dev/commit of every
+// desired object, so that drift can tell what was applied from what git
+// holds. Diff does not count the stamp as a change.
+func (d *Desired) StampCommit(commit string) {
+	if commit == "" {
+		return
+	}
+	for _, o := range d.Objects {
+		a := o.Object.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[AnnotCommit] = commit
+		o.Object.SetAnnotations(a)
+	}
+}
+
 // Lookup returns the desired object with key k.
 func (d *Desired) Lookup(k Key) *Object {
 	for _, o := range d.Objects {

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -145,6 +146,12 @@ func (g *globals) compile() (*config.Config, *engine.Desired, error) {
 	desired, err := engine.Compile(cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if commit, dirty, ok := git.Head(g.dir()); ok {
+		if dirty {
+			commit += "-dirty"
+		}
+		desired.StampCommit(commit)
 	}
 	return cfg, desired, nil
 }
