@@ -200,7 +200,7 @@ func (l *loader) resolve(t hcl.Traversal, from *node) *node {
 	switch {
 	case root == "each" || root == "count":
 		return nil
-	case root == rootVar || root == rootLocal || resourceTypes[root]:
+	case root == rootVar || root == rootLocal || isResourceType(root):
 	default:
 		l.diags = append(l.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -395,7 +395,7 @@ func (l *loader) evalContext(n *node) *hcl.EvalContext {
 	vars := make(map[string]cty.Value, len(grouped))
 	for _, t := range n.missing {
 		root := t.RootName()
-		if step, ok := traverseName(t); ok && (root == rootVar || root == rootLocal || resourceTypes[root]) {
+		if step, ok := traverseName(t); ok && (root == rootVar || root == rootLocal || isResourceType(root)) {
 			if grouped[root] == nil {
 				grouped[root] = map[string]cty.Value{}
 			}

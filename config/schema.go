@@ -225,7 +225,11 @@ func (idx schemaIndex) topSchema() *hcl.BodySchema {
 	return s
 }
 
-// resourceTypes are the block types that can be referenced by address.
-var resourceTypes = map[string]bool{
-	TypePriority: true, TypeMIGLayout: true, TypePool: true, TypeTenant: true, TypeModel: true,
+// isResourceType reports whether blocks of type t can be referenced by address.
+func isResourceType(t string) bool {
+	switch t {
+	case TypePriority, TypeMIGLayout, TypePool, TypeTenant, TypeModel:
+		return true
+	}
+	return false
 }

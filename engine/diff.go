@@ -337,8 +337,8 @@ func stringMapAny(m map[string]string) map[string]any {
 	return out
 }
 
-// ignoredMeta are metadata fields that are identity or server-managed.
-var ignoredMeta = map[string]bool{"name": true, "namespace": true}
+// ignoredMeta reports whether a metadata field is the object's identity.
+func ignoredMeta(field string) bool { return field == "name" || field == "namespace" }
 
 // diffFields compares the fields of desired with live: every field desired
 // sets, plus every field gpuform owned in live (managedFields) that desired
@@ -371,7 +371,7 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 		if len(path) == 0 && (k == "apiVersion" || k == "kind" || k == "status") {
 			continue
 		}
-		if len(path) == 1 && path[0] == "metadata" && ignoredMeta[k] {
+		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(k) {
 			continue
 		}
 		if isCommitStamp(p) {
@@ -543,7 +543,7 @@ func collectOwned(path []string, tree map[string]any, out *[][]string) {
 		leaf = false
 		name := strings.TrimPrefix(k, "f:")
 		p := append(append([]string(nil), path...), name)
-		if len(path) == 1 && path[0] == "metadata" && ignoredMeta[name] {
+		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
 			continue
 		}
 		sub, _ := v.(map[string]any)

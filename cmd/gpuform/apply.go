@@ -231,17 +231,23 @@ type progress struct {
 	tty bool
 }
 
-var verbs = map[engine.Action][3]string{
-	engine.ActionCreate: {"Creating", "Creation complete", "create"},
-	engine.ActionUpdate: {"Modifying", "Modifications complete", "modify"},
-	engine.ActionAdopt:  {"Adopting", "Adoption complete", "adopt"},
-	engine.ActionDelete: {"Destroying", "Destruction complete", "destroy"},
+// verbs are the progress words of an action: starting, done, and the verb.
+func verbs(a engine.Action) [3]string {
+	switch a {
+	case engine.ActionCreate:
+		return [3]string{"Creating", "Creation complete", "create"}
+	case engine.ActionAdopt:
+		return [3]string{"Adopting", "Adoption complete", "adopt"}
+	case engine.ActionDelete:
+		return [3]string{"Destroying", "Destruction complete", "destroy"}
+	}
+	return [3]string{"Modifying", "Modifications complete", "modify"}
 }
 
 func (p *progress) event(ev engine.Event) {
 	p.clear()
 	c := ev.Change
-	v := verbs[c.Action]
+	v := verbs(c.Action)
 	switch ev.Kind {
 	case engine.EventStart:
 		fmt.Fprintf(p.w, "%s: %s %s...\n", c.Address, v[0], c.Key)
