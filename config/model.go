@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Config is one evaluated gpuform configuration: every block of one directory,
@@ -116,6 +117,9 @@ type Variable struct {
 	Sensitive   bool
 	// Source says where the value came from: "default", "env", a file name, or "--var".
 	Source string
+	// Value is the final value (cty.DynamicVal when unusable), marked
+	// sensitive when Sensitive: never print it without checking.
+	Value cty.Value
 }
 
 // Priority is a priority block instance.

@@ -109,6 +109,7 @@ func (l *loader) loadVariables(varFiles []VarFile, opts Options) []*node {
 		if n.value == cty.DynamicVal {
 			n.bad = true
 		}
+		d.v.Value = n.value
 		l.cfg.Variables = append(l.cfg.Variables, d.v)
 		nodes = append(nodes, n)
 	}

@@ -105,6 +105,40 @@ type Plan struct {
 	Throttles map[string]int
 	// Disruption lists, per node re-partitioned, the pods using its GPUs.
 	Disruption map[string][]string
+	// ConfigSource says where the configuration came from; nil when unknown.
+	ConfigSource *ConfigSource
+}
+
+// ConfigSource is where a plan's configuration was read from: the commit
+// and whether the work tree had uncommitted changes.
+type ConfigSource struct {
+	// Repo is the repository given with --repo ("" for the working
+	// directory's); Ref the ref asked for ("" for the working directory).
+	Repo string `json:"repo,omitempty"`
+	Ref  string `json:"ref,omitempty"`
+	// Commit is the full commit hash ("" outside git).
+	Commit string `json:"commit"`
+	// Dirty is true when the configuration was read from a work tree with
+	// uncommitted changes.
+	Dirty bool `json:"dirty"`
+}
+
+// String describes the source for plan headers: "working directory at
+// 0123456789ab (with uncommitted changes)", "main at 0123456789ab".
+func (s *ConfigSource) String() string {
+	short := s.Commit
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	switch {
+	case s.Commit == "":
+		return "working directory (not in git)"
+	case s.Ref == "" && s.Dirty:
+		return "working directory at " + short + " (with uncommitted changes)"
+	case s.Ref == "":
+		return "working directory at " + short
+	}
+	return s.Ref + " at " + short
 }
 
 // HasChanges reports whether applying the plan would change anything.

@@ -41,6 +41,9 @@ type PlanFile struct {
 	// Disruption lists the pods using GPUs on nodes the plan re-partitions.
 	Disruption map[string][]string `json:"disruption,omitempty"`
 	Throttles  map[string]int      `json:"throttles,omitempty"`
+	// ConfigSource is the commit the configuration was read at (absent
+	// outside git) and whether the work tree was dirty.
+	ConfigSource *ConfigSource `json:"config_source,omitempty"`
 	// Checksum is a SHA-256 over everything above; an edited file is refused.
 	Checksum string `json:"checksum"`
 }
@@ -71,7 +74,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		FormatVersion: PlanFileVersion, GpuformVersion: version, Stack: p.Stack, ConfigHash: configHash,
 		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
 		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: p.Warnings,
-		Disruption: p.Disruption, Throttles: p.Throttles,
+		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource,
 	}
 	for k, v := range p.ReadVersions {
 		pf.ReadVersions[keyString(k)] = v
@@ -98,7 +101,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 
 // Plan rebuilds the plan the file holds.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: pf.Warnings, ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: pf.Warnings, ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {

@@ -17,6 +17,15 @@ type JSONPlan struct {
 	Summary         Summary       `json:"summary"`
 	Warnings        []string      `json:"warnings"`
 	Capacity        []CapacityRow `json:"capacity"`
+	// ConfigSource is the commit the configuration was read at; absent
+	// when the configuration is not in a git repository.
+	ConfigSource *ConfigSource `json:"config_source,omitempty"`
+	// BaseSource, ConfigChanges and CapacityBefore are set by plan --base:
+	// the base commit, the semantic diff of the configuration from base to
+	// head, and the base configuration's capacity on the same nodes.
+	BaseSource     *ConfigSource `json:"base_source,omitempty"`
+	ConfigChanges  []BlockChange `json:"config_changes,omitempty"`
+	CapacityBefore []CapacityRow `json:"capacity_before,omitempty"`
 }
 
 // JSONChange is one entry of resource_changes.
@@ -38,7 +47,7 @@ type JSONChange struct {
 // NewJSONPlan converts a plan to its --json form. Sensitive objects show
 // "(sensitive)" in place of before, after and field values.
 func NewJSONPlan(p *Plan) JSONPlan {
-	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings}
+	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings, ConfigSource: p.ConfigSource}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
@@ -31,6 +34,12 @@ type planFlags struct {
 	adopt            bool
 	out              string
 	allowSensitive   bool
+	// base, repo and ref are plan's git flags: --base REF previews a
+	// change against the configuration at REF; --repo/--ref read the
+	// configuration from git instead of the working directory.
+	base, repo, ref string
+	// outDir is where --base --format markdown writes its comments.
+	outDir string
 }
 
 func newPlanCommand(g *globals) *cobra.Command {
@@ -47,7 +56,13 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, p, client, err := g.plan(cmd.Context(), f.adopt)
+			if f.outDir != "" && (f.base == "" || format != formatMarkdown) {
+				return fmt.Errorf("--out-dir writes the comments of a pull request preview: use it with --base REF --format markdown")
+			}
+			if f.base != "" {
+				return g.preview(cmd.Context(), &f, format)
+			}
+			cfg, p, client, err := g.planAt(cmd.Context(), f.repo, f.ref, f.adopt)
 			if err != nil {
 				return err
 			}
@@ -79,6 +94,10 @@ func newPlanCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
 	fl.StringVar(&f.out, "out", "", "save the plan to `FILE` for gpuform apply FILE")
 	fl.BoolVar(&f.allowSensitive, "allow-sensitive-in-plan", false, "allow --out to store values of sensitive variables in the plan file")
+	fl.StringVar(&f.base, "base", "", "preview a change: compare the configuration with the one at git `REF` (origin/main, a commit) and show both plans' capacity")
+	fl.StringVar(&f.repo, "repo", "", "read the configuration from the git repository at `PATH` or URL (default: the working directory's)")
+	fl.StringVar(&f.ref, "ref", "", "read the configuration at git `REF` instead of the working directory")
+	fl.StringVar(&f.outDir, "out-dir", "", "with --base and --format markdown, write the comments to `DIR`/comment-1.md, comment-2.md, ...")
 	return cmd
 }
 
@@ -97,7 +116,13 @@ func (f *planFlags) outputFormat() (string, error) {
 // diffs against the cluster. Configuration errors are printed and end the
 // run before any cluster call.
 func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine.Plan, cluster, error) {
-	cfg, desired, err := g.compile()
+	return g.planAt(ctx, "", "", adopt)
+}
+
+// planAt is plan with the configuration from git (repo and ref as
+// loadValidAt takes them); the plan records where it came from.
+func (g *globals) planAt(ctx context.Context, repo, ref string, adopt bool) (*config.Config, *engine.Plan, cluster, error) {
+	cfg, desired, src, err := g.compileAt(ctx, repo, ref)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -113,6 +138,7 @@ func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
+	p.ConfigSource = configSource(src)
 	if err := g.assess(ctx, client, cfg, live, p); err != nil {
 		return nil, nil, nil, err
 	}
@@ -134,6 +160,28 @@ func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, cont
 		return fmt.Errorf("save plan to %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// compileAt loads (as loadValidAt), validates and compiles, stamping the
+// desired objects with the commit; diagnostics are printed here.
+func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Config, *engine.Desired, source, error) {
+	cfg, src, diags := g.loadValidAt(ctx, repo, ref)
+	g.writeDiags(cfg, diags)
+	if diags.HasErrors() {
+		return nil, nil, src, &exitError{code: 1}
+	}
+	desired, err := engine.Compile(cfg)
+	if err != nil {
+		return nil, nil, src, err
+	}
+	if src.Commit != "" {
+		commit := src.Commit
+		if src.Dirty {
+			commit += "-dirty"
+		}
+		desired.StampCommit(commit)
+	}
+	return cfg, desired, src, nil
 }
 
 // compile loads, validates and compiles; diagnostics are printed here.
@@ -177,13 +225,17 @@ func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
 	return kubernetes.New(opts)
 }
 
-// renderPlan writes p in format.
+// renderPlan writes p in format. Text starts with where the configuration
+// came from when it is in git.
 func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
 	switch format {
 	case formatJSON:
 		return engine.RenderJSON(w, p)
 	case formatMarkdown:
 		return engine.RenderMarkdown(w, p)
+	}
+	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
+		fmt.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
 	return engine.RenderText(w, p, engine.TextOptions{Color: g.color(w)})
 }
@@ -205,6 +257,12 @@ func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, li
 		return &exitError{code: 1}
 	}
 	p.Capacity = capacity
+	return g.disruption(ctx, cl, p)
+}
+
+// disruption adds to a plan the pods that re-partitioning nodes would
+// disrupt, with a warning per node.
+func (g *globals) disruption(ctx context.Context, cl cluster, p *engine.Plan) error {
 	if nodes := engine.RepartitionedNodes(p); len(nodes) > 0 {
 		pods, err := cl.GPUPods(ctx, nodes)
 		if err != nil {
@@ -221,4 +279,158 @@ func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, li
 		p.Warnings = append(p.Warnings, engine.DisruptionWarnings(p)...)
 	}
 	return nil
+}
+
+// configSource is a source as plans record it: nil outside git.
+func configSource(s source) *engine.ConfigSource {
+	if s.Commit == "" {
+		return nil
+	}
+	return &engine.ConfigSource{Repo: s.Repo, Ref: s.Ref, Commit: s.Commit, Dirty: s.Dirty}
+}
+
+// preview is plan --base: the configuration (working directory, or
+// --repo/--ref) against the one at --base in the same repository — the
+// semantic config diff, head's plan against the cluster, and the capacity
+// of both on the same live nodes. Capacity problems of head do not stop
+// the preview (a pull request needs to see them) but end it with exit 1,
+// as plan does.
+func (g *globals) preview(ctx context.Context, f *planFlags, format string) error {
+	head, desired, src, err := g.compileAt(ctx, f.repo, f.ref)
+	if err != nil {
+		return err
+	}
+	pv := &engine.Preview{}
+	base, baseSrc, diags := g.loadValidAt(ctx, f.repo, f.base)
+	pv.Base = &engine.ConfigSource{Repo: baseSrc.Repo, Ref: f.base, Commit: baseSrc.Commit}
+	if diags.HasErrors() {
+		fmt.Fprintf(g.stderr, "Warning: the configuration at base %s cannot be read; the preview shows every block as added.\n\n", f.base)
+		g.writeDiags(base, onlyErrors(diags))
+		pv.BaseError = firstError(diags)
+		base = nil
+	}
+	client, err := g.openCluster(head)
+	if err != nil {
+		return err
+	}
+	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: f.adopt})
+	if err != nil {
+		return err
+	}
+	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: f.adopt})
+	if err != nil {
+		return fmt.Errorf("plan stack %s: %w", desired.Stack, err)
+	}
+	p.ConfigSource = configSource(src)
+	pv.Plan = p
+	pv.ConfigChanges = engine.ConfigDiff(base, head)
+
+	capacity, cdiags := engine.CheckCapacityFrom(head, live, mig.Default())
+	p.Capacity = capacity
+	g.writeDiags(head, cdiags)
+	for _, d := range cdiags {
+		if d.Severity == hcl.DiagError {
+			pv.CapacityProblems = append(pv.CapacityProblems, strings.TrimSuffix(d.Detail, "."))
+		}
+	}
+	if base != nil {
+		if before, _ := engine.CheckCapacityFrom(base, live, mig.Default()); before != nil {
+			pv.CapacityBefore = before.Rows
+		}
+	}
+	if err := g.disruption(ctx, client, p); err != nil {
+		return err
+	}
+
+	switch format {
+	case formatJSON:
+		err = engine.RenderPreviewJSON(g.stdout, pv)
+	case formatMarkdown:
+		err = g.writeComments(engine.RenderPreviewMarkdown(pv), p.Stack, f.outDir)
+	default:
+		err = engine.RenderPreviewText(g.stdout, pv, engine.TextOptions{Color: g.color(g.stdout)})
+	}
+	if err != nil {
+		return err
+	}
+	if f.out != "" && p.Summary.Conflicts == 0 && len(pv.CapacityProblems) == 0 {
+		if err := g.savePlan(f.out, head, p, client.Context(), f.allowSensitive); err != nil {
+			return err
+		}
+	}
+	switch {
+	case len(pv.CapacityProblems) > 0:
+		fmt.Fprintf(g.stderr, "Error: the configuration does not fit the GPUs (see above); apply would refuse it.\n")
+		return &exitError{code: 1}
+	case p.Summary.Conflicts > 0:
+		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
+		return &exitError{code: 1}
+	case f.detailedExitCode && p.HasChanges():
+		return &exitError{code: 2}
+	}
+	return nil
+}
+
+// firstError is the first error of diags in one line.
+func firstError(diags hcl.Diagnostics) string {
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + strings.TrimSuffix(d.Detail, ".")
+		}
+		if d.Subject != nil {
+			msg += " (" + d.Subject.String() + ")"
+		}
+		return strings.ReplaceAll(msg, "\n", " ")
+	}
+	return ""
+}
+
+// writeComments splits a preview's Markdown into pull request comments:
+// into dir/comment-N.md, or to stdout each after a line
+// "<!-- gpuform comment N/M -->". Stale comment files of an earlier, longer
+// run are removed.
+func (g *globals) writeComments(md, stack, dir string) error {
+	parts := engine.SplitComments(md, stack, engine.MaxCommentSize)
+	if dir == "" {
+		w := bufio.NewWriter(g.stdout)
+		for i, part := range parts {
+			if i > 0 {
+				w.WriteString("\n")
+			}
+			fmt.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
+			w.WriteString(part.String())
+		}
+		return w.Flush()
+	}
+	dir = g.path(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write comments: %w", err)
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "comment-*.md"))
+	for _, o := range old {
+		_ = os.Remove(o)
+	}
+	for i, part := range parts {
+		name := filepath.Join(dir, fmt.Sprintf("comment-%d.md", i+1))
+		if err := os.WriteFile(name, []byte(part.String()), 0o644); err != nil {
+			return fmt.Errorf("write comments: %w", err)
+		}
+	}
+	fmt.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
+	return nil
+}
+
+// onlyErrors drops warnings from diags.
+func onlyErrors(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
 }
