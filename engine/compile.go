@@ -222,7 +222,7 @@ func agentLayout(l *config.MIGLayout) (string, error) {
 func (c *compiler) tenant(t *config.Tenant) {
 	ns := t.Namespace
 	nsKey := Key{Kind: "Namespace", Name: ns}
-	sens := anySensitive(&t.Meta)
+	sens := tenantSensitive(t)
 
 	nsObj := newObject("v1", "Namespace", "", ns, c.stack, t.Address)
 	labels := nsObj.Object["metadata"].(map[string]any)["labels"].(map[string]any)
@@ -395,10 +395,10 @@ func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]i
 	}
 	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, c.stack, t.Address)
 	cq.Object["spec"] = spec
-	c.add(t.Address, &Object{Object: cq, DependsOn: deps, Sensitive: anySensitive(&t.Meta)})
+	c.add(t.Address, &Object{Object: cq, DependsOn: deps, Sensitive: tenantSensitive(t)})
 	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, LocalQueueName, c.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
-	c.add(t.Address, &Object{Object: lq, DependsOn: []Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: anySensitive(&t.Meta)})
+	c.add(t.Address, &Object{Object: lq, DependsOn: []Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: tenantSensitive(t)})
 }
 
 func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]int64) {
@@ -424,7 +424,7 @@ func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]i
 		spec["capability"] = capability
 	}
 	q.Object["spec"] = spec
-	c.add(t.Address, &Object{Object: q, Sensitive: anySensitive(&t.Meta)})
+	c.add(t.Address, &Object{Object: q, Sensitive: tenantSensitive(t)})
 }
 
 func (c *compiler) model(m *config.Model) {
@@ -496,6 +496,20 @@ func subject(s string) map[string]any {
 }
 
 func anySensitive(m *config.Meta) bool { return len(m.Sensitive) > 0 }
+
+// tenantSensitive reports whether a tenant or any of its quota blocks holds
+// a value of a sensitive variable.
+func tenantSensitive(t *config.Tenant) bool {
+	if anySensitive(&t.Meta) {
+		return true
+	}
+	for _, q := range t.Quotas {
+		if anySensitive(&q.Meta) {
+			return true
+		}
+	}
+	return false
+}
 
 func intMapAny(m map[string]int) map[string]any {
 	out := make(map[string]any, len(m))

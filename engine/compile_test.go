@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 )
 
@@ -108,5 +110,43 @@ func TestMIGResource(t *testing.T) {
 		if got := engine.MIGResource(in); got != want {
 			t.Errorf("MIGResource(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCompileMarksQuotaFromSensitiveVariable(t *testing.T) {
+	src := `
+gpuform { stack = "s" }
+variable "secret_gpus" {
+  type      = number
+  default   = 3
+  sensitive = true
+}
+pool "p" {
+  gpu = "H100-80GB"
+}
+tenant "t" {
+  quota "p" {
+    gpus = var.secret_gpus
+  }
+}
+`
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	d, err := engine.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq := d.Lookup(engine.Key{Kind: "ResourceQuota", Namespace: "t", Name: "gpuform"})
+	if rq == nil || !rq.Sensitive {
+		t.Fatalf("the quota holding a sensitive value is not marked sensitive: %+v", rq)
+	}
+	var buf bytes.Buffer
+	if err := engine.RenderYAML(&buf, d, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `requests.nvidia.com/gpu: "3"`) {
+		t.Errorf("render printed the sensitive quota:\n%s", buf.String())
 	}
 }

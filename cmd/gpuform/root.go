@@ -67,6 +67,7 @@ func newRoot(g *globals) *cobra.Command {
 		newApplyCommand(g),
 		newShowCommand(g),
 		newRenderCommand(g),
+		newDriftCommand(g),
 		newForceUnlockCommand(g),
 		newInventoryCommand(g),
 		newAgentCommand(g),
