@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -84,7 +85,10 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	if err := g.assess(ctx, client, cfg, live, p); err != nil {
 		return err
 	}
-	if err := engine.RenderText(g.stdout, p, engine.TextOptions{Color: g.color(g.stdout)}); err != nil {
+	if commit, dirty, ok := git.Head(g.dir()); ok {
+		p.ConfigSource = &engine.ConfigSource{Commit: commit, Dirty: dirty}
+	}
+	if err := renderPlan(g, g.stdout, p, formatText); err != nil {
 		return err
 	}
 	if err := g.checkApplicable(p, f); err != nil {

@@ -161,7 +161,8 @@ func (g *globals) checkDrift(ctx context.Context, client cluster, in *driftInput
 	rep := engine.Drift(p, in.desired, live, in.commit, engine.DriftOptions{Applied: applied, Config: in.cfg, Catalog: mig.Default()})
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.CheckedAt = checked
-	rep.ConfigSource = &engine.ConfigSource{Repo: in.src.Repo, Ref: in.src.Ref, Commit: in.src.Commit, Dirty: in.src.Dirty}
+	src := in.src
+	rep.ConfigSource = &src
 	return rep, nil
 }
 
@@ -189,7 +190,7 @@ func (g *globals) fixDrift(ctx context.Context, client cluster, in *driftInputs,
 		if err := g.checkApplicable(p, &f.apply); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(progress, "\nFixing the drift: applying the configuration at %s to stack %s.\n\n", in.src, in.desired.Stack)
+		fmt.Fprintf(progress, "\nFixing the drift: applying the configuration at %s to stack %s.\n\n", &in.src, in.desired.Stack)
 		gp := *g
 		gp.stdout = progress
 		if err := gp.execute(ctx, client, p, &f.apply); err != nil {
@@ -450,7 +451,9 @@ func (in *driftInputs) load(s string, i int) appliedEntry {
 
 func shortCommitOf(s string) string {
 	base, dirty := strings.CutSuffix(s, "-dirty")
-	base = short(base)
+	if len(base) > 12 {
+		base = base[:12]
+	}
 	if dirty {
 		return base + "-dirty"
 	}

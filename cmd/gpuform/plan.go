@@ -286,7 +286,7 @@ func configSource(s source) *engine.ConfigSource {
 	if s.Commit == "" {
 		return nil
 	}
-	return &engine.ConfigSource{Repo: s.Repo, Ref: s.Ref, Commit: s.Commit, Dirty: s.Dirty}
+	return &s
 }
 
 // preview is plan --base: the configuration (working directory, or

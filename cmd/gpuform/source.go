@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -12,36 +11,10 @@ import (
 	"github.com/gpuform/gpuform/providers/git"
 )
 
-// source says where a configuration was read from.
-type source struct {
-	// Repo is the repository (a path or URL) and Ref the ref asked for;
-	// both empty for the working directory.
-	Repo, Ref string
-	// Commit is the commit the configuration is at ("" outside git) and
-	// Dirty whether the work tree had uncommitted changes.
-	Commit string
-	Dirty  bool
-}
-
-// String describes the source for plan outputs.
-func (s source) String() string {
-	switch {
-	case s.Commit == "":
-		return "working directory (not in git)"
-	case s.Ref == "" && s.Dirty:
-		return fmt.Sprintf("working directory at %s (with uncommitted changes)", short(s.Commit))
-	case s.Ref == "":
-		return "working directory at " + short(s.Commit)
-	}
-	return fmt.Sprintf("%s at %s", s.Ref, short(s.Commit))
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
+// source says where a configuration was read from: the repository and
+// ref asked for (both empty for the working directory), the commit ("" outside
+// git) and whether the work tree was dirty.
+type source = engine.ConfigSource
 
 // loadValidAt loads and validates the configuration: from the working
 // directory when repo and ref are empty (recording its commit and whether
