@@ -170,7 +170,7 @@ func Drift(p *Plan, desired *Desired, live *Live, refCommit string, opts DriftOp
 	case refCommit == "":
 		r.Warnings = append(r.Warnings, "the configuration is not in a git repository, so drift cannot tell a hand edit from a configuration change not applied yet: every difference is reported as unapplied")
 	case strings.HasSuffix(refCommit, "-dirty"):
-		r.Warnings = append(r.Warnings, "the configuration was read from a work tree with uncommitted changes: objects applied from it carry the stamp "+shortCommit(refCommit)+" whatever those changes were, so differences on them are reported as live edits; run drift on a commit (--ref) for a precise report")
+		r.Warnings = append(r.Warnings, "the configuration was read from a work tree with uncommitted changes: objects applied from it carry the stamp "+ShortCommit(refCommit)+" whatever those changes were, so differences on them are reported as live edits; run drift on a commit (--ref) for a precise report")
 	}
 	hw := map[string]*DriftItem{}
 	for _, c := range p.Changes {
@@ -340,17 +340,17 @@ func (x *drifter) add(class DriftClass, c *Change, applied string, fields []Fiel
 func (x *drifter) update(c *Change) {
 	s := stamp(c.Before)
 	if x.sameAsRef(s) {
-		x.add(DriftLiveEdit, c, s, c.Fields, "changed in the cluster since it was applied from "+shortCommit(s)+"; apply sets it back")
+		x.add(DriftLiveEdit, c, s, c.Fields, "changed in the cluster since it was applied from "+ShortCommit(s)+"; apply sets it back")
 		return
 	}
 	if ds := x.desiredAt(s); ds != nil {
 		if o := x.has(ds, c.Key); o != nil {
 			hand, unapplied := splitFields(c.Fields, diffFields(o.Object.Object, c.Before, FieldManager))
 			if len(hand) > 0 {
-				x.add(DriftLiveEdit, c, s, hand, "changed in the cluster since it was applied from "+shortCommit(s)+"; apply sets it to the configuration at the ref")
+				x.add(DriftLiveEdit, c, s, hand, "changed in the cluster since it was applied from "+ShortCommit(s)+"; apply sets it to the configuration at the ref")
 			}
 			if len(unapplied) > 0 {
-				x.add(DriftUnapplied, c, s, unapplied, "applied from "+shortCommit(s)+"; the configuration at the ref changes it")
+				x.add(DriftUnapplied, c, s, unapplied, "applied from "+ShortCommit(s)+"; the configuration at the ref changes it")
 			}
 			return
 		}
@@ -364,9 +364,9 @@ func appliedFrom(s string) string {
 	case s == "":
 		return "applied without a commit stamp (from outside git, or by an older gpuform)"
 	case strings.HasSuffix(s, "-dirty"):
-		return "applied from a work tree with uncommitted changes at " + shortCommit(s)
+		return "applied from a work tree with uncommitted changes at " + ShortCommit(s)
 	}
-	return "applied from " + shortCommit(s)
+	return "applied from " + ShortCommit(s)
 }
 
 // splitFields divides the ref's field differences into those where live
@@ -424,7 +424,7 @@ func (x *drifter) wasApplied(c *Change) (bool, string) {
 // create: an object the ref has and the cluster lacks.
 func (x *drifter) create(c *Change) {
 	if ok, s := x.wasApplied(c); ok {
-		x.add(DriftMissing, c, s, nil, "applied from "+shortCommit(s)+" and since deleted from the cluster; apply creates it again")
+		x.add(DriftMissing, c, s, nil, "applied from "+ShortCommit(s)+" and since deleted from the cluster; apply creates it again")
 		return
 	}
 	x.add(DriftUnapplied, c, "", nil, "added by the configuration at the ref; not applied yet")
@@ -433,7 +433,7 @@ func (x *drifter) create(c *Change) {
 // conflict: an object the ref has, in the way and not managed by the stack.
 func (x *drifter) conflict(c *Change) {
 	if ok, s := x.wasApplied(c); ok {
-		x.add(DriftLiveEdit, c, s, nil, fmt.Sprintf("applied from %s, then replaced by an object this stack does not manage (owner: %s); apply refuses to touch it unless --adopt", shortCommit(s), Owner(c.Before)))
+		x.add(DriftLiveEdit, c, s, nil, fmt.Sprintf("applied from %s, then replaced by an object this stack does not manage (owner: %s); apply refuses to touch it unless --adopt", ShortCommit(s), Owner(c.Before)))
 		return
 	}
 	x.add(DriftUnapplied, c, "", nil, c.Reason)
@@ -443,15 +443,15 @@ func (x *drifter) conflict(c *Change) {
 func (x *drifter) delete(c *Change) {
 	s := stamp(c.Before)
 	if x.sameAsRef(s) {
-		x.add(DriftLiveEdit, c, s, nil, "carries the stack's labels and the stamp of "+shortCommit(s)+", whose configuration does not have it: created or relabelled by hand; apply deletes it")
+		x.add(DriftLiveEdit, c, s, nil, "carries the stack's labels and the stamp of "+ShortCommit(s)+", whose configuration does not have it: created or relabelled by hand; apply deletes it")
 		return
 	}
 	if ds := x.desiredAt(s); ds != nil {
 		if x.has(ds, c.Key) == nil {
-			x.add(DriftLiveEdit, c, s, nil, "carries the stack's labels, but the configuration at "+shortCommit(s)+" (its stamp) does not have it: created or relabelled by hand; apply deletes it")
+			x.add(DriftLiveEdit, c, s, nil, "carries the stack's labels, but the configuration at "+ShortCommit(s)+" (its stamp) does not have it: created or relabelled by hand; apply deletes it")
 			return
 		}
-		x.add(DriftUnapplied, c, s, nil, "applied from "+shortCommit(s)+"; the configuration at the ref removes it")
+		x.add(DriftUnapplied, c, s, nil, "applied from "+ShortCommit(s)+"; the configuration at the ref removes it")
 		return
 	}
 	x.add(DriftUnapplied, c, s, nil, appliedFrom(s)+"; not in the configuration at the ref, so apply deletes it")
@@ -552,10 +552,10 @@ func (x *drifter) node(c *Change, hw map[string]*DriftItem) {
 		}
 	}
 	if len(hand) > 0 {
-		x.add(DriftLiveEdit, c, s, hand, "the node's pool labels or annotations were changed since "+shortCommit(s)+" was applied; apply sets them back")
+		x.add(DriftLiveEdit, c, s, hand, "the node's pool labels or annotations were changed since "+ShortCommit(s)+" was applied; apply sets them back")
 	}
 	if len(unapplied) > 0 {
-		x.add(DriftUnapplied, c, s, unapplied, "the pool configuration at the ref labels the node differently from "+shortCommit(s)+", the newest commit applied")
+		x.add(DriftUnapplied, c, s, unapplied, "the pool configuration at the ref labels the node differently from "+ShortCommit(s)+", the newest commit applied")
 	}
 }
 
@@ -563,7 +563,7 @@ func (x *drifter) node(c *Change, hw map[string]*DriftItem) {
 func (x *drifter) clusterPolicy(c *Change) {
 	s := x.stackNewest()
 	if x.sameAsRef(s) {
-		x.add(DriftLiveEdit, c, s, c.Fields, "changed since "+shortCommit(s)+" was applied; apply points it back at gpuform's ConfigMaps")
+		x.add(DriftLiveEdit, c, s, c.Fields, "changed since "+ShortCommit(s)+" was applied; apply points it back at gpuform's ConfigMaps")
 		return
 	}
 	if ds := x.desiredAt(s); ds != nil {
@@ -574,10 +574,10 @@ func (x *drifter) clusterPolicy(c *Change) {
 			}
 			hand, unapplied := splitFields(c.Fields, sFields)
 			if len(hand) > 0 {
-				x.add(DriftLiveEdit, c, s, hand, "changed since "+shortCommit(s)+" was applied; apply points it back at gpuform's ConfigMaps")
+				x.add(DriftLiveEdit, c, s, hand, "changed since "+ShortCommit(s)+" was applied; apply points it back at gpuform's ConfigMaps")
 			}
 			if len(unapplied) > 0 {
-				x.add(DriftUnapplied, c, s, unapplied, "the configuration at the ref needs other GPU Operator ConfigMaps than "+shortCommit(s))
+				x.add(DriftUnapplied, c, s, unapplied, "the configuration at the ref needs other GPU Operator ConfigMaps than "+ShortCommit(s))
 			}
 			return
 		}
@@ -734,9 +734,9 @@ func countsString(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// shortCommit shortens a commit hash for messages ("<12 hex>", keeping a
+// ShortCommit shortens a commit hash for messages ("<12 hex>", keeping a
 // -dirty suffix).
-func shortCommit(s string) string {
+func ShortCommit(s string) string {
 	if s == "" {
 		return "(no commit)"
 	}
@@ -844,7 +844,7 @@ func (r *DriftReport) where() string {
 	if r.Commit == "" {
 		return "working directory (not in git)"
 	}
-	return shortCommit(r.Commit)
+	return ShortCommit(r.Commit)
 }
 
 // RenderDriftText writes the report for a terminal: the drifted objects by
@@ -902,7 +902,7 @@ func (t *textRenderer) driftItem(it DriftItem) {
 	}
 	note := it.Address
 	if it.AppliedCommit != "" {
-		note += ", applied from " + shortCommit(it.AppliedCommit)
+		note += ", applied from " + ShortCommit(it.AppliedCommit)
 	}
 	fmt.Fprintf(t.w, "  %s %s  %s\n", t.symbol(sym), it.Key(), t.paint("2", "# "+note))
 	for _, f := range it.Fields {

@@ -309,37 +309,6 @@ func (g *globals) driftInputs(ctx context.Context, repo, ref string) (*driftInpu
 	return in, nil
 }
 
-// openRepo opens the repository drift reads from and returns the
-// configuration directory inside it: --repo as a local path or a URL
-// (cloned; the configuration is --chdir inside it), or the working
-// directory's repository.
-func (g *globals) openRepo(ctx context.Context, repo string) (*git.Repo, string, error) {
-	var r *git.Repo
-	var err error
-	dir := "."
-	switch {
-	case repo == "":
-		r, err = git.Open(g.dir())
-		if err == nil {
-			dir, err = r.RelDir(g.dir())
-		}
-	case isURL(repo):
-		r, err = git.Clone(ctx, repo, g.env)
-		if err == nil && g.chdir != "" {
-			dir = g.chdir
-		}
-	default:
-		r, err = git.Open(repo)
-		if err == nil {
-			dir, err = r.RelDir(repo)
-		}
-	}
-	if err != nil && r != nil {
-		r.Close()
-	}
-	return r, dir, err
-}
-
 // commitTime is the commit time of a revision's files.
 func commitTime(fsys fs.FS) time.Time {
 	if st, err := fs.Stat(fsys, "."); err == nil {
@@ -391,7 +360,7 @@ func (in *driftInputs) appliedConfigs(live *engine.Live) ([]engine.AppliedConfig
 			in.cache[s] = e
 		}
 		if e.desired == nil {
-			unread = append(unread, shortCommitOf(s))
+			unread = append(unread, engine.ShortCommit(s))
 			unreadObjects += objects[s]
 		}
 		entries = append(entries, entry{commit: s, when: e.when, d: e.desired})
@@ -447,17 +416,6 @@ func (in *driftInputs) load(s string, i int) appliedEntry {
 	d.StampCommit(s)
 	e.desired = d
 	return e
-}
-
-func shortCommitOf(s string) string {
-	base, dirty := strings.CutSuffix(s, "-dirty")
-	if len(base) > 12 {
-		base = base[:12]
-	}
-	if dirty {
-		return base + "-dirty"
-	}
-	return base
 }
 
 // driftCluster is the cluster drift reads: inside a pod with no

@@ -36,26 +36,7 @@ func (g *globals) loadValidAt(ctx context.Context, repo, ref string) (*config.Co
 	if ref == "" {
 		ref = "HEAD"
 	}
-	var r *git.Repo
-	var err error
-	dir := "."
-	switch {
-	case repo == "":
-		r, err = git.Open(g.dir())
-		if err == nil {
-			dir, err = r.RelDir(g.dir())
-		}
-	case isURL(repo):
-		r, err = git.Clone(ctx, repo, g.env)
-		if err == nil && g.chdir != "" {
-			dir = g.chdir // the configuration's directory inside the remote repository
-		}
-	default:
-		r, err = git.Open(repo)
-		if err == nil {
-			dir, err = r.RelDir(repo)
-		}
-	}
+	r, dir, err := g.openRepo(ctx, repo)
 	if err != nil {
 		return fail(err)
 	}
@@ -83,4 +64,35 @@ func isURL(s string) bool {
 		}
 	}
 	return false
+}
+
+// openRepo opens the repository a configuration is read from and returns the
+// configuration directory inside it: --repo as a local path or a URL
+// (cloned; the configuration is --chdir inside it), or the working
+// directory's repository.
+func (g *globals) openRepo(ctx context.Context, repo string) (*git.Repo, string, error) {
+	var r *git.Repo
+	var err error
+	dir := "."
+	switch {
+	case repo == "":
+		r, err = git.Open(g.dir())
+		if err == nil {
+			dir, err = r.RelDir(g.dir())
+		}
+	case isURL(repo):
+		r, err = git.Clone(ctx, repo, g.env)
+		if err == nil && g.chdir != "" {
+			dir = g.chdir
+		}
+	default:
+		r, err = git.Open(repo)
+		if err == nil {
+			dir, err = r.RelDir(repo)
+		}
+	}
+	if err != nil && r != nil {
+		r.Close()
+	}
+	return r, dir, err
 }
