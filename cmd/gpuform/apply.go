@@ -69,7 +69,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	if err != nil {
 		return err
 	}
-	release, err := g.lock(ctx, client, desired.Stack, f)
+	ctx, release, err := g.lock(ctx, client, desired.Stack, f)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	if err != nil {
 		return err
 	}
-	release, err := g.lock(ctx, client, pf.Stack, f)
+	ctx, release, err := g.lock(ctx, client, pf.Stack, f)
 	if err != nil {
 		return err
 	}
@@ -199,23 +199,36 @@ func (g *globals) confirm(ctx context.Context) error {
 	return nil
 }
 
-// lock takes the stack's lock and returns its release, which works even
-// when ctx was cancelled (Ctrl-C).
-func (g *globals) lock(ctx context.Context, client cluster, stack string, f *applyFlags) (func(), error) {
-	release, id, err := client.Lock(ctx, stack, kubernetes.DefaultHolder(), f.lockTimeout)
-	var held *engine.LockHeldError
-	if errors.As(err, &held) {
-		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
-		return nil, &exitError{code: 1}
+// lock takes the stack's lock. It returns a context that is cancelled when
+// the lock is lost (so no new change starts), and the release, which works
+// even when ctx was cancelled (Ctrl-C).
+func (g *globals) lock(ctx context.Context, client cluster, stack string, f *applyFlags) (context.Context, func(), error) {
+	held, err := client.Lock(ctx, stack, kubernetes.DefaultHolder(), f.lockTimeout)
+	var heldErr *engine.LockHeldError
+	if errors.As(err, &heldErr) {
+		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", heldErr.Error())
+		return nil, nil, &exitError{code: 1}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func() {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := release(rctx); err != nil {
-			fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", err, id)
+	lctx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-held.Lost:
+			fmt.Fprintf(g.stderr, "Error: the state lock of stack %s was lost (lock ID %s): no new change starts; another run may hold it now.\n", stack, held.ID)
+			cancel()
+		case <-stop:
+		}
+	}()
+	return lctx, func() {
+		close(stop)
+		cancel()
+		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer rcancel()
+		if err := held.Release(rctx); err != nil {
+			fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", err, held.ID)
 		}
 	}, nil
 }

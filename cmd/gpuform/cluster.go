@@ -18,7 +18,7 @@ type cluster interface {
 	engine.Target
 	Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error)
 	// Lock takes the stack's apply lock, waiting up to wait.
-	Lock(ctx context.Context, stack, holder string, wait time.Duration) (release func(context.Context) error, id string, err error)
+	Lock(ctx context.Context, stack, holder string, wait time.Duration) (heldLock, error)
 	ForceUnlock(ctx context.Context, stack, id string) error
 	// GPUPods lists the pods using GPUs on each of the named nodes.
 	GPUPods(ctx context.Context, nodes []string) (map[string][]string, error)
@@ -71,17 +71,30 @@ type simCluster struct {
 	path string
 }
 
+func (s simCluster) Lock(ctx context.Context, stack, holder string, wait time.Duration) (heldLock, error) {
+	release, id, err := s.Cluster.Lock(ctx, stack, holder, wait)
+	return heldLock{Release: release, ID: id}, err
+}
+
 func (s simCluster) Context() string { return simulatedPrefix + s.path }
 
 // kubeCluster adapts the Kubernetes provider to cluster.
 type kubeCluster struct{ *kubernetes.Client }
 
-func (k kubeCluster) Lock(ctx context.Context, stack, holder string, wait time.Duration) (func(context.Context) error, string, error) {
+func (k kubeCluster) Lock(ctx context.Context, stack, holder string, wait time.Duration) (heldLock, error) {
 	l, err := k.Client.Lock(ctx, stack, kubernetes.LockOptions{Wait: wait, Holder: holder})
 	if err != nil {
-		return nil, "", err
+		return heldLock{}, err
 	}
-	return l.Release, l.ID, nil
+	return heldLock{Release: l.Release, ID: l.ID, Lost: l.Lost()}, nil
+}
+
+// heldLock is a stack's apply lock while it is held.
+type heldLock struct {
+	Release func(context.Context) error
+	ID      string
+	// Lost is closed when the lock may no longer be held (nil: never).
+	Lost <-chan struct{}
 }
 
 func (k kubeCluster) Context() string { return k.Client.Context }

@@ -170,7 +170,7 @@ func (g *globals) checkDrift(ctx context.Context, client cluster, in *driftInput
 // does (lock, plan under the lock, capacity and safety checks, ordered
 // apply) and checks again, under the lock, what is left.
 func (g *globals) fixDrift(ctx context.Context, client cluster, in *driftInputs, f *driftFlags, progress io.Writer) (*engine.DriftReport, error) {
-	release, err := g.lock(ctx, client, in.desired.Stack, &f.apply)
+	ctx, release, err := g.lock(ctx, client, in.desired.Stack, &f.apply)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,16 @@ type Lock struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
+	// lost is closed when the lock can no longer be trusted to be held:
+	// another holder took the Lease, or renewals failed for 2/3 of the TTL.
+	lost     chan struct{}
+	lostOnce sync.Once
 }
+
+// Lost is closed when this process may no longer hold the lock.
+func (l *Lock) Lost() <-chan struct{} { return l.lost }
+
+func (l *Lock) markLost() { l.lostOnce.Do(func() { close(l.lost) }) }
 
 // LockName is the Lease name of a stack's lock.
 func LockName(stack string) string { return "gpuform-" + stack }
@@ -149,7 +158,7 @@ func heldBy(l *coordinationv1.Lease, now time.Time) *engine.LockHeldError {
 }
 
 func (c *Client) startLock(stack, id string, ttl time.Duration, l *coordinationv1.Lease) *Lock {
-	lk := &Lock{c: c, stack: stack, ID: id, ttl: ttl, lease: l, stop: make(chan struct{}), done: make(chan struct{})}
+	lk := &Lock{c: c, stack: stack, ID: id, ttl: ttl, lease: l, stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
 	go lk.renew()
 	return lk
 }
@@ -160,6 +169,7 @@ func (l *Lock) renew() {
 	t := time.NewTicker(l.ttl / 3)
 	defer t.Stop()
 	leases := l.c.typed.CoordinationV1().Leases(LockNamespace)
+	lastOK := time.Now()
 	for {
 		select {
 		case <-l.stop:
@@ -174,10 +184,16 @@ func (l *Lock) renew() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
 		updated, err := leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "gpuform"})
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
+			lastOK = time.Now()
 			l.mu.Lock()
 			l.lease = updated
 			l.mu.Unlock()
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			l.markLost() // someone changed or removed the Lease: force-unlock, or a takeover
+		case time.Since(lastOK) > l.ttl*2/3:
+			l.markLost() // the Lease may expire before a renewal gets through
 		}
 	}
 }

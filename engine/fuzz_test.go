@@ -1,0 +1,278 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// fuzzClusterPolicy is a GPU Operator ClusterPolicy; Diff needs one for MIG
+// pools. With config it already points at gpuform's mig-parted ConfigMap.
+func fuzzClusterPolicy(config string) *unstructured.Unstructured {
+	spec := map[string]any{}
+	if config != "" {
+		spec["migManager"] = map[string]any{"config": map[string]any{"name": config}}
+	}
+	cp := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+		"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "7"},
+		"spec":     spec,
+	}}
+	return cp
+}
+
+// savedQuickstartPlans are real saved plans of examples/quickstart: against
+// an empty cluster (creates, and an update of the ClusterPolicy), and against
+// one where it was applied and then edited (updates with field diffs).
+func savedQuickstartPlans(f *testing.F) [][]byte {
+	f.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "examples", "quickstart", "main.hcl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": src}, config.Options{})
+	if diags.HasErrors() {
+		f.Fatal(diags.Error())
+	}
+	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+		f.Fatal(diags.Error())
+	}
+	d, err := engine.Compile(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	empty := &engine.Live{Source: "x", ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy("")}}
+	edited := &engine.Live{Source: "x", ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy(engine.MIGPartedConfig)}, Objects: map[engine.Key]*unstructured.Unstructured{}}
+	for i, o := range d.Objects {
+		u := o.Object.DeepCopy()
+		u.SetResourceVersion("42")
+		if i%2 == 0 {
+			labels := u.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels["edited"] = "by-hand"
+			u.SetLabels(labels)
+			u.Object["spec"] = map[string]any{"edited": []any{1.5, "x", true, nil, map[string]any{"k": "v"}}}
+		}
+		edited.Objects[o.Key()] = u
+	}
+	var out [][]byte
+	for _, live := range []*engine.Live{empty, edited} {
+		p, err := engine.Diff(d, live, engine.DiffOptions{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		pf, err := engine.NewPlanFile(p, "fuzz", "0123abcd", "ctx", false)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := pf.Write(&buf); err != nil {
+			f.Fatal(err)
+		}
+		back, err := engine.ReadPlanFile(bytes.NewReader(buf.Bytes()))
+		if err != nil || len(back.Changes) == 0 || len(back.Changes) != len(p.Changes) {
+			f.Fatalf("a saved plan of %d changes reads back as %v, %v", len(p.Changes), back, err)
+		}
+		out = append(out, buf.Bytes())
+	}
+	return out
+}
+
+// planFileSnippets are hand-written, mostly malformed saved plans.
+var planFileSnippets = []string{
+	``,
+	`null`,
+	`{}`,
+	`[]`,
+	`{"format_version":"1"}`,
+	`{"format_version":"1","checksum":""}`,
+	`{"format_version":"2","changes":[]}`,
+	`{"format_version":1}`,
+	`{"format_version":"1","changes":[{"address":"a","key":{"kind":"Namespace","name":"n"},"action":"create","after":{"metadata":"not a map"}}]}`,
+	`{"format_version":"1","changes":[{"action":"update","before":{"metadata":{"name":7}},"fields":[{"path":"","op":"?","before":[],"after":{}}]},null]}`,
+	`{"format_version":"1","changes":[{"action":"delete","before":{"apiVersion":["x"],"kind":{}}},{"action":"conflict","reason":"\u0000\ufffd"},{"action":"bogus"}]}`,
+	`{"format_version":"1","summary":{"add":-1,"change":9223372036854775807},"read_versions":{"":""},"disruption":{"n":null},"throttles":{"x":-5}}`,
+	`{"format_version":"1","created":"0000-01-01T00:00:00+01:00","config_source":{"commit":"","dirty":true}}`,
+	`{"format_version":"1","created":"not a time"}`,
+	"{\"format_version\":\"1\",\"stack\":\"\xff\xfe\",\"source\":\"\x1b[31m\"}",
+	`{"format_version":"1","changes":[{"action":"update","fields":[{"path":"spec.x","op":"~","before":"` + string(bytes.Repeat([]byte("line\n"), 40)) + `","after":"b"}]}]}`,
+}
+
+// checkPlanFile exercises a plan file that ReadPlanFile accepted: rebuild
+// the plan, render it every way, save it again and read that back.
+func checkPlanFile(t *testing.T, pf *engine.PlanFile) {
+	t.Helper()
+	p := pf.Plan()
+	if len(p.Changes) != len(pf.Changes) {
+		t.Fatalf("Plan() has %d changes, the file %d", len(p.Changes), len(pf.Changes))
+	}
+	for _, color := range []bool{false, true} {
+		if err := engine.RenderText(io.Discard, p, engine.TextOptions{Color: color}); err != nil {
+			t.Fatalf("RenderText: %v", err)
+		}
+	}
+	if err := engine.RenderJSON(io.Discard, p); err != nil {
+		t.Fatalf("RenderJSON: %v", err)
+	}
+	if err := engine.RenderMarkdown(io.Discard, p); err != nil {
+		t.Fatalf("RenderMarkdown: %v", err)
+	}
+	pf.StaleObjects(&engine.Live{ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy("x")}})
+
+	var first bytes.Buffer
+	if err := pf.Write(&first); err != nil {
+		t.Fatalf("write an accepted plan file again: %v", err)
+	}
+	again, err := engine.ReadPlanFile(bytes.NewReader(first.Bytes()))
+	if err != nil {
+		t.Fatalf("read back a plan file just written: %v\n%s", err, first.Bytes())
+	}
+	if len(again.Changes) != len(pf.Changes) || again.Summary != pf.Summary {
+		t.Fatalf("round trip changed the plan: %d changes %+v, was %d changes %+v", len(again.Changes), again.Summary, len(pf.Changes), pf.Summary)
+	}
+	p2 := again.Plan()
+	if len(p2.Changes) != len(p.Changes) || p2.Summary != p.Summary || p2.Stack != p.Stack || p2.Source != p.Source {
+		t.Fatalf("round trip changed the rebuilt plan")
+	}
+	var second bytes.Buffer
+	if err := again.Write(&second); err != nil {
+		t.Fatalf("write the plan file read back: %v", err)
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) {
+		t.Fatalf("saving is not stable:\n%s\nthen\n%s", first.Bytes(), second.Bytes())
+	}
+}
+
+// FuzzReadPlanFile feeds arbitrary bytes to the saved-plan reader. It must
+// never panic, and a plan it accepts must rebuild, render and survive a save
+// and a read. As random edits break the checksum, the body also takes any
+// content that decodes as a PlanFile, re-saves it (which recomputes the
+// checksum) and checks that, so the fuzzer reaches Plan() and the renderers.
+func FuzzReadPlanFile(f *testing.F) {
+	for _, b := range savedQuickstartPlans(f) {
+		f.Add(b)
+	}
+	for _, s := range planFileSnippets {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if pf, err := engine.ReadPlanFile(bytes.NewReader(data)); err == nil {
+			checkPlanFile(t, pf)
+		} else if pf != nil {
+			t.Fatalf("ReadPlanFile returned a plan file with error %v", err)
+		}
+
+		var pf engine.PlanFile
+		if json.Unmarshal(data, &pf) != nil {
+			return
+		}
+		pf.FormatVersion = engine.PlanFileVersion
+		var buf bytes.Buffer
+		if err := pf.Write(&buf); err != nil {
+			t.Fatalf("write decoded content: %v", err)
+		}
+		resealed, err := engine.ReadPlanFile(&buf)
+		if err != nil {
+			t.Fatalf("read back re-checksummed content: %v", err)
+		}
+		checkPlanFile(t, resealed)
+	})
+}
+
+// inventorySnippets are hand-written inventory annotations.
+var inventorySnippets = []string{
+	``,
+	`null`,
+	`{}`,
+	`[]`,
+	`{"version":1}`,
+	`{"version":1,"gpus":null}`,
+	`{"version":2,"gpus":[]}`,
+	`{"version":1,"driver_version":"550.54.15","gpus":[{"index":0,"name":"NVIDIA A100-SXM4-80GB","memory_mib":81920,"mig_enabled":true,"instances":[{"profile":"3g.40gb","start":0,"size":4},{"profile":"3g.40gb","start":4,"size":4}]}]}`,
+	`{"version":1,"gpus":[{"index":0,"name":"L40S"},{"index":0,"name":"L40S"}]}`,
+	`{"version":1,"gpus":[{"index":-1}]}`,
+	`{"version":1,"gpus":[{"index":64}]}`,
+	`{"version":1,"gpus":[{"index":9223372036854775807}]}`,
+	`{"version":1,"gpus":[{"index":1,"memory_mib":-1}]}`,
+	`{"version":1,"gpus":[{"index":1,"model":"","name":"","processes":[{"pid":1}],"instances":[{"profile":"","start":-3,"size":0}]}]}`,
+	`{"version":1,"gpus":[{"index":"0"}]}`,
+	"{\"version\":1,\"gpus\":[{\"index\":3,\"name\":\"\xff\\u0000 h100 80gb hbm3-mig-1g.10gb\"}]}",
+	`{"version":1.0,"gpus":[{"index":1e0}]}`,
+}
+
+// FuzzParseAgentInventory feeds arbitrary annotations to the inventory
+// parser. It must never panic; an inventory it accepts has at most
+// maxNodeGPUs GPUs with unique indexes in range; and InventoryOf of a Node
+// carrying it must not panic and must count what it trusted.
+func FuzzParseAgentInventory(f *testing.F) {
+	const maxNodeGPUs = 64
+	files, _ := filepath.Glob(filepath.Join("..", "providers", "nvml", "testdata", "*.json"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	for _, s := range inventorySnippets {
+		f.Add(s)
+	}
+	cat := mig.Default()
+	gfd := map[string]any{
+		"nvidia.com/gpu.product":       "NVIDIA-H100-80GB-HBM3",
+		"nvidia.com/gpu.count":         "8",
+		"nvidia.com/gpu.memory":        "81559",
+		"nvidia.com/cuda.driver.major": "550",
+		"nvidia.com/cuda.driver.minor": "54",
+		"nvidia.com/mig-1g.10gb.count": "7",
+		"nvidia.com/mig-bogus.count":   "-1",
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		inv, err := engine.ParseAgentInventory(s)
+		if err == nil {
+			if inv == nil {
+				t.Fatal("no inventory and no error")
+			}
+			if len(inv.GPUs) > maxNodeGPUs {
+				t.Fatalf("accepted %d GPUs", len(inv.GPUs))
+			}
+			seen := map[int]bool{}
+			for _, g := range inv.GPUs {
+				if g.Index < 0 || g.Index >= maxNodeGPUs || seen[g.Index] {
+					t.Fatalf("accepted GPU index %d (seen %v)", g.Index, seen[g.Index])
+				}
+				seen[g.Index] = true
+				if g.MemoryMiB < 0 {
+					t.Fatalf("accepted memory %d MiB", g.MemoryMiB)
+				}
+			}
+		}
+		for _, labels := range []map[string]any{nil, gfd} {
+			n := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "Node",
+				"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{engine.AnnotInventory: s}},
+				"status":   map[string]any{"capacity": map[string]any{engine.ResourceGPU: "8"}},
+			}}
+			got := engine.InventoryOf(n, cat)
+			if got.Source == "agent" {
+				if err != nil || got.GPUs != len(inv.GPUs) {
+					t.Fatalf("InventoryOf trusted the annotation (parse error %v): %+v", err, got)
+				}
+			}
+			if s != "" && err != nil && got.Warning == "" {
+				t.Fatalf("InventoryOf ignored a bad annotation without a warning: %+v", got)
+			}
+		}
+	})
+}
