@@ -24,16 +24,7 @@ func (l *loader) decodeSettings() {
 			Subject:  subject,
 		})
 	}
-	for i, b := range l.settings {
-		if i > 0 {
-			l.diags = append(l.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate gpuform block",
-				Detail:   fmt.Sprintf("A configuration has one gpuform block; the first is at %s.", l.settings[0].DefRange),
-				Subject:  b.DefRange.Ptr(),
-			})
-			continue
-		}
+	if b := l.single(l.settings, TypeGpuform, "one"); b != nil {
 		s := &Settings{Meta: Meta{Type: TypeGpuform, Address: TypeGpuform, DeclRange: b.DefRange}}
 		d := l.decodeFixed(&s.Meta, b, ctx)
 		s.Stack = d.str("stack", "")
@@ -46,16 +37,8 @@ func (l *loader) decodeSettings() {
 	if l.cfg.Settings == nil {
 		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator"}
 	}
-	for i, b := range l.clusters {
-		if i > 0 {
-			l.diags = append(l.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate cluster block",
-				Detail:   fmt.Sprintf("A configuration has at most one cluster block; the first is at %s.", l.clusters[0].DefRange),
-				Subject:  b.DefRange.Ptr(),
-			})
-			continue
-		}
+	l.cfg.Cluster = &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster}}
+	if b := l.single(l.clusters, TypeCluster, "at most one"); b != nil {
 		c := &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster, DeclRange: b.DefRange}}
 		d := l.decodeFixed(&c.Meta, b, ctx)
 		c.Kubeconfig = d.str("kubeconfig", "")
@@ -63,9 +46,23 @@ func (l *loader) decodeSettings() {
 		c.Simulated = d.str("simulated", "")
 		l.cfg.Cluster = c
 	}
-	if l.cfg.Cluster == nil {
-		l.cfg.Cluster = &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster}}
+}
+
+// single returns the first of blocks (nil when there is none) and reports
+// every further one as a duplicate.
+func (l *loader) single(blocks []*hcl.Block, typ, howMany string) *hcl.Block {
+	for _, b := range blocks[min(1, len(blocks)):] {
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("Duplicate %s block", typ),
+			Detail:   fmt.Sprintf("A configuration has %s %s block; the first is at %s.", howMany, typ, blocks[0].DefRange),
+			Subject:  b.DefRange.Ptr(),
+		})
 	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	return blocks[0]
 }
 
 // decodeFixed evaluates the arguments of a block that allows no references.
