@@ -50,10 +50,15 @@ large:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/...
 
-## fuzz: each fuzz target for FUZZTIME (default 2m)
+## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader, the
+## saved-plan reader and the inventory annotation parser; crashers land in
+## the package's testdata/fuzz/<Target>/ and then run as regression seeds
 FUZZTIME ?= 2m
+FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAgentInventory$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine
 
 clean:
 	rm -rf $(BIN)

@@ -170,7 +170,31 @@ func ReadPlanFile(r io.Reader) (*PlanFile, error) {
 	if sum != pf.Checksum {
 		return nil, errors.New("read plan file: the checksum does not match its content, so the file was edited or damaged after gpuform wrote it; make the plan again")
 	}
+	for i, sc := range pf.Changes {
+		if err := sc.check(); err != nil {
+			return nil, fmt.Errorf("read plan file: change %d (%s): %w; make the plan again", i+1, sc.Key, err)
+		}
+	}
 	return &pf, nil
+}
+
+// check refuses a saved change that gpuform cannot have written: an unknown
+// action, or one without the object it applies or reports on.
+func (sc *SavedChange) check() error {
+	switch sc.Action {
+	case ActionCreate, ActionUpdate:
+		if len(sc.After) == 0 {
+			return fmt.Errorf("a %s without the object to apply", sc.Action)
+		}
+	case ActionAdopt:
+		if len(sc.After) == 0 || len(sc.Before) == 0 {
+			return errors.New("an adopt without the object to apply and the one it takes over")
+		}
+	case ActionDelete, ActionConflict:
+	default:
+		return fmt.Errorf("unknown action %q", sc.Action)
+	}
+	return nil
 }
 
 // StaleObjects compares the versions a saved plan read with the cluster
