@@ -180,7 +180,10 @@ func TestInventoryAnnotationIsChecked(t *testing.T) {
 	if inv.Source != "gfd" || inv.Model != "A100-80GB" || !strings.Contains(inv.Warning, "trusting GPU Feature Discovery") {
 		t.Errorf("an annotation that lies about the GPU model was trusted: %+v", inv)
 	}
-	for _, bad := range []string{`{`, `{"version":2,"gpus":[]}`, `{"version":1,"gpus":[{"index":0},{"index":0}]}`, strings.Repeat("x", 70000)} {
+	for _, bad := range []string{`{`, `{"version":2,"gpus":[]}`, `{"version":1,"gpus":[{"index":0},{"index":0}]}`, strings.Repeat("x", 70000),
+		`{"version":1,"gpus":[{"index":0,"instances":[{"profile":"7g.80gb","start":-1,"size":8}]}]}`,
+		`{"version":1,"gpus":[{"index":0,"instances":[{"profile":"3g.40gb","start":0,"size":4},{"profile":"3g.40gb","start":4,"size":4},{"profile":"1g.10gb","start":7,"size":1}]}]}`,
+	} {
 		if _, err := engine.ParseAgentInventory(bad); err == nil {
 			t.Errorf("ParseAgentInventory accepted %.40q", bad)
 		}

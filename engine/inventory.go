@@ -95,8 +95,19 @@ func ParseAgentInventory(s string) (*AgentInventory, error) {
 			return nil, fmt.Errorf("inventory has an invalid or repeated GPU index %d", g.Index)
 		}
 		seen[g.Index] = true
-		if g.MemoryMiB < 0 || len(g.Instances) > 8 {
+		if g.MemoryMiB < 0 || len(g.Instances) > 8 || len(g.Processes) > 4096 {
 			return nil, fmt.Errorf("inventory GPU %d is implausible", g.Index)
+		}
+		used := 0
+		for _, in := range g.Instances {
+			// MIG memory slots are 0..7 on every GPU the catalog knows.
+			if in.Start < 0 || in.Size < 1 || in.Start+in.Size > 8 || in.Profile == "" {
+				return nil, fmt.Errorf("inventory GPU %d has an impossible MIG instance %q at %d:%d", g.Index, in.Profile, in.Start, in.Size)
+			}
+			used += in.Size
+		}
+		if used > 8 {
+			return nil, fmt.Errorf("inventory GPU %d has MIG instances over more memory slots than a GPU has", g.Index)
 		}
 	}
 	return &inv, nil
