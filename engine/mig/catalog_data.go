@@ -1,5 +1,7 @@
 package mig
 
+import "strconv"
+
 // The tables below come from the NVIDIA Multi-Instance GPU User Guide,
 // section "Supported MIG Profiles"
 // (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html):
@@ -46,6 +48,23 @@ func prof(name string, compute, memSlices, memGB, maxInstances int, starts ...in
 	return p
 }
 
+// eightSlotProfiles are the profiles of the GPUs with 8 memory slots and 7
+// compute slices (A100, H100, H200, B200), which share one shape: the
+// guide's tables differ only in the memory sizes in the names, given here as
+// GB of one, two, four and eight memory slots.
+func eightSlotProfiles(one, two, four, eight int) []Profile {
+	gb := func(n int) string { return strconv.Itoa(n) + "gb" }
+	return []Profile{
+		prof("1g."+gb(one), 1, 1, one, 7, 0, 1, 2, 3, 4, 5, 6),
+		me(prof("1g."+gb(one)+"+me", 1, 1, one, 1, 0, 1, 2, 3, 4, 5, 6)),
+		prof("1g."+gb(two), 1, 2, two, 4, 0, 2, 4, 6),
+		prof("2g."+gb(two), 2, 2, two, 3, 0, 2, 4),
+		prof("3g."+gb(four), 3, 4, four, 2, 0, 4),
+		prof("4g."+gb(four), 4, 4, four, 1, 0),
+		prof("7g."+gb(eight), 7, 8, eight, 1, 0),
+	}
+}
+
 // me marks a profile as one with media extensions.
 func me(p Profile) Profile {
 	p.MediaExtensions = true
@@ -89,15 +108,7 @@ func a100With40GB() *GPU {
 		MIG:           true,
 		MemorySlots:   8,
 		ComputeSlices: 7,
-		Profiles: []Profile{
-			prof("1g.5gb", 1, 1, 5, 7, 0, 1, 2, 3, 4, 5, 6),
-			me(prof("1g.5gb+me", 1, 1, 5, 1, 0, 1, 2, 3, 4, 5, 6)),
-			prof("1g.10gb", 1, 2, 10, 4, 0, 2, 4, 6),
-			prof("2g.10gb", 2, 2, 10, 3, 0, 2, 4),
-			prof("3g.20gb", 3, 4, 20, 2, 0, 4),
-			prof("4g.20gb", 4, 4, 20, 1, 0),
-			prof("7g.40gb", 7, 8, 40, 1, 0),
-		},
+		Profiles:      eightSlotProfiles(5, 10, 20, 40),
 	}
 }
 
@@ -117,15 +128,7 @@ func a100With80GB() *GPU {
 		MIG:           true,
 		MemorySlots:   8,
 		ComputeSlices: 7,
-		Profiles: []Profile{
-			prof("1g.10gb", 1, 1, 10, 7, 0, 1, 2, 3, 4, 5, 6),
-			me(prof("1g.10gb+me", 1, 1, 10, 1, 0, 1, 2, 3, 4, 5, 6)),
-			prof("1g.20gb", 1, 2, 20, 4, 0, 2, 4, 6),
-			prof("2g.20gb", 2, 2, 20, 3, 0, 2, 4),
-			prof("3g.40gb", 3, 4, 40, 2, 0, 4),
-			prof("4g.40gb", 4, 4, 40, 1, 0),
-			prof("7g.80gb", 7, 8, 80, 1, 0),
-		},
+		Profiles:      eightSlotProfiles(10, 20, 40, 80),
 	}
 }
 
@@ -143,15 +146,7 @@ func h100With80GB() *GPU {
 		MIG:           true,
 		MemorySlots:   8,
 		ComputeSlices: 7,
-		Profiles: []Profile{
-			prof("1g.10gb", 1, 1, 10, 7, 0, 1, 2, 3, 4, 5, 6),
-			me(prof("1g.10gb+me", 1, 1, 10, 1, 0, 1, 2, 3, 4, 5, 6)),
-			prof("1g.20gb", 1, 2, 20, 4, 0, 2, 4, 6),
-			prof("2g.20gb", 2, 2, 20, 3, 0, 2, 4),
-			prof("3g.40gb", 3, 4, 40, 2, 0, 4),
-			prof("4g.40gb", 4, 4, 40, 1, 0),
-			prof("7g.80gb", 7, 8, 80, 1, 0),
-		},
+		Profiles:      eightSlotProfiles(10, 20, 40, 80),
 	}
 }
 
@@ -166,15 +161,7 @@ func h100With94GB() *GPU {
 		MIG:           true,
 		MemorySlots:   8,
 		ComputeSlices: 7,
-		Profiles: []Profile{
-			prof("1g.12gb", 1, 1, 12, 7, 0, 1, 2, 3, 4, 5, 6),
-			me(prof("1g.12gb+me", 1, 1, 12, 1, 0, 1, 2, 3, 4, 5, 6)),
-			prof("1g.24gb", 1, 2, 24, 4, 0, 2, 4, 6),
-			prof("2g.24gb", 2, 2, 24, 3, 0, 2, 4),
-			prof("3g.47gb", 3, 4, 47, 2, 0, 4),
-			prof("4g.47gb", 4, 4, 47, 1, 0),
-			prof("7g.94gb", 7, 8, 94, 1, 0),
-		},
+		Profiles:      eightSlotProfiles(12, 24, 47, 94),
 	}
 }
 
@@ -194,15 +181,7 @@ func h200() *GPU {
 		MIG:           true,
 		MemorySlots:   8,
 		ComputeSlices: 7,
-		Profiles: []Profile{
-			prof("1g.18gb", 1, 1, 18, 7, 0, 1, 2, 3, 4, 5, 6),
-			me(prof("1g.18gb+me", 1, 1, 18, 1, 0, 1, 2, 3, 4, 5, 6)),
-			prof("1g.35gb", 1, 2, 35, 4, 0, 2, 4, 6),
-			prof("2g.35gb", 2, 2, 35, 3, 0, 2, 4),
-			prof("3g.71gb", 3, 4, 71, 2, 0, 4),
-			prof("4g.71gb", 4, 4, 71, 1, 0),
-			prof("7g.141gb", 7, 8, 141, 1, 0),
-		},
+		Profiles:      eightSlotProfiles(18, 35, 71, 141),
 	}
 }
 
@@ -221,15 +200,7 @@ func b200() *GPU {
 		MIG:           true,
 		MemorySlots:   8,
 		ComputeSlices: 7,
-		Profiles: []Profile{
-			prof("1g.23gb", 1, 1, 23, 7, 0, 1, 2, 3, 4, 5, 6),
-			me(prof("1g.23gb+me", 1, 1, 23, 1, 0, 1, 2, 3, 4, 5, 6)),
-			prof("1g.45gb", 1, 2, 45, 4, 0, 2, 4, 6),
-			prof("2g.45gb", 2, 2, 45, 3, 0, 2, 4),
-			prof("3g.90gb", 3, 4, 90, 2, 0, 4),
-			prof("4g.90gb", 4, 4, 90, 1, 0),
-			prof("7g.180gb", 7, 8, 180, 1, 0),
-		},
+		Profiles:      eightSlotProfiles(23, 45, 90, 180),
 	}
 }
 
