@@ -123,6 +123,15 @@ type ConfigSource struct {
 	Dirty bool `json:"dirty"`
 }
 
+// Stamp is what apply records in gpuform.dev/commit: the commit, with
+// "-dirty" when the work tree had uncommitted changes ("" outside git).
+func (s *ConfigSource) Stamp() string {
+	if s.Commit == "" || !s.Dirty {
+		return s.Commit
+	}
+	return s.Commit + "-dirty"
+}
+
 // String describes the source for plan headers: "working directory at
 // 0123456789ab (with uncommitted changes)", "main at 0123456789ab".
 func (s *ConfigSource) String() string {

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -61,7 +60,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 
 // applyConfig plans under the lock, asks, and applies.
 func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
-	cfg, desired, err := g.compile()
+	cfg, desired, src, err := g.compileAt(ctx, "", "")
 	if err != nil {
 		return err
 	}
@@ -74,19 +73,13 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 		return err
 	}
 	defer release()
-	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: f.adopt})
+	p, live, err := refreshDiff(ctx, client, desired, f.adopt)
 	if err != nil {
 		return err
 	}
-	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: f.adopt})
-	if err != nil {
-		return fmt.Errorf("plan stack %s: %w", desired.Stack, err)
-	}
+	p.ConfigSource = configSource(src)
 	if err := g.assess(ctx, client, cfg, live, p); err != nil {
 		return err
-	}
-	if commit, dirty, ok := git.Head(g.dir()); ok {
-		p.ConfigSource = &engine.ConfigSource{Commit: commit, Dirty: dirty}
 	}
 	if err := renderPlan(g, g.stdout, p, formatText); err != nil {
 		return err

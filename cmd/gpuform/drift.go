@@ -175,13 +175,9 @@ func (g *globals) fixDrift(ctx context.Context, client cluster, in *driftInputs,
 		return nil, err
 	}
 	defer release()
-	live, err := client.Refresh(ctx, in.desired, engine.RefreshOptions{})
+	p, live, err := refreshDiff(ctx, client, in.desired, false)
 	if err != nil {
 		return nil, err
-	}
-	p, err := engine.Diff(in.desired, live, engine.DiffOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("plan stack %s: %w", in.desired.Stack, err)
 	}
 	if p.HasChanges() || p.Summary.Conflicts > 0 {
 		if err := g.assess(ctx, client, in.cfg, live, p); err != nil {
@@ -300,10 +296,7 @@ func (g *globals) driftInputs(ctx context.Context, repo, ref string) (*driftInpu
 		in.close()
 		return nil, err
 	}
-	in.commit = in.src.Commit
-	if in.src.Dirty {
-		in.commit += "-dirty"
-	}
+	in.commit = in.src.Stamp()
 	desired.StampCommit(in.commit)
 	in.desired = desired
 	return in, nil

@@ -15,7 +15,6 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
-	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -130,13 +129,9 @@ func (g *globals) planAt(ctx context.Context, repo, ref string, adopt bool) (*co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: adopt})
+	p, live, err := refreshDiff(ctx, client, desired, adopt)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: adopt})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
 	p.ConfigSource = configSource(src)
 	if err := g.assess(ctx, client, cfg, live, p); err != nil {
@@ -174,34 +169,14 @@ func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Conf
 	if err != nil {
 		return nil, nil, src, err
 	}
-	if src.Commit != "" {
-		commit := src.Commit
-		if src.Dirty {
-			commit += "-dirty"
-		}
-		desired.StampCommit(commit)
-	}
+	desired.StampCommit(src.Stamp())
 	return cfg, desired, src, nil
 }
 
 // compile loads, validates and compiles; diagnostics are printed here.
 func (g *globals) compile() (*config.Config, *engine.Desired, error) {
-	cfg, diags := g.loadValid()
-	g.writeDiags(cfg, diags)
-	if diags.HasErrors() {
-		return nil, nil, &exitError{code: 1}
-	}
-	desired, err := engine.Compile(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if commit, dirty, ok := git.Head(g.dir()); ok {
-		if dirty {
-			commit += "-dirty"
-		}
-		desired.StampCommit(commit)
-	}
-	return cfg, desired, nil
+	cfg, desired, _, err := g.compileAt(context.Background(), "", "")
+	return cfg, desired, err
 }
 
 // kubeClient connects to the cluster the flags and the cluster block name
@@ -433,4 +408,18 @@ func onlyErrors(diags hcl.Diagnostics) hcl.Diagnostics {
 		}
 	}
 	return out
+}
+
+// refreshDiff reads the live state of desired's stack and diffs it: the
+// plan, without the GPU assessment (see assess).
+func refreshDiff(ctx context.Context, client cluster, desired *engine.Desired, adopt bool) (*engine.Plan, *engine.Live, error) {
+	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: adopt})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: adopt})
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
+	}
+	return p, live, nil
 }
