@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -164,11 +162,6 @@ func (d *Desired) index() map[Key]*Object {
 	return m
 }
 
-// sortKeys sorts keys in place and returns them.
-func sortKeys(keys []Key) []Key {
-	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
-	return keys
-}
 
 // newObject starts an unstructured object with the ownership metadata.
 func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
@@ -192,7 +185,3 @@ func newObject(apiVersion, kind, namespace, name, stack, address string) *unstru
 	}}
 }
 
-// describe renders a key for messages with its config address.
-func describe(address string, k Key) string {
-	return fmt.Sprintf("%s (%s)", k, address)
-}
