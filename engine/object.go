@@ -1,7 +1,6 @@
 package engine
 
 import (
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -162,7 +161,6 @@ func (d *Desired) index() map[Key]*Object {
 	return m
 }
 
-
 // newObject starts an unstructured object with the ownership metadata.
 func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
 	meta := map[string]any{
@@ -184,4 +182,3 @@ func newObject(apiVersion, kind, namespace, name, stack, address string) *unstru
 		"metadata":   meta,
 	}}
 }
-
