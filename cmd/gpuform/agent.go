@@ -151,6 +151,9 @@ func (g *globals) agentRESTConfig() (*rest.Config, error) {
 	// No client-wide timeout: it would cut the watch. Each request has its
 	// own deadline instead.
 	cfg.Timeout = 0
+	if wrap := g.kubeTransport(); wrap != nil {
+		cfg.Wrap(wrap)
+	}
 	return cfg, nil
 }
 

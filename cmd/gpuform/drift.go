@@ -418,7 +418,7 @@ func (g *globals) driftCluster(cfg *config.Config) (cluster, error) {
 	simulated := g.simulated != "" || (cfg != nil && cfg.Cluster != nil && cfg.Cluster.Simulated != "")
 	if g.kubeconfig == "" && g.context == "" && !simulated {
 		if rc, err := rest.InClusterConfig(); err == nil {
-			c, err := kubernetes.NewForConfig(rc, "in-cluster", kubernetes.Options{WrapTransport: g.wrapTransport})
+			c, err := kubernetes.NewForConfig(rc, "in-cluster", kubernetes.Options{WrapTransport: g.kubeTransport()})
 			if err != nil {
 				return nil, err
 			}

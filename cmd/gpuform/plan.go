@@ -196,7 +196,7 @@ func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
 	if opts.Context == "" && cfg.Cluster != nil {
 		opts.Context = cfg.Cluster.Context
 	}
-	opts.WrapTransport = g.wrapTransport
+	opts.WrapTransport = g.kubeTransport()
 	return kubernetes.New(opts)
 }
 

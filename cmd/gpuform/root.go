@@ -29,6 +29,9 @@ type globals struct {
 	simulated string
 	// wrapTransport wraps the Kubernetes client's transport (tests count requests).
 	wrapTransport func(http.RoundTripper) http.RoundTripper
+	// verbosity is -v/--verbosity: at 1 or more, API requests are logged
+	// to stderr with credentials redacted (see kubeTransport).
+	verbosity int
 
 	stdin  io.Reader
 	stdout io.Writer
@@ -61,6 +64,7 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: the cluster block, $KUBECONFIG, ~/.kube/config)")
 	pf.StringVar(&g.simulated, "simulated", "", "use the embedded simulated cluster described in `FILE` instead of a real one")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context `NAME` (default: the cluster block, the current context)")
+	pf.IntVarP(&g.verbosity, "verbosity", "v", 0, "log API requests to stderr: `N`=1 method, path, status and latency; 2 also the full URL and response size; 3 or more also headers (credentials redacted, bodies never)")
 	root.AddCommand(
 		newValidateCommand(g),
 		newPlanCommand(g),

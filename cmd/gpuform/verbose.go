@@ -1,0 +1,27 @@
+package main
+
+import (
+	"net/http"
+
+	"k8s.io/client-go/transport"
+
+	"github.com/gpuform/gpuform/providers/kubernetes"
+)
+
+// kubeTransport is the transport wrapper of every Kubernetes client gpuform
+// builds (plan, apply, drift, force-unlock, inventory, the agent): the
+// tests' wrapTransport and, at -v 1 or more, the request log on standard
+// error (kubernetes.LogRequests: credentials redacted, bodies never
+// printed). nil when there is neither. client-go's own logging (klog, and
+// with it its curl-line debug transport) stays off at every level: see
+// quietClientGo.
+func (g *globals) kubeTransport() func(http.RoundTripper) http.RoundTripper {
+	log := kubernetes.LogRequests(g.stderr, g.verbosity)
+	switch {
+	case log == nil:
+		return g.wrapTransport
+	case g.wrapTransport == nil:
+		return log
+	}
+	return transport.Wrappers(g.wrapTransport, log)
+}
