@@ -33,6 +33,79 @@ type Options struct {
 	Nodes int
 	// ForEach writes tenants and models as for_each blocks over locals maps.
 	ForEach bool
+	// MaxUnavailable is every pool's max_unavailable; zero means 1.
+	MaxUnavailable int
+	// ChangePercent, when positive, changes that share of the tenants (every
+	// tenant whose index is a multiple of 100/ChangePercent): their pods and
+	// memory quotas grow, so a plan against a cluster applied without it
+	// updates one ResourceQuota per changed tenant.
+	ChangePercent int
+}
+
+// Size is one of the benchmark's workload sizes.
+type Size struct {
+	// Name is S, M or L.
+	Name string
+	// Tenants, Models and Nodes (GPU nodes in all, spread over the pools).
+	Tenants, Models, Nodes int
+}
+
+// Sizes returns the benchmark sizes S, M and L.
+func Sizes() []Size {
+	return []Size{
+		{Name: "S", Tenants: 100, Models: 500, Nodes: 50},
+		{Name: "M", Tenants: 1000, Models: 5000, Nodes: 500},
+		{Name: "L", Tenants: 5000, Models: 20000, Nodes: 2000},
+	}
+}
+
+// Options returns the generator options of size s: its nodes spread over
+// the pools, and max_unavailable high enough that a pool re-partitions in
+// four rounds.
+func (s Size) Options() Options {
+	per := (s.Nodes + len(pools) - 1) / len(pools)
+	return Options{Tenants: s.Tenants, Models: s.Models, Nodes: per, MaxUnavailable: max(1, per/4)}
+}
+
+// Node is a simulated GPU node of a generated configuration's pools: the
+// labels GPU Feature Discovery would set and its extended-resource capacity.
+type Node struct {
+	Name     string
+	Labels   map[string]string
+	Capacity map[string]string
+}
+
+// products are the nvidia.com/gpu.product labels of each pool's nodes.
+var products = map[string]string{
+	"a100": "NVIDIA-A100-SXM4-80GB", "a100-small": "NVIDIA-A100-SXM4-80GB",
+	"h100": "NVIDIA-H100-80GB-HBM3", "h100-mixed": "NVIDIA-H100-80GB-HBM3",
+	"l40s": "NVIDIA-L40S", "t4": "Tesla-T4",
+}
+
+// Nodes returns total GPU nodes (8 GPUs each) spread round-robin over the
+// pools, selected by the pools' node_selector, named <pool>-<n>.
+func Nodes(total int) []Node {
+	out := make([]Node, 0, total)
+	counts := map[string]int{}
+	for i := range total {
+		p := pools[i%len(pools)]
+		n := counts[p.name]
+		counts[p.name]++
+		labels := map[string]string{
+			"gpuform.dev/node-group": p.name,
+			"nvidia.com/gpu.product": products[p.name],
+			"nvidia.com/gpu.count":   fmt.Sprint(GPUsPerNode),
+		}
+		if p.layout != nil {
+			labels["nvidia.com/mig.capable"] = "true"
+		}
+		out = append(out, Node{
+			Name:     fmt.Sprintf("%s-%04d", p.name, n),
+			Labels:   labels,
+			Capacity: map[string]string{"nvidia.com/gpu": fmt.Sprint(GPUsPerNode), "cpu": "128", "memory": "1Ti", "pods": "250"},
+		})
+	}
+	return out
 }
 
 // GPUsPerNode is the number of GPUs per node assumed with Options.Nodes.
@@ -221,6 +294,10 @@ func plan(o Options) ([]*tenant, []*model) {
 			}
 			t.quotas = append(t.quotas, q)
 		}
+		if o.ChangePercent > 0 && i%max(1, 100/o.ChangePercent) == 0 {
+			t.pods += 100
+			t.mem = fmt.Sprintf("%dGi", 64<<(i%4))
+		}
 		tenants[i] = t
 	}
 	var models []*model
@@ -317,12 +394,18 @@ func Generate(o Options) ([]byte, error) {
 	if o.Nodes > 0 {
 		fmt.Fprintf(w, " -nodes %d", o.Nodes)
 	}
+	if o.MaxUnavailable > 1 {
+		fmt.Fprintf(w, " -max-unavailable %d", o.MaxUnavailable)
+	}
+	if o.ChangePercent > 0 {
+		fmt.Fprintf(w, " -change %d", o.ChangePercent)
+	}
 	if o.ForEach {
 		fmt.Fprint(w, " -foreach")
 	}
 	fmt.Fprintf(w, "\n# %d tenants and %d models as %s. Do not edit.\n\n", o.Tenants, o.Models, shape)
 	fmt.Fprintf(w, "gpuform {\n  stack = %q\n  scheduler = \"kueue\"\n}\n\n", Stack)
-	writeCommon(w, overcommits(o, tenants))
+	writeCommon(w, overcommits(o, tenants), o.MaxUnavailable)
 	if o.ForEach {
 		writeForEach(w, tenants, models)
 	} else {
@@ -383,7 +466,7 @@ func Write(dir string, o Options) error {
 	return os.WriteFile(filepath.Join(dir, FileName), src, 0o644)
 }
 
-func writeCommon(w *bytes.Buffer, over map[*pool]float64) {
+func writeCommon(w *bytes.Buffer, over map[*pool]float64, maxUnavailable int) {
 	for _, p := range priorities {
 		fmt.Fprintf(w, "priority %q {\n  value = %d\n  preemption = %q\n  description = %q\n}\n\n", p.name, p.value, p.preemption, p.description)
 	}
@@ -411,7 +494,7 @@ func writeCommon(w *bytes.Buffer, over map[*pool]float64) {
 		if oc, ok := over[p]; ok {
 			fmt.Fprintf(w, "  overcommit = %s\n", fmt.Sprintf("%.1f", oc))
 		}
-		fmt.Fprint(w, "  max_unavailable = 1\n}\n\n")
+		fmt.Fprintf(w, "  max_unavailable = %d\n}\n\n", max(1, maxUnavailable))
 	}
 }
 
