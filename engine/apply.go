@@ -108,6 +108,15 @@ type ApplyOptions struct {
 	// MIGTimeout bounds the wait for one node's MIG re-partitioning; zero
 	// means 15 minutes.
 	MIGTimeout time.Duration
+	// InterruptGrace is how long a request in flight may still run after
+	// ctx is cancelled (Ctrl-C, --timeout) before it is cut; zero means
+	// 500ms.
+	InterruptGrace time.Duration
+	// MaxFailuresInARow stops the apply (no new change starts) when this
+	// many changes in a row failed on transient errors after all their
+	// retries: the API server is gone or overloaded, and trying every
+	// remaining change would only take longer. Zero means 3.
+	MaxFailuresInARow int
 }
 
 // Apply executes the plan against t: a change starts when every change it
@@ -122,7 +131,15 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	if opts.MIGTimeout <= 0 {
 		opts.MIGTimeout = 15 * time.Minute
 	}
-	ex := &executor{t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack), throttles: map[string]chan struct{}{}}
+	if opts.InterruptGrace <= 0 {
+		opts.InterruptGrace = 500 * time.Millisecond
+	}
+	if opts.MaxFailuresInARow <= 0 {
+		opts.MaxFailuresInARow = 3
+	}
+	ctx, trip := context.WithCancelCause(ctx)
+	defer trip(nil)
+	ex := &executor{trip: trip, t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack), throttles: map[string]chan struct{}{}}
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
@@ -204,10 +221,41 @@ type executor struct {
 	mu          sync.Mutex
 	done        int
 	total       int
+	// failedInARow counts changes that failed on transient errors since
+	// the last success; trip stops the apply when it reaches the limit.
+	failedInARow int
+	trip         context.CancelCauseFunc
 }
 
 // ErrInterrupted is why changes not started before cancellation were skipped.
 var ErrInterrupted = errors.New("interrupted before it started")
+
+// ServerFailingError is why changes were not started after
+// ApplyOptions.MaxFailuresInARow changes in a row failed on transient
+// errors.
+type ServerFailingError struct {
+	// Failures is how many changes failed in a row; Last is the last error.
+	Failures int
+	Last     error
+}
+
+func (e *ServerFailingError) Error() string {
+	return fmt.Sprintf("not started: %d changes in a row failed after all their retries, so the API server looks unavailable (last error: %v)", e.Failures, e.Last)
+}
+
+// notStarted is why a change was skipped because ctx ended: the server
+// failing, or an interruption and its cause (a signal, --timeout).
+func notStarted(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	var sf *ServerFailingError
+	switch {
+	case errors.As(cause, &sf):
+		return sf
+	case cause == nil || cause == context.Canceled:
+		return ErrInterrupted
+	}
+	return fmt.Errorf("%w (%v)", ErrInterrupted, cause)
+}
 
 func (ex *executor) run(ctx context.Context, j *job) {
 	defer close(j.done)
@@ -241,13 +289,13 @@ func (ex *executor) run(ctx context.Context, j *job) {
 	select {
 	case ex.sem <- struct{}{}:
 	case <-ctx.Done():
-		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: ErrInterrupted}
+		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: notStarted(ctx)}
 		ex.finish(j.result)
 		return
 	}
 	defer func() { <-ex.sem }()
 	if ctx.Err() != nil {
-		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: ErrInterrupted}
+		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: notStarted(ctx)}
 		ex.finish(j.result)
 		return
 	}
@@ -255,7 +303,7 @@ func (ex *executor) run(ctx context.Context, j *job) {
 		select {
 		case th <- struct{}{}:
 		case <-ctx.Done():
-			j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: ErrInterrupted}
+			j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: notStarted(ctx)}
 			ex.finish(j.result)
 			return
 		}
@@ -286,6 +334,15 @@ func (j *job) succeeded() bool {
 func (ex *executor) finish(r *Result) {
 	ex.mu.Lock()
 	ex.done++
+	switch {
+	case r.Outcome == OutcomeApplied:
+		ex.failedInARow = 0
+	case r.Outcome == OutcomeFailed && Transient(r.Err):
+		ex.failedInARow++
+		if ex.failedInARow >= ex.opts.MaxFailuresInARow {
+			ex.trip(&ServerFailingError{Failures: ex.failedInARow, Last: r.Err})
+		}
+	}
 	ev := Event{Kind: EventDone, Result: r, Change: r.Change, Done: ex.done, Total: ex.total}
 	ex.mu.Unlock()
 	ex.event(ev)

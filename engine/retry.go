@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -42,9 +43,10 @@ func Transient(err error) bool {
 }
 
 // withRetry runs op until it succeeds, fails permanently or runs out of
-// attempts. Each attempt gets its own timeout and is not cancelled by ctx,
-// so a request in flight when the user presses Ctrl-C completes; ctx only
-// stops further attempts.
+// attempts. Each attempt gets its own timeout and outlives ctx by at most
+// InterruptGrace, so that a request in flight when the user presses Ctrl-C
+// usually completes but a hung one cannot hold the run; ctx stops further
+// attempts at once.
 func (ex *executor) withRetry(ctx context.Context, op func(context.Context) error) (int, error) {
 	r := ex.opts.Retry
 	if r.Attempts <= 0 {
@@ -64,8 +66,20 @@ func (ex *executor) withRetry(ctx context.Context, op func(context.Context) erro
 	var err error
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		stop := context.AfterFunc(ctx, func() {
+			select {
+			case <-time.After(ex.opts.InterruptGrace):
+				cancel()
+			case <-actx.Done():
+			}
+		})
 		err = op(actx)
+		stop()
+		cut := actx.Err() == context.Canceled
 		cancel()
+		if cut && err != nil {
+			return attempt, fmt.Errorf("cut %s after the interruption, so it may or may not have been applied (the next apply converges): %w", ex.opts.InterruptGrace, err)
+		}
 		if err == nil || !Transient(err) || attempt >= r.Attempts {
 			return attempt, err
 		}
