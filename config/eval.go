@@ -363,7 +363,7 @@ func (l *loader) visit(n *node) {
 	case rootVar:
 	case rootLocal:
 		v, diags := n.expr.Value(ctx)
-		l.diags = append(l.diags, diags...)
+		l.diags = append(l.diags, l.hideSensitive(diags, n.expr, ctx)...)
 		if diags.HasErrors() {
 			n.bad = true
 			v = cty.DynamicVal

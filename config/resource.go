@@ -104,7 +104,7 @@ func (l *loader) expand(n *node, content *hcl.BodyContent, ctx *hcl.EvalContext)
 
 func (l *loader) expandForEach(n *node, a *hcl.Attribute, ctx *hcl.EvalContext) ([]instanceKey, bool) {
 	v, diags := a.Expr.Value(ctx)
-	l.diags = append(l.diags, diags...)
+	l.diags = append(l.diags, l.hideSensitive(diags, a.Expr, ctx)...)
 	if diags.HasErrors() {
 		return nil, false
 	}
@@ -159,7 +159,7 @@ func (l *loader) expandForEach(n *node, a *hcl.Attribute, ctx *hcl.EvalContext) 
 
 func (l *loader) expandCount(a *hcl.Attribute, ctx *hcl.EvalContext) ([]instanceKey, bool) {
 	v, diags := a.Expr.Value(ctx)
-	l.diags = append(l.diags, diags...)
+	l.diags = append(l.diags, l.hideSensitive(diags, a.Expr, ctx)...)
 	if diags.HasErrors() {
 		return nil, false
 	}
@@ -230,7 +230,7 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			meta.KeyRanges[key] = kr
 		}
 		v, diags := a.Expr.Value(ctx)
-		l.diags = append(l.diags, diags...)
+		l.diags = append(l.diags, l.hideSensitive(diags, a.Expr, ctx)...)
 		if diags.HasErrors() {
 			ok = false
 			continue

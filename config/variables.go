@@ -285,7 +285,11 @@ func (l *loader) finalValue(d *varDecl, given rawValue) cty.Value {
 	}
 	d.v.Source = source
 	subject := d.v.DeclRange.Ptr()
-	if rng != nil {
+	if rng != nil && !d.v.Sensitive {
+		// A sensitive value's own line (in a variables file, or its
+		// default) would print the secret in the diagnostic's snippet:
+		// those point at the declaration instead, and the detail names
+		// the source.
 		subject = rng
 	}
 	if d.defaults != nil {
@@ -341,6 +345,9 @@ func (l *loader) checkValidations(d *varDecl, v cty.Value, subject *hcl.Range) b
 			Functions: l.funcs,
 		}
 		res, diags := cond.Expr.Value(ctx)
+		if d.v.Sensitive {
+			diags = hideSensitiveDetail(diags, rootVar+"."+d.v.Name)
+		}
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			ok = false
@@ -368,6 +375,48 @@ func (l *loader) checkValidations(d *varDecl, v cty.Value, subject *hcl.Range) b
 		ok = false
 	}
 	return ok
+}
+
+// hideSensitive hides the details of diags, the result of evaluating expr
+// in ctx, when expr refers to a value derived from a sensitive variable:
+// an error of a function or a conversion may quote that value.
+func (l *loader) hideSensitive(diags hcl.Diagnostics, expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
+	if !l.marked || len(diags) == 0 {
+		return diags
+	}
+	for _, t := range expr.Variables() {
+		if v, d := t.TraverseAbs(ctx); !d.HasErrors() && v.ContainsMarked() {
+			return hideSensitiveDetail(diags, t.RootName()+traversalSuffix(t))
+		}
+	}
+	return diags
+}
+
+// traversalSuffix is the attribute path of t after its root, as in ".name".
+func traversalSuffix(t hcl.Traversal) string {
+	if len(t) > 1 {
+		if a, ok := t[1].(hcl.TraverseAttr); ok {
+			return "." + a.Name
+		}
+	}
+	return ""
+}
+
+// hideSensitiveDetail rewords diagnostics of evaluating an expression over
+// name, which holds a sensitive value: a function's error may quote its argument (the
+// secret), so the detail says only what failed. An unknown function's
+// detail names only the function and is kept.
+func hideSensitiveDetail(diags hcl.Diagnostics, name string) hcl.Diagnostics {
+	out := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		if c.Summary != "Call to unknown function" {
+			c.Detail = fmt.Sprintf("Evaluating this expression over %s, which holds a sensitive value, failed; the detail is not shown because it may quote the value.", name)
+		}
+		c.Expression, c.EvalContext = nil, nil
+		out[i] = &c
+	}
+	return out
 }
 
 // refersTo reports whether traversal t starts with root.name.
