@@ -107,6 +107,9 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 		cfg.Timeout = 60 * time.Second
 	}
 	cfg.UserAgent = "gpuform"
+	// Innermost, so that wrappers (request counting, -v logs) see each
+	// read once however often it was retried.
+	cfg.Wrap(retryReads)
 	if opts.WrapTransport != nil {
 		cfg.Wrap(opts.WrapTransport)
 	}

@@ -82,12 +82,22 @@ func (c *Client) Lock(ctx context.Context, stack string, opts LockOptions) (*Loc
 	if opts.Holder == "" {
 		opts.Holder = DefaultHolder()
 	}
-	if err := c.ensureNamespace(ctx, LockNamespace); err != nil {
+	if err := retryTransient(ctx, lockAttempts, func() error { return c.ensureNamespace(ctx, LockNamespace) }); err != nil {
 		return nil, c.explain("create namespace "+LockNamespace+" for the lock", err)
 	}
 	id := randomID()
 	leases := c.typed.CoordinationV1().Leases(LockNamespace)
 	deadline := time.Now().Add(opts.Wait)
+	// Transient failures of the Lease writes are retried (fails counts
+	// them, delay is the backoff); reads are retried by the transport.
+	fails, delay := 0, retryBase
+	transient := func(err error) bool {
+		if !engine.Transient(err) || fails+1 >= lockAttempts {
+			return false
+		}
+		fails++
+		return sleepRetry(ctx, err, &delay) == nil
+	}
 	for {
 		now := metav1.NewMicroTime(time.Now())
 		secs := int32(opts.TTL / time.Second)
@@ -103,12 +113,15 @@ func (c *Client) Lock(ctx context.Context, stack string, opts LockOptions) (*Loc
 			if err == nil {
 				return c.startLock(stack, id, opts.TTL, created), nil
 			}
-			if !apierrors.IsAlreadyExists(err) {
+			if !apierrors.IsAlreadyExists(err) && !transient(err) {
 				return nil, c.explain("create lock "+LockName(stack), err)
 			}
 			continue
 		case err != nil:
 			return nil, c.explain("read lock "+LockName(stack), err)
+		case cur.Annotations[annotLockID] == id:
+			// A create or takeover whose answer was lost went through.
+			return c.startLock(stack, id, opts.TTL, cur), nil
 		}
 		if held := heldBy(cur, time.Now()); held != nil {
 			held.Stack = stack
@@ -132,7 +145,7 @@ func (c *Client) Lock(ctx context.Context, stack string, opts LockOptions) (*Loc
 		if err == nil {
 			return c.startLock(stack, id, opts.TTL, updated), nil
 		}
-		if !apierrors.IsConflict(err) {
+		if !apierrors.IsConflict(err) && !transient(err) {
 			return nil, c.explain("take lock "+LockName(stack), err)
 		}
 	}
@@ -213,7 +226,11 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	rv := l.lease.ResourceVersion
 	l.mu.Unlock()
-	err := l.c.typed.CoordinationV1().Leases(LockNamespace).Delete(ctx, LockName(l.stack), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
+	// A few quick tries only: a lock that cannot be released expires
+	// after its TTL anyway, and the caller says how to clear it at once.
+	err := retryTransient(ctx, releaseTries, func() error {
+		return l.c.typed.CoordinationV1().Leases(LockNamespace).Delete(ctx, LockName(l.stack), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
+	})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return l.c.explain("release lock "+LockName(l.stack), err)
 	}

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -73,6 +74,9 @@ func (c *Client) WaitNode(ctx context.Context, name, key string) error {
 		case <-ctx.Done():
 			if last == "" {
 				last = "not set"
+			}
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("wait for node %s: interrupted while its MIG layout changed (%s is %s); run apply again to wait for it", name, key, last)
 			}
 			return fmt.Errorf("wait for node %s: its MIG layout was not applied in time (%s is %s); check the GPU Operator's mig-manager (or the gpuform agent) on that node, then run apply again", name, key, last)
 		case <-time.After(500 * time.Millisecond):
