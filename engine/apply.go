@@ -243,6 +243,18 @@ func (e *ServerFailingError) Error() string {
 	return fmt.Sprintf("not started: %d changes in a row failed after all their retries, so the API server looks unavailable (last error: %v)", e.Failures, e.Last)
 }
 
+// RunTimeoutError is the cause of a run's context when the run's own
+// deadline (--timeout) ran out; it is a context.DeadlineExceeded to
+// errors.Is.
+type RunTimeoutError struct{ Limit time.Duration }
+
+func (e *RunTimeoutError) Error() string {
+	return fmt.Sprintf("the run exceeded --timeout %s", e.Limit)
+}
+
+// Unwrap makes the timeout a context.DeadlineExceeded.
+func (e *RunTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
 // notStarted is why a change was skipped because ctx ended: the server
 // failing, or an interruption and its cause (a signal, --timeout).
 func notStarted(ctx context.Context) error {

@@ -22,6 +22,7 @@ type applyFlags struct {
 	autoApprove     bool
 	parallelism     int
 	lockTimeout     time.Duration
+	migTimeout      time.Duration
 	allowDestroy    bool
 	maxDeletes      int
 	allowDisruption bool
@@ -51,6 +52,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "apply without asking for confirmation")
 	fl.IntVar(&f.parallelism, "parallelism", 10, "how many changes to apply at once")
 	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "how long to wait for the stack's lock (0: fail at once if held)")
+	fl.DurationVar(&f.migTimeout, "mig-timeout", 15*time.Minute, "how long to wait for one node's MIG re-partitioning before failing its change")
 	fl.BoolVar(&f.allowDestroy, "allow-destroy", false, "allow deleting protected tenants' namespaces and more than --max-deletes objects")
 	fl.IntVar(&f.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "most objects one apply may delete without --allow-destroy")
 	fl.BoolVar(&f.allowDisruption, "allow-disruption", false, "allow re-partitioning MIG on nodes with running GPU pods")
@@ -229,9 +231,13 @@ func (g *globals) lock(ctx context.Context, client cluster, stack string, f *app
 // execute applies p, printing progress and the final account.
 func (g *globals) execute(ctx context.Context, target engine.Target, p *engine.Plan, f *applyFlags) error {
 	pr := &progress{w: g.stdout, tty: g.color(g.stdout)}
-	rep := engine.Apply(ctx, p, target, engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.event})
+	rep := engine.Apply(ctx, p, target, engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.event, MIGTimeout: f.migTimeout})
 	pr.clear()
-	return g.report(rep, ctx.Err() != nil)
+	var stopped error
+	if ctx.Err() != nil {
+		stopped = context.Cause(ctx)
+	}
+	return g.report(rep, stopped)
 }
 
 // progress prints a line as each change starts and ends, the Terraform way,
@@ -286,8 +292,11 @@ func (p *progress) clear() {
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
-// report prints the apply's account and returns the command's result.
-func (g *globals) report(rep *engine.Report, interrupted bool) error {
+// report prints the apply's account and returns the command's result;
+// stopped is why the run was cut short (Ctrl-C, --timeout, a lost lock),
+// nil when it was not.
+func (g *globals) report(rep *engine.Report, stopped error) error {
+	interrupted := stopped != nil
 	var added, changed, destroyed int
 	for _, r := range rep.Results {
 		if r.Outcome != engine.OutcomeApplied {
@@ -308,7 +317,11 @@ func (g *globals) report(rep *engine.Report, interrupted bool) error {
 	}
 	applied, failed, skipped := rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
 	what := "Apply failed"
-	if interrupted {
+	var timedOut *engine.RunTimeoutError
+	switch {
+	case errors.As(stopped, &timedOut):
+		what = fmt.Sprintf("Apply stopped: %v", timedOut)
+	case interrupted:
 		what = "Apply interrupted"
 	}
 	fmt.Fprintf(g.stderr, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
@@ -477,6 +478,17 @@ func clientset(t *testing.T) *kubernetes.Clientset {
 // stacks of different tests do not meet.
 func tenantsConfig(t *testing.T, stack string, n int) string {
 	t.Helper()
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tenantsConfigOn(t, cfg, stack, n)
+}
+
+// tenantsConfigOn is tenantsConfig with its GPU node on the server cfg
+// reaches (a test's own server).
+func tenantsConfigOn(t *testing.T, cfg *rest.Config, stack string, n int) string {
+	t.Helper()
 	dir := t.TempDir()
 	src := fmt.Sprintf(`gpuform {
   stack = %[1]q
@@ -514,10 +526,6 @@ model "m" {
 }
 `, stack, n, n/8+1)
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := srv.RESTConfig()
-	if err != nil {
 		t.Fatal(err)
 	}
 	if err := kubeapitest.CreateNodes(context.Background(), cfg, kubeapitest.GPUNode{

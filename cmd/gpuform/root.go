@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
@@ -32,6 +35,10 @@ type globals struct {
 	// verbosity is -v/--verbosity: at 1 or more, API requests are logged
 	// to stderr with credentials redacted (see kubeTransport).
 	verbosity int
+	// timeout is --timeout: a deadline for the whole run (0: none).
+	timeout time.Duration
+	// stopTimeout releases the --timeout timer (it also ends with the run).
+	stopTimeout context.CancelFunc
 
 	stdin  io.Reader
 	stdout io.Writer
@@ -65,6 +72,14 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringVar(&g.simulated, "simulated", "", "use the embedded simulated cluster described in `FILE` instead of a real one")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context `NAME` (default: the cluster block, the current context)")
 	pf.IntVarP(&g.verbosity, "verbosity", "v", 0, "log API requests to stderr: `N`=1 method, path, status and latency; 2 also the full URL and response size; 3 or more also headers (credentials redacted, bodies never)")
+	pf.DurationVar(&g.timeout, "timeout", 0, "stop the whole run after `D` (30s, 10m): no new change starts, requests in flight get 0.5s, the lock is released (default 0: no limit; every request, retry and wait has its own bound)")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if g.timeout > 0 {
+			var ctx context.Context
+			ctx, g.stopTimeout = context.WithTimeoutCause(cmd.Context(), g.timeout, &engine.RunTimeoutError{Limit: g.timeout})
+			cmd.SetContext(ctx)
+		}
+	}
 	root.AddCommand(
 		newValidateCommand(g),
 		newPlanCommand(g),
@@ -79,7 +94,28 @@ func newRoot(g *globals) *cobra.Command {
 		newCatalogCommand(g),
 		newVersionCommand(g),
 	)
+	for _, c := range root.Commands() {
+		sayTimeout(c)
+	}
 	return root
+}
+
+// sayTimeout makes an error of c that the run's --timeout caused say so,
+// unless it already does or was printed already.
+func sayTimeout(c *cobra.Command) {
+	run := c.RunE
+	if run == nil {
+		return
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		err := run(cmd, args)
+		var rt *engine.RunTimeoutError
+		var ee *exitError
+		if err == nil || errors.As(err, &ee) || !errors.As(context.Cause(cmd.Context()), &rt) || errors.As(err, &rt) {
+			return err
+		}
+		return fmt.Errorf("%w\ngpuform stopped: %v", err, rt)
+	}
 }
 
 // dir is the configuration directory: --chdir, or the working directory.

@@ -67,10 +67,12 @@ func (r readRetrier) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // transientResponse reports whether a read's outcome is worth repeating.
+// A refused connection is not: nothing listens there, and a cluster that
+// is down or misnamed is reported at once rather than after every retry.
 func transientResponse(resp *http.Response, err error) bool {
 	if err != nil {
 		var ne net.Error
-		return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		return errors.Is(err, syscall.ECONNRESET) ||
 			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) ||
 			(errors.As(err, &ne) && ne.Timeout())
 	}
