@@ -276,8 +276,12 @@ func TestApplyInterrupted(t *testing.T) {
 	}
 	start := time.Now()
 	err := cmd.Wait()
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("apply took %s to stop after SIGINT", time.Since(start))
+	// Stopping work is immediate (requests in flight get 0.5s at most);
+	// releasing the lock is one more API call.
+	stopped := time.Since(start)
+	t.Logf("gpuform exited %s after SIGINT", stopped.Round(time.Millisecond))
+	if stopped > time.Second {
+		t.Errorf("apply took %s to stop after SIGINT, want at most 1s", stopped)
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("exit after SIGINT: %v, want status 1\n%s", err, errb.String())
