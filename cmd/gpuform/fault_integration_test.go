@@ -437,8 +437,12 @@ func TestFaultServerRestartMidApply(t *testing.T) {
 	acct := atoiMatch(t, accountRE, errb.String())
 	plan := atoiMatch(t, planAddRE, out.String())
 	total := plan[0] + plan[1]
+	t.Logf("the stopped apply's account: %d applied, %d failed, %d skipped of %d", acct[0], acct[2], acct[3], total)
 	if acct[0] < 300 || acct[0]+acct[2]+acct[3] != total {
 		t.Errorf("account %v for %d changes: want at least the 300 seen complete, and every change accounted for", acct, total)
+	}
+	if !strings.Contains(errb.String(), "the API server looks unavailable") {
+		t.Errorf("the account does not say the server went away:\n%s", lastLines(errb.String(), 20))
 	}
 
 	restartAt := time.Now()
@@ -469,4 +473,10 @@ func TestFaultServerRestartMidApply(t *testing.T) {
 	if got := countObjectsIn(t, cs, "restart"); got["Namespace"] != want["Namespace"] || got["ResourceQuota"] != want["ResourceQuota"] || got["RoleBinding"] != want["RoleBinding"] {
 		t.Errorf("objects after the restart and the rerun: %v, want exactly %v", got, want)
 	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
