@@ -520,16 +520,20 @@ func toFloat(v any) (float64, bool) {
 // ownedPaths returns the leaf field paths that manager applied in live,
 // from its managedFields. Lists are atomic: a path stops at a list.
 func ownedPaths(live *unstructured.Unstructured, manager string) [][]string {
+	// The managed fields are read where they lie in the unstructured
+	// content: GetManagedFields converts every entry to its typed form and
+	// its fieldsV1 back to JSON, which cost more than the rest of the diff.
+	md, _ := live.Object["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
 	var out [][]string
-	for _, mf := range live.GetManagedFields() {
-		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+	for _, e := range entries {
+		mf, _ := e.(map[string]any)
+		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) {
 			continue
 		}
-		var tree map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &tree); err != nil {
-			continue
+		if tree, ok := mf["fieldsV1"].(map[string]any); ok {
+			collectOwned(nil, tree, &out)
 		}
-		collectOwned(nil, tree, &out)
 	}
 	return out
 }

@@ -15,8 +15,10 @@ import (
 func main() {
 	quietClientGo()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfiles := startProfiles()
 	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, os.Environ()).ExecuteContext(ctx)
 	stop()
+	stopProfiles()
 	os.Exit(exitCode(err, os.Stderr))
 }
 

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -151,27 +152,44 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 	return c.mapper.RESTMapping(k.GroupKind(), k.Version)
 }
 
-// list pages through every object of a resource matching opts.
+// list pages through every object of a resource matching opts. It reads
+// the pages raw and decodes them with decodeList, not with the dynamic
+// client's decoder.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	opts.Limit = c.pageSize
+	path := resourcePath(m.Resource)
 	for {
-		l, err := c.dynamic.Resource(m.Resource).List(ctx, opts)
+		req := c.typed.CoreV1().RESTClient().Get().AbsPath(path...).
+			Param("limit", strconv.FormatInt(c.pageSize, 10)).
+			SetHeader("Accept", "application/json")
+		if opts.LabelSelector != "" {
+			req = req.Param("labelSelector", opts.LabelSelector)
+		}
+		if opts.Continue != "" {
+			req = req.Param("continue", opts.Continue)
+		}
+		body, err := req.Do(ctx).Raw()
 		if err != nil {
 			return nil, err
 		}
-		for i := range l.Items {
-			u := &l.Items[i]
-			if u.GetKind() == "" {
-				u.SetGroupVersionKind(m.GroupVersionKind)
-			}
-			out = append(out, u)
+		items, cont, err := decodeList(body, m.GroupVersionKind)
+		if err != nil {
+			return nil, err
 		}
-		if l.GetContinue() == "" {
+		out = append(out, items...)
+		if cont == "" {
 			return out, nil
 		}
-		opts.Continue = l.GetContinue()
+		opts.Continue = cont
 	}
+}
+
+// resourcePath is the URL path of a resource across all namespaces.
+func resourcePath(r schema.GroupVersionResource) []string {
+	if r.Group == "" {
+		return []string{"/api", r.Version, r.Resource}
+	}
+	return []string{"/apis", r.Group, r.Version, r.Resource}
 }
 
 // listMetadata pages through the metadata of every object of a resource.

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+	"github.com/gpuform/gpuform/testdata/gen/gen"
+)
+
+// prepareTemplate starts a harness in dir, installs the CRDs of Kueue,
+// KServe and the GPU Operator, a ClusterPolicy and the size's GPU nodes,
+// applies the pools-only configuration poolsDir (so the nodes carry their
+// pools' MIG and time-slicing labels, as on a cluster that already runs the
+// pools) and stops the harness, leaving dir as the template every run
+// starts from.
+func (b *bench) prepareTemplate(ctx context.Context, dir, poolsDir string, nodes []gen.Node) error {
+	s, err := kubeapitest.Start(dir)
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	if err := kubeapitest.ApplyCRDs(ctx, cfg, "kueue.yaml", "kserve.yaml", "gpu-operator.yaml"); err != nil {
+		return fmt.Errorf("install CRDs: %w", err)
+	}
+	if err := kubeapitest.CreateNamespaces(ctx, cfg, "gpu-operator"); err != nil {
+		return err
+	}
+	if err := kubeapitest.CreateClusterPolicy(ctx, cfg, "cluster-policy"); err != nil {
+		return err
+	}
+	if err := createNodes(ctx, cfg, nodes); err != nil {
+		return err
+	}
+	mctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go kubeapitest.PlayMigManager(mctx, cfg)
+	r, err := b.gpuform(ctx, s, "--chdir", poolsDir, "apply", "--auto-approve")
+	if err != nil {
+		return err
+	}
+	if r.exit != 0 {
+		return fmt.Errorf("apply the pools: exit %d\n%s", r.exit, r.stderr)
+	}
+	return nil
+}
+
+// createNodes creates the nodes with their capacity, 16 at a time.
+func createNodes(ctx context.Context, cfg *rest.Config, nodes []gen.Node) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	work := make(chan gen.Node)
+	errs := make(chan error, len(nodes))
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for n := range work {
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+				created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+				if err != nil {
+					errs <- fmt.Errorf("create node %s: %w", n.Name, err)
+					continue
+				}
+				rl := corev1.ResourceList{}
+				for k, v := range n.Capacity {
+					rl[corev1.ResourceName(k)] = resource.MustParse(v)
+				}
+				created.Status.Capacity, created.Status.Allocatable = rl, rl
+				if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+					errs <- fmt.Errorf("set capacity of node %s: %w", n.Name, err)
+				}
+			}
+		})
+	}
+	for _, n := range nodes {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// startCopy copies the stopped template harness dir into a fresh dir and
+// starts a harness on it: the same etcd data, new ports.
+func startCopy(template, dir string) (*kubeapitest.Server, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := copyTree(template, dir); err != nil {
+		return nil, fmt.Errorf("copy the template cluster: %w", err)
+	}
+	return kubeapitest.Start(dir)
+}
+
+// copyTree copies regular files and directories from src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, info.Mode().Perm())
+		}
+		return nil
+	})
+}

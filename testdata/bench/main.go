@@ -1,0 +1,246 @@
+// Command bench measures gpuform side by side with kubectl and with the
+// floor (the same LIST requests issued raw, plus config load), on the real
+// kube-apiserver + etcd harness, at the workload sizes of testdata/gen:
+//
+//	go run ./testdata/bench [-sizes S,M,L] [-runs 3] [-kubectl-runs L=1] [-out docs/performance.md]
+//
+// For each size it generates the configuration (and a copy with 10% of the
+// tenants changed), renders it with `gpuform render`, prepares a template
+// cluster (CRDs, GPU nodes, pools applied), and then, each measurement
+// repeated -runs times on fresh copies of the template:
+//
+//   - `gpuform apply` from empty vs `kubectl apply --server-side
+//     --validate=false` of the rendered objects;
+//   - on the applied cluster: `gpuform plan` (no-op and 10% changed),
+//     `kubectl diff --server-side` of the rendered objects, `gpuform
+//     validate` (config load) and the raw LIST requests plan issued;
+//   - gpuform's peak RSS and API request count (from its -v 2 log).
+//
+// It writes the table between the bench markers of the -out file. The
+// gpuform binary is built first; kubectl is $KUBECTL, else bin/kubectl built
+// from the Go module proxy (testdata/kubectl, the harness's Kubernetes
+// version).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+	"github.com/gpuform/gpuform/testdata/gen/gen"
+)
+
+// bench holds what every measurement needs.
+type bench struct {
+	gpuformBin, kubectlBin string
+	work                   string
+	runs                   int
+	kubectlRuns            map[string]int
+	log                    io.Writer
+}
+
+func main() {
+	sizes := flag.String("sizes", "S,M,L", "comma-separated sizes to measure (S, M, L)")
+	runs := flag.Int("runs", 3, "repetitions of every measurement")
+	kruns := flag.String("kubectl-runs", "", "repetitions of the kubectl measurements per size, e.g. L=1; 0 skips kubectl (default: -runs)")
+	out := flag.String("out", "docs/performance.md", "markdown file whose bench section receives the table (empty: stdout only)")
+	work := flag.String("work", "", "working directory for configs and clusters (default: a temporary one, removed)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := mainErr(ctx, *sizes, *runs, *kruns, *out, *work); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work string) error {
+	if runs < 1 {
+		return fmt.Errorf("-runs must be at least 1")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	b := &bench{runs: runs, kubectlRuns: map[string]int{}, log: os.Stderr}
+	for _, kv := range strings.Split(kruns, ",") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n < 0 {
+			return fmt.Errorf("-kubectl-runs: want SIZE=N, got %q", kv)
+		}
+		b.kubectlRuns[k] = n
+	}
+	if work == "" {
+		if work, err = os.MkdirTemp("", "gpuform-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	b.work = work
+	if b.gpuformBin, err = buildGpuform(ctx, root, work); err != nil {
+		return err
+	}
+	if b.kubectlBin, err = findKubectl(ctx, root); err != nil {
+		return err
+	}
+	if _, err := os.Stat(kubeapitest.Binary()); err != nil {
+		return fmt.Errorf("the API server harness is missing: run `make kubeapi` first: %w", err)
+	}
+	var results []*sizeResult
+	for _, name := range strings.Split(sizeList, ",") {
+		var size *gen.Size
+		for _, s := range gen.Sizes() {
+			if s.Name == name {
+				size = &s
+			}
+		}
+		if size == nil {
+			return fmt.Errorf("unknown size %q (want S, M or L)", name)
+		}
+		r, err := b.measureSize(ctx, *size)
+		if err != nil {
+			return fmt.Errorf("size %s: %w", name, err)
+		}
+		results = append(results, r)
+		fmt.Fprint(os.Stdout, table(results))
+	}
+	report := machine(ctx, b) + "\n" + table(results)
+	if out == "" {
+		return nil
+	}
+	return writeSection(filepath.Join(root, out), report)
+}
+
+// repoRoot returns the repository root (the directory holding go.mod).
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "testdata", "bench")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("run from inside the gpuform repository")
+		}
+		dir = parent
+	}
+}
+
+// buildGpuform builds gpuform into work.
+func buildGpuform(ctx context.Context, root, work string) (string, error) {
+	bin := filepath.Join(work, "gpuform")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gpuform")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build gpuform: %w", err)
+	}
+	return bin, nil
+}
+
+// findKubectl returns $KUBECTL, or bin/kubectl, built from the Go module
+// proxy (testdata/kubectl) when missing. An installed kubectl in PATH is not
+// used by default: its version may be far from the harness's.
+func findKubectl(ctx context.Context, root string) (string, error) {
+	if k := os.Getenv("KUBECTL"); k != "" {
+		return k, nil
+	}
+	bin := filepath.Join(root, "bin", "kubectl")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	fmt.Fprintln(os.Stderr, "bench: building kubectl from the Go module proxy (testdata/kubectl; a few minutes the first time)")
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags",
+		"-s -w -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37",
+		"-o", bin, ".")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = filepath.Join(root, "testdata", "kubectl"), os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build kubectl: %w", err)
+	}
+	return bin, nil
+}
+
+// machine describes where the benchmark ran.
+func machine(ctx context.Context, b *bench) string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %.0f GiB memory", float64(kb)/(1<<20))
+		}
+	}
+	kv := "kubectl"
+	if r, err := run(ctx, nil, b.kubectlBin, "version", "--client", "-o", "yaml"); err == nil {
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "gitVersion: "); ok {
+				kv = "kubectl " + v
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("Measured %s on %s, %d cores%s, %s/%s, %s, %s; API server: the harness "+
+		"(kube-apiserver v1.37.2 + embedded etcd, fsync off, on loopback, sharing the same cores). "+
+		"Every figure is the median of %d runs (kubectl: %s) with the min–max spread.\n",
+		time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH,
+		runtime.Version(), kv, b.runs, kubectlRunsText(b))
+}
+
+func kubectlRunsText(b *bench) string {
+	if len(b.kubectlRuns) == 0 {
+		return "the same"
+	}
+	var parts []string
+	for k, v := range b.kubectlRuns {
+		parts = append(parts, fmt.Sprintf("%d at size %s", v, k))
+	}
+	return strings.Join(parts, ", ") + ", else the same"
+}
+
+// Markers of the generated section in the -out file.
+const (
+	beginMarker = "<!-- bench:begin (written by `make bench`; do not edit) -->"
+	endMarker   = "<!-- bench:end -->"
+)
+
+// writeSection replaces the text between the markers of path with report.
+func writeSection(path, report string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(data)
+	i, j := strings.Index(text, beginMarker), strings.Index(text, endMarker)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no bench markers", path)
+	}
+	text = text[:i+len(beginMarker)] + "\n" + report + text[j:]
+	return os.WriteFile(path, []byte(text), 0o644)
+}

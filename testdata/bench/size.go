@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+	"github.com/gpuform/gpuform/testdata/gen/gen"
+)
+
+// sizeResult is every measurement of one size.
+type sizeResult struct {
+	size             gen.Size
+	objects, changed int
+
+	applyG, applyK         sample
+	planNoop, planChanged  sample
+	load, list, diffK      sample
+	planRSS, applyRSS      int64
+	planReqs, applyReqs    int
+	changedReqs, listReqs  int
+	planLists, applyWrites int
+}
+
+// measureSize runs every measurement of size s.
+func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error) {
+	res := &sizeResult{size: s}
+	dir := filepath.Join(b.work, s.Name)
+	o := s.Options()
+	full, changed, pools := filepath.Join(dir, "full"), filepath.Join(dir, "changed"), filepath.Join(dir, "pools")
+	oc := o
+	oc.ChangePercent = 10
+	op := o
+	op.Tenants, op.Models = 0, 0
+	for _, w := range []struct {
+		dir string
+		o   gen.Options
+	}{{full, o}, {changed, oc}, {pools, op}} {
+		if err := gen.Write(w.dir, w.o); err != nil {
+			return nil, err
+		}
+	}
+	// Pools are sized by the tenants' quotas (overcommit); the pools-only
+	// configuration must declare the same pools.
+	if err := copyPools(full, pools); err != nil {
+		return nil, err
+	}
+	rendered := filepath.Join(dir, "objects.yaml")
+	r, err := run(ctx, nil, b.gpuformBin, "--chdir", full, "render")
+	if err != nil || r.exit != 0 {
+		return nil, fmt.Errorf("render: %v %s", err, trim(r.stderr))
+	}
+	if err := os.WriteFile(rendered, []byte(r.stdout), 0o644); err != nil {
+		return nil, err
+	}
+	res.objects = strings.Count(r.stdout, "\nkind: ") + strings.Count(r.stdout[:min(len(r.stdout), 6)], "kind: ")
+	b.logf("size %s: %d tenants, %d models, %d nodes, %d objects", s.Name, s.Tenants, s.Models, s.Nodes, res.objects)
+
+	template := filepath.Join(dir, "template")
+	start := time.Now()
+	if err := b.prepareTemplate(ctx, template, pools, gen.Nodes(s.Nodes)); err != nil {
+		return nil, fmt.Errorf("prepare the cluster: %w", err)
+	}
+	b.logf("size %s: template cluster ready in %s", s.Name, time.Since(start).Round(time.Second))
+
+	kruns := b.runs
+	if n, ok := b.kubectlRuns[s.Name]; ok {
+		kruns = n
+	}
+	var kept *kubeapitest.Server
+	defer func() {
+		if kept != nil {
+			kept.Stop()
+		}
+	}()
+	// Apply from empty: kubectl and gpuform alternate on fresh copies of the
+	// template; the last gpuform cluster stays up for the plan measurements.
+	for i := range max(b.runs, kruns) {
+		if i < kruns {
+			srv, err := startCopy(template, filepath.Join(dir, "run"))
+			if err != nil {
+				return nil, err
+			}
+			r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", rendered)
+			srv.Stop()
+			if err != nil || r.exit != 0 {
+				return nil, fmt.Errorf("kubectl apply: %v\n%s", err, trim(r.stderr))
+			}
+			res.applyK = append(res.applyK, r.wall)
+			b.logf("size %s: kubectl apply --server-side %s", s.Name, secs(r.wall))
+		}
+		if i < b.runs {
+			srv, err := startCopy(template, filepath.Join(dir, "run"))
+			if err != nil {
+				return nil, err
+			}
+			r, err := b.gpuform(ctx, srv, "-v", "2", "--chdir", full, "apply", "--auto-approve")
+			if err != nil || r.exit != 0 {
+				srv.Stop()
+				return nil, fmt.Errorf("gpuform apply: %v\n%s", err, trim(r.stderr))
+			}
+			res.applyG = append(res.applyG, r.wall)
+			res.applyRSS = max(res.applyRSS, r.maxRSS)
+			reqs := requests(r.stderr)
+			res.applyReqs = len(reqs)
+			res.applyWrites = 0
+			for _, q := range reqs {
+				if q.method != "GET" {
+					res.applyWrites++
+				}
+			}
+			b.logf("size %s: gpuform apply %s (%d requests, peak RSS %d MB)", s.Name, secs(r.wall), len(reqs), r.maxRSS>>20)
+			if i == b.runs-1 {
+				kept = srv
+			} else {
+				srv.Stop()
+			}
+		}
+	}
+
+	cfg, err := kept.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	for i := range max(b.runs, kruns) {
+		if i < b.runs {
+			r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", full, "plan", "--detailed-exitcode")
+			if err != nil || r.exit != 0 {
+				return nil, fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+			}
+			res.planNoop = append(res.planNoop, r.wall)
+			res.planRSS = max(res.planRSS, r.maxRSS)
+			reqs := requests(r.stderr)
+			res.planReqs = len(reqs)
+			lists := listURLs(reqs)
+			res.planLists = len(lists)
+
+			r, err = b.gpuform(ctx, kept, "-v", "2", "--chdir", changed, "plan", "--detailed-exitcode")
+			if err != nil || r.exit != 2 {
+				return nil, fmt.Errorf("gpuform plan (changed) exit %d, want 2: %v\n%s", r.exit, err, trim(r.stderr))
+			}
+			res.planChanged = append(res.planChanged, r.wall)
+			res.planRSS = max(res.planRSS, r.maxRSS)
+			res.changedReqs = len(requests(r.stderr))
+			res.changed = changes(r.stdout)
+
+			r, err = run(ctx, nil, b.gpuformBin, "--chdir", full, "validate")
+			if err != nil || r.exit != 0 {
+				return nil, fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
+			}
+			res.load = append(res.load, r.wall)
+
+			d, n, err := floorLists(ctx, cfg, lists)
+			if err != nil {
+				return nil, fmt.Errorf("floor: %w", err)
+			}
+			res.list = append(res.list, d)
+			res.listReqs = n
+			b.logf("size %s: plan no-op %s, changed %s (%d changes), load %s, raw LISTs %s (%d requests)", s.Name,
+				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(d), n)
+		}
+		if i < kruns {
+			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", rendered)
+			if err != nil || r.exit > 1 {
+				return nil, fmt.Errorf("kubectl diff: exit %d: %v\n%s", r.exit, err, trim(r.stderr))
+			}
+			res.diffK = append(res.diffK, r.wall)
+			b.logf("size %s: kubectl diff --server-side %s", s.Name, secs(r.wall))
+		}
+	}
+	return res, nil
+}
+
+// copyPools writes the pool, priority and mig_layout blocks of full's
+// main.hcl (everything before the first tenant) as pools's main.hcl.
+func copyPools(full, pools string) error {
+	data, err := os.ReadFile(filepath.Join(full, gen.FileName))
+	if err != nil {
+		return err
+	}
+	if i := bytes.Index(data, []byte("\ntenant ")); i >= 0 {
+		data = data[:i+1]
+	}
+	return os.WriteFile(filepath.Join(pools, gen.FileName), data, 0o644)
+}
+
+// changes returns the number of changes in plan output's summary line.
+func changes(out string) int {
+	m := regexp.MustCompile(`Plan: (\d+) to add, (\d+) to change, (\d+) to destroy`).FindStringSubmatch(out)
+	if m == nil {
+		return -1
+	}
+	var a, c, d int
+	fmt.Sscan(m[1], &a)
+	fmt.Sscan(m[2], &c)
+	fmt.Sscan(m[3], &d)
+	return a + c + d
+}
+
+// listURLs returns the first pages of the LIST requests among reqs.
+func listURLs(reqs []request) []string {
+	var out []string
+	for _, q := range reqs {
+		u, err := url.Parse(q.url)
+		if q.method != "GET" || err != nil || !strings.Contains(u.RawQuery, "limit=") || u.Query().Get("continue") != "" {
+			continue
+		}
+		out = append(out, q.url)
+	}
+	return out
+}
+
+// continueToken finds the list's continue token near the start of a JSON
+// list response (list metadata comes before the items).
+var continueToken = regexp.MustCompile(`"continue":"([^"]*)"`)
+
+// floorLists issues the LIST requests raw, 8 at a time as gpuform's refresh
+// does, following continue tokens, reading every byte without decoding it.
+func floorLists(ctx context.Context, cfg *rest.Config, urls []string) (time.Duration, int, error) {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	var mu sync.Mutex
+	n := 0
+	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, first := range urls {
+		g.Go(func() error {
+			next := first
+			for next != "" {
+				req, err := http.NewRequestWithContext(gctx, http.MethodGet, next, nil)
+				if err != nil {
+					return err
+				}
+				req.Header.Set("Accept", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					return err
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					return err
+				}
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("GET %s: %s", next, resp.Status)
+				}
+				mu.Lock()
+				n++
+				mu.Unlock()
+				next = ""
+				if m := continueToken.FindSubmatch(body[:min(len(body), 4096)]); m != nil && len(m[1]) > 0 {
+					u, _ := url.Parse(first)
+					q := u.Query()
+					q.Set("continue", string(m[1]))
+					u.RawQuery = q.Encode()
+					next = u.String()
+				}
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	return time.Since(start), n, err
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
