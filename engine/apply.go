@@ -16,7 +16,7 @@ import (
 type Target interface {
 	// Apply writes obj with server-side apply; force takes over fields of
 	// other managers.
-	Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error)
+	Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error
 	// ApplyNode sets gpuform's labels and annotations on an existing Node
 	// last seen at resourceVersion; it never creates one, and fails when
 	// the node is gone.
@@ -388,8 +388,7 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 			}
 			return ex.t.ApplyNode(ctx, obj, rv, ex.nodeManager)
 		}
-		_, err := ex.t.Apply(ctx, c.After, true)
-		return err
+		return ex.t.Apply(ctx, c.After, true)
 	case ActionDelete:
 		err := ex.t.Delete(ctx, c.Key, c.APIVersion)
 		if apierrors.IsNotFound(err) {

@@ -39,8 +39,8 @@ func (f *failingTarget) call(ctx context.Context) error {
 	return f.err
 }
 
-func (f *failingTarget) Apply(ctx context.Context, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
-	return obj, f.call(ctx)
+func (f *failingTarget) Apply(ctx context.Context, _ *unstructured.Unstructured, _ bool) error {
+	return f.call(ctx)
 }
 
 func (f *failingTarget) ApplyNode(ctx context.Context, _ *unstructured.Unstructured, _, _ string) error {

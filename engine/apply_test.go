@@ -60,8 +60,8 @@ func (r *recorder) call(k engine.Key) error {
 	return err
 }
 
-func (r *recorder) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
-	return obj, r.call(engine.KeyOf(obj))
+func (r *recorder) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) error {
+	return r.call(engine.KeyOf(obj))
 }
 
 func (r *recorder) ApplyNode(_ context.Context, obj *unstructured.Unstructured, _, _ string) error {

@@ -2,7 +2,11 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,26 +18,41 @@ import (
 // Apply writes obj with server-side apply as field manager gpuform. force
 // takes over fields another manager owns; use it only for objects gpuform
 // owns or adopts.
-func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+//
+// The patch goes out raw and asks for the result as PartialObjectMetadata:
+// apply never reads the result, so the API server encodes only the
+// object's metadata and nothing is decoded here.
+func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
 	gvk := obj.GroupVersionKind()
 	k := engine.KeyOf(obj)
 	m, err := c.mapping(engine.Kind{GroupVersionKind: gvk})
 	if err != nil {
-		return nil, c.explain("apply "+k.String(), err)
+		return c.explain("apply "+k.String(), err)
 	}
-	ri := c.dynamic.Resource(m.Resource)
-	var res *unstructured.Unstructured
-	opts := metav1.ApplyOptions{FieldManager: engine.FieldManager, Force: force}
-	if ns := obj.GetNamespace(); ns != "" {
-		res, err = ri.Namespace(ns).Apply(ctx, obj.GetName(), obj, opts)
-	} else {
-		res, err = ri.Apply(ctx, obj.GetName(), obj, opts)
-	}
+	data, err := json.Marshal(obj.Object)
 	if err != nil {
-		return nil, fmt.Errorf("apply %s: %w", k, err)
+		return fmt.Errorf("apply %s: encode: %w", k, err)
 	}
-	return res, nil
+	path := resourcePath(m.Resource)
+	if ns := obj.GetNamespace(); ns != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		path = append(path[:len(path)-1], "namespaces", ns, m.Resource.Resource)
+	}
+	req := c.typed.CoreV1().RESTClient().Patch(types.ApplyPatchType).AbsPath(append(path, obj.GetName())...).
+		Param("fieldManager", engine.FieldManager).
+		SetHeader("Accept", metadataOnly).
+		Body(data)
+	if force {
+		req = req.Param("force", "true")
+	}
+	if err := req.Do(ctx).Error(); err != nil {
+		return fmt.Errorf("apply %s: %w", k, err)
+	}
+	return nil
 }
+
+// metadataOnly asks the API server for a PartialObjectMetadata response
+// (plain JSON where it cannot transform one).
+const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 // Delete removes the object with key k and apiVersion with foreground
 // propagation, so its dependents go first.

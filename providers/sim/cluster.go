@@ -56,13 +56,13 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 var clusterPolicyKey = engine.Key{Group: "nvidia.com", Kind: "ClusterPolicy", Name: "cluster-policy"}
 
 // Apply stores obj as gpuform's server-side apply would leave it.
-func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
+func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := engine.KeyOf(obj)
 	if ns := obj.GetNamespace(); ns != "" && ns != "gpu-operator" {
 		if _, ok := c.objects[engine.Key{Kind: "Namespace", Name: ns}]; !ok {
-			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
 		}
 	}
 	u := obj.DeepCopy()
@@ -95,9 +95,9 @@ func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ boo
 	u.SetResourceVersion(strconv.Itoa(c.nextVersion()))
 	c.objects[k] = u
 	if err := c.save(); err != nil {
-		return nil, err
+		return err
 	}
-	return u.DeepCopy(), nil
+	return nil
 }
 
 // Delete removes an object, and with a Namespace what lives in it.
