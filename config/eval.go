@@ -36,6 +36,12 @@ type loader struct {
 	groups map[*node]cty.Value
 	// bodySchemas caches bodySchema.
 	bodySchemas map[*BlockSchema]*hcl.BodySchema
+	// instanceCount is the instances of all resource blocks expanded so far
+	// (at most MaxTotalInstances).
+	instanceCount int
+	// forIterations is the elements for expressions iterated over so far
+	// (at most MaxForIterations).
+	forIterations int
 }
 
 // node is one vertex of the reference graph: a variable, a local value or a
@@ -74,6 +80,7 @@ func newLoader(fsys fs.FS) *loader {
 		insts: newInstances(),
 	}
 	l.funcs = functions(fsys)
+	l.funcs[forIterFunc] = forIterations(&l.forIterations)
 	return l
 }
 

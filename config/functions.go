@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
@@ -14,7 +15,7 @@ import (
 // functions returns the functions available in expressions: go-cty's
 // standard library under Terraform's names, plus file() reading from fsys.
 func functions(fsys fs.FS) map[string]function.Function {
-	return map[string]function.Function{
+	return limitFunctions(map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"ceil":            stdlib.CeilFunc,
 		"chomp":           stdlib.ChompFunc,
@@ -78,7 +79,7 @@ func functions(fsys fs.FS) map[string]function.Function {
 		"values":          stdlib.ValuesFunc,
 		"zipmap":          stdlib.ZipmapFunc,
 		"file":            fileFunc(fsys),
-	}
+	})
 }
 
 // lengthFunc is Terraform's length: the number of elements of a collection
@@ -127,7 +128,7 @@ func fileFunc(fsys fs.FS) function.Function {
 			}
 			src, diags := readLimited(fsys, p)
 			if diags.HasErrors() {
-				return cty.NilVal, fmt.Errorf("%s", diags[0].Detail)
+				return cty.NilVal, fmt.Errorf("%s", strings.TrimSuffix(diags[0].Detail, "."))
 			}
 			if !utf8.Valid(src) {
 				return cty.NilVal, fmt.Errorf("%s is not valid UTF-8", p)

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Options are the inputs of Load besides the configuration files.
@@ -29,15 +30,6 @@ type VarFile struct {
 	Name string
 	Src  []byte
 }
-
-// Limits on what Load accepts, so that hostile input is a diagnostic and not
-// an exhausted machine.
-const (
-	// MaxFileSize is the largest configuration, variables or file() input read.
-	MaxFileSize = 16 << 20
-	// MaxInstances is the most instances one for_each or count may produce.
-	MaxInstances = 100_000
-)
 
 // Config file name conventions.
 const (
@@ -97,11 +89,23 @@ func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
 	sort.Strings(autoVarFiles)
 
 	l := newLoader(fsys)
-	for _, name := range configFiles {
+	// Read and check every file before parsing any, so that going over
+	// MaxConfigSize costs no parsing.
+	budget := newSourceBudget()
+	srcs := make([][]byte, len(configFiles))
+	for i, name := range configFiles {
+		if budget.bytes < 0 {
+			break // reported at the file that went over
+		}
 		src, diags := readLimited(fsys, name)
 		l.diags = append(l.diags, diags...)
-		if src != nil {
-			l.parse(name, src)
+		if src != nil && l.checkSource(name, src, &budget, true) {
+			srcs[i] = src
+		}
+	}
+	for i, name := range configFiles {
+		if srcs[i] != nil && budget.bytes >= 0 {
+			l.parse(name, srcs[i])
 		}
 	}
 	if len(configFiles) == 0 {
@@ -113,13 +117,20 @@ func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
 	}
 	var varFiles []VarFile
 	for _, name := range autoVarFiles {
+		if budget.bytes < 0 {
+			break
+		}
 		src, diags := readLimited(fsys, name)
 		l.diags = append(l.diags, diags...)
-		if src != nil {
+		if src != nil && l.checkSource(name, src, &budget, false) {
 			varFiles = append(varFiles, VarFile{Name: name, Src: src})
 		}
 	}
-	varFiles = append(varFiles, opts.VarFiles...)
+	for _, vf := range opts.VarFiles {
+		if l.checkSource(vf.Name, vf.Src, &budget, false) {
+			varFiles = append(varFiles, vf)
+		}
+	}
 	if l.diags.HasErrors() {
 		return &Config{Files: l.files}, CleanDiagnostics(l.diags)
 	}
@@ -149,13 +160,20 @@ func readLimited(fsys fs.FS, name string) ([]byte, hcl.Diagnostics) {
 			Detail:   fmt.Sprintf("Cannot read %s: %s.", name, detail),
 		}}
 	}
+	// Stat before opening: opening a FIFO blocks until a writer comes.
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, fail(unwrapPathError(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fail("not a regular file")
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, fail(unwrapPathError(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	if st, err = f.Stat(); err != nil {
 		return nil, fail(unwrapPathError(err))
 	}
 	if !st.Mode().IsRegular() {
@@ -181,11 +199,40 @@ func readLimited(fsys fs.FS, name string) ([]byte, hcl.Diagnostics) {
 	return buf, nil
 }
 
+// checkSource charges src to budget and checks it with scanSource before it
+// is parsed (topBlocks: a configuration file, whose top-level blocks count
+// against MaxBlocks). A file that fails is kept for the diagnostic's snippet
+// and is not parsed.
+func (l *loader) checkSource(name string, src []byte, budget *sourceBudget, topBlocks bool) bool {
+	if budget.bytes < 0 {
+		return false // reported at the file that went over
+	}
+	budget.bytes -= len(src)
+	d := scanSource(name, src, budget, topBlocks)
+	if d == nil && budget.bytes < 0 {
+		d = &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Configuration too large",
+			Detail:   fmt.Sprintf("The configuration files add up to more than %d bytes (config.MaxConfigSize); gpuform stops reading at %s.", MaxConfigSize, name),
+			Subject:  &hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos},
+		}
+	}
+	if d == nil {
+		return true
+	}
+	l.diags = append(l.diags, d)
+	l.files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+	return false
+}
+
 // unwrapPathError drops the operation and path from a *fs.PathError, which
 // the diagnostic already names.
 func unwrapPathError(err error) string {
 	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err.Error()
+		err = pe.Err
+	}
+	if err.Error() == "path escapes from parent" { // os.Root's error, not exported
+		return "it leads outside the configuration directory (through .. or a symbolic link)"
 	}
 	return err.Error()
 }
@@ -193,7 +240,7 @@ func unwrapPathError(err error) string {
 // parse parses one configuration file and records its top-level blocks.
 func (l *loader) parse(name string, src []byte) {
 	file, diags := parseHCL(src, name)
-	l.diags = append(l.diags, dropCascades(diags)...)
+	l.diags = append(l.diags, capDiagnostics(dropCascades(diags), name)...)
 	if file == nil {
 		return
 	}
@@ -201,11 +248,29 @@ func (l *loader) parse(name string, src []byte) {
 	if diags.HasErrors() {
 		return
 	}
+	if body, ok := file.Body.(*hclsyntax.Body); ok {
+		limitForExprs(body)
+	}
 	content, diags := file.Body.Content(l.idx.topSchema())
 	l.diags = append(l.diags, diags...)
 	for _, b := range content.Blocks {
 		l.declare(b)
 	}
+}
+
+// capDiagnostics keeps the first MaxFileDiagnostics of one file's syntax
+// errors and counts the rest in one more diagnostic, so that a file of
+// garbage does not print a million errors.
+func capDiagnostics(diags hcl.Diagnostics, name string) hcl.Diagnostics {
+	if len(diags) <= MaxFileDiagnostics {
+		return diags
+	}
+	return append(diags[:MaxFileDiagnostics:MaxFileDiagnostics], &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Too many errors",
+		Detail:   fmt.Sprintf("%s has %d more errors from here on, not shown (the first %d are, config.MaxFileDiagnostics).", name, len(diags)-MaxFileDiagnostics, MaxFileDiagnostics),
+		Subject:  diags[MaxFileDiagnostics].Subject,
+	})
 }
 
 // dropCascades removes the parser errors that only repeat a scanner error

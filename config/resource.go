@@ -33,6 +33,9 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 		n.bad = true
 	}
 	keys, ok := l.expand(n, content, ctx)
+	if ok && !l.countInstances(n, len(keys)) {
+		ok = false
+	}
 	if !ok || n.bad {
 		n.bad = true
 		return cty.DynamicVal
@@ -79,6 +82,26 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 		vals[k.key] = v
 	}
 	return cty.ObjectVal(vals)
+}
+
+// countInstances adds a block's instances to the configuration's total,
+// reporting the block that takes it over MaxTotalInstances (once: the blocks
+// after it fail without a diagnostic of their own).
+func (l *loader) countInstances(n *node, count int) bool {
+	l.instanceCount += count
+	if l.instanceCount <= MaxTotalInstances {
+		return true
+	}
+	if l.instanceCount-count > MaxTotalInstances {
+		return false // reported at the block that went over
+	}
+	l.diags = append(l.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Too many instances",
+		Detail:   fmt.Sprintf("With the %d instances of %s, the configuration has %d instances of blocks; the limit is %d in all (config.MaxTotalInstances).", count, n.addr, l.instanceCount, MaxTotalInstances),
+		Subject:  n.block.DefRange.Ptr(),
+	})
+	return false
 }
 
 // expand evaluates for_each or count into the block's instance keys.
@@ -268,7 +291,7 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			}
 			meta.Sensitive[key] = true
 		}
-		cv, err := convert.Convert(uv, as.Type)
+		cv, err := convertCollection(uv, as.Type)
 		if err != nil {
 			ok = false
 			msg, subject := convertMessage(err, as.Type, len(marks) > 0), a.Expr.Range()

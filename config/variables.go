@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // EnvVarPrefix is the prefix of environment variables that set input variables.
@@ -173,7 +174,7 @@ func (l *loader) decodeVariable(b *hcl.Block, schema *BlockSchema) *varDecl {
 			return cty.NilVal, false
 		}
 		if want != cty.DynamicPseudoType {
-			cv, err := convert.Convert(v, want)
+			cv, err := convertUnified(v, want)
 			if err != nil || cv.IsNull() {
 				l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid variable argument", Detail: fmt.Sprintf("The %s argument must be a %s.", name, want.FriendlyName()), Subject: a.Expr.Range().Ptr()})
 				ok = false
@@ -213,10 +214,20 @@ func (l *loader) parseRaw(d *varDecl, s, what string) (cty.Value, bool) {
 	if d.typ.IsPrimitiveType() || d.typ == cty.DynamicPseudoType {
 		return cty.StringVal(s), true
 	}
-	expr, diags := hclsyntax.ParseExpression([]byte(s), what, hcl.InitialPos)
+	var expr hclsyntax.Expression
+	var diags hcl.Diagnostics
+	if d := CheckSource(what, []byte(s)); d != nil {
+		diags = hcl.Diagnostics{d}
+	} else {
+		expr, diags = hclsyntax.ParseExpression([]byte(s), what, hcl.InitialPos)
+		if !diags.HasErrors() {
+			limitForExprs(expr)
+		}
+	}
 	if !diags.HasErrors() {
 		var v cty.Value
-		v, diags = expr.Value(nil)
+		// No functions but the counter of for expressions' iterations.
+		v, diags = expr.Value(&hcl.EvalContext{Functions: map[string]function.Function{forIterFunc: l.funcs[forIterFunc]}})
 		if !diags.HasErrors() {
 			return v, true
 		}
@@ -237,6 +248,9 @@ func (l *loader) readVarFile(f VarFile, decls map[string]*varDecl, given map[str
 	l.diags = append(l.diags, diags...)
 	if file == nil || diags.HasErrors() {
 		return
+	}
+	if body, ok := file.Body.(*hclsyntax.Body); ok {
+		limitForExprs(body)
 	}
 	l.files[f.Name] = file
 	attrs, diags := file.Body.JustAttributes()
@@ -295,7 +309,7 @@ func (l *loader) finalValue(d *varDecl, given rawValue) cty.Value {
 	if d.defaults != nil {
 		v = d.defaults.Apply(v)
 	}
-	cv, err := convert.Convert(v, d.typ)
+	cv, err := convertUnified(v, d.typ)
 	if err != nil {
 		detail := fmt.Sprintf("The value for var.%s (from %s) is not a %s", d.v.Name, source, d.typ.FriendlyName())
 		if !d.v.Sensitive {
