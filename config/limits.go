@@ -185,6 +185,17 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 		top := &stack[len(stack)-1]
 		switch top.kind {
 		case lvString:
+			// Skip the plain text of the string at once.
+			for c != '"' && c != '\\' && c != '$' && c != '%' && c != '\n' && c < utf8.RuneSelf {
+				i++
+				if i == len(src) {
+					break
+				}
+				c = src[i]
+			}
+			if i == len(src) || c >= utf8.RuneSelf {
+				continue
+			}
 			switch {
 			case c == '\\':
 				// Skip the escaped character unless it is not ASCII: the
@@ -216,6 +227,16 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 			i++
 			continue
 		case lvHeredoc:
+			for c != '$' && c != '%' && c != '\n' && c < utf8.RuneSelf {
+				i++
+				if i == len(src) {
+					break
+				}
+				c = src[i]
+			}
+			if i == len(src) || c >= utf8.RuneSelf {
+				continue
+			}
 			switch {
 			case c == '\n':
 				tokens++
@@ -245,12 +266,16 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 				inWord = true
 				tokens++
 			}
-			i++
+			for i++; i < len(src) && isWordByte(src[i]); i++ {
+			}
 			continue
 		}
 		inWord = false
 		switch c {
 		case ' ', '\t', '\r':
+			for i+1 < len(src) && (src[i+1] == ' ' || src[i+1] == '\t') {
+				i++
+			}
 		case '\n':
 			tokens++
 			if top.kind == lvBody {
