@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -122,6 +123,9 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 	if a := n.GetAnnotations()[AnnotInventory]; a != "" {
 		inv, err := ParseAgentInventory(a)
 		if err == nil {
+			err = checkAgainstNode(inv, n, cat)
+		}
+		if err == nil {
 			out.Source, out.Driver, out.GPUs = "agent", inv.DriverVersion, len(inv.GPUs)
 			for _, g := range inv.GPUs {
 				name := g.Model
@@ -146,7 +150,7 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 				return out
 			}
 		} else {
-			out.Warning = "ignored the gpuform.dev/inventory annotation: " + err.Error()
+			out.Warning = "ignored the gpuform.dev/inventory annotation: " + err.Error() + "; trusting " + fallbackSource(n)
 		}
 	}
 	if p := labels["nvidia.com/gpu.product"]; p != "" {
@@ -173,6 +177,96 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 		out.Source = "capacity"
 		out.GPUs, _ = strconv.Atoi(c)
 	}
+	return out
+}
+
+// checkAgainstNode refuses an inventory annotation that contradicts the
+// rest of the Node or the catalog, as one written by something other than
+// the agent may: a GPU count other than GPU Feature Discovery's
+// nvidia.com/gpu.count label (or, without MIG, the node's nvidia.com/gpu
+// capacity), MIG instances on a GPU whose MIG is off or whose model has no
+// MIG, and instances of a profile or at a placement the model does not have,
+// or overlapping each other.
+func checkAgainstNode(inv *AgentInventory, n *unstructured.Unstructured, cat *mig.Catalog) error {
+	labels := n.GetLabels()
+	if c := labels["nvidia.com/gpu.count"]; c != "" {
+		if want, err := strconv.Atoi(c); err == nil && want != len(inv.GPUs) {
+			return fmt.Errorf("it lists %d GPUs but GPU Feature Discovery counts %d (label nvidia.com/gpu.count)", len(inv.GPUs), want)
+		}
+	}
+	anyMIG := false
+	for _, g := range inv.GPUs {
+		anyMIG = anyMIG || g.MIGEnabled || len(g.Instances) > 0
+	}
+	if c, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", ResourceGPU); ok && !anyMIG {
+		if want, err := strconv.Atoi(c); err == nil && want != len(inv.GPUs) {
+			return fmt.Errorf("it lists %d GPUs but the node's capacity is %d %s", len(inv.GPUs), want, ResourceGPU)
+		}
+	}
+	for _, g := range inv.GPUs {
+		if len(g.Instances) == 0 {
+			continue
+		}
+		if !g.MIGEnabled {
+			return fmt.Errorf("GPU %d has MIG instances but MIG is off", g.Index)
+		}
+		name := g.Model
+		if name == "" {
+			name = g.Name
+		}
+		model, known := cat.Lookup(name)
+		if !known {
+			continue
+		}
+		if !model.MIG {
+			return fmt.Errorf("GPU %d is a %s, which has no MIG, but it lists MIG instances", g.Index, model.Key)
+		}
+		used := make([]bool, model.MemorySlots)
+		for _, in := range g.Instances {
+			prof, ok := model.Profile(in.Profile)
+			if !ok {
+				return fmt.Errorf("GPU %d lists MIG profile %q, which a %s does not have", g.Index, in.Profile, model.Key)
+			}
+			placed := false
+			for _, pl := range prof.Placements {
+				placed = placed || pl.Start == in.Start && pl.Size == in.Size
+			}
+			if !placed {
+				return fmt.Errorf("GPU %d lists a %s instance at %d:%d, not a placement a %s has", g.Index, prof.Name, in.Start, in.Size, model.Key)
+			}
+			for s := in.Start; s < in.Start+in.Size; s++ {
+				if used[s] {
+					return fmt.Errorf("GPU %d lists MIG instances that overlap at memory slot %d", g.Index, s)
+				}
+				used[s] = true
+			}
+		}
+	}
+	return nil
+}
+
+// fallbackSource names what InventoryOf reads of n without its annotation.
+func fallbackSource(n *unstructured.Unstructured) string {
+	if n.GetLabels()["nvidia.com/gpu.product"] != "" {
+		return "GPU Feature Discovery"
+	}
+	if _, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", ResourceGPU); ok {
+		return "the node's capacity"
+	}
+	return "nothing: the node reports no GPUs"
+}
+
+// InventoryWarnings returns a warning for each node whose inventory
+// annotation was not trusted (malformed, or contradicting the node's labels,
+// capacity or the catalog), in node order, for the plan to show.
+func InventoryWarnings(nodes []*unstructured.Unstructured, cat *mig.Catalog) []string {
+	var out []string
+	for _, n := range nodes {
+		if inv := InventoryOf(n, cat); inv.Warning != "" {
+			out = append(out, fmt.Sprintf("node %s: %s", inv.Node, inv.Warning))
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

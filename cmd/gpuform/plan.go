@@ -232,6 +232,9 @@ func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, li
 		return &exitError{code: 1}
 	}
 	p.Capacity = capacity
+	// Inventory annotations that were not trusted (malformed, or lying
+	// about the GPUs) are a warning, not a silent fallback.
+	p.Warnings = append(p.Warnings, engine.InventoryWarnings(live.Nodes, mig.Default())...)
 	return g.disruption(ctx, cl, p)
 }
 

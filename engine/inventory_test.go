@@ -1,0 +1,142 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// inventoryNode is a Node with the given labels, nvidia.com/gpu capacity
+// (none when "") and inventory annotation.
+func inventoryNode(labels map[string]any, capacity, annotation string) *unstructured.Unstructured {
+	status := map[string]any{}
+	if capacity != "" {
+		status["capacity"] = map[string]any{engine.ResourceGPU: capacity}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{engine.AnnotInventory: annotation}},
+		"status":   status,
+	}}
+}
+
+// agentGPUs is an inventory annotation of n GPUs named name, each with the
+// given MIG instances (MIG on when there are any).
+func agentGPUs(n int, name string, instances ...engine.AgentInstance) string {
+	inv := engine.AgentInventory{Version: 1, DriverVersion: "550.54.15"}
+	for i := range n {
+		inv.GPUs = append(inv.GPUs, engine.AgentGPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: name, MemoryMiB: 81920, MIGEnabled: len(instances) > 0, Instances: instances})
+	}
+	b, err := json.Marshal(inv)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// TestInventoryAnnotationTampering: an inventory annotation written by
+// something other than the agent that is malformed or lies about the GPUs
+// (their count, model or MIG instances, against the node's GPU Feature
+// Discovery labels, its capacity and the catalog) is not trusted: gpuform
+// falls back to the labels or the capacity and says why in a warning, which
+// the plan shows.
+func TestInventoryAnnotationTampering(t *testing.T) {
+	gfdA100 := map[string]any{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "4"}
+	in := func(profile string, start, size int) engine.AgentInstance {
+		return engine.AgentInstance{Profile: profile, Start: start, Size: size}
+	}
+	cases := []struct {
+		name       string
+		labels     map[string]any
+		capacity   string
+		annotation string
+		// source and gpus are what gpuform trusts; warning is part of the
+		// warning ("" for none).
+		source  string
+		gpus    int
+		warning string
+	}{
+		{
+			name: "agent-honest", labels: gfdA100, capacity: "16",
+			annotation: agentGPUs(4, "NVIDIA A100-SXM4-80GB", in("3g.40gb", 0, 4), in("3g.40gb", 4, 4)),
+			source:     "agent", gpus: 4,
+		},
+		{
+			name: "malformed-json", labels: gfdA100, annotation: `{"version": 1, "gpus": [`,
+			source: "gfd", gpus: 4, warning: "ignored the gpuform.dev/inventory annotation: inventory is not valid JSON",
+		},
+		{
+			name: "more-gpus-than-gfd", labels: gfdA100, annotation: agentGPUs(8, "NVIDIA A100-SXM4-80GB"),
+			source: "gfd", gpus: 4, warning: "it lists 8 GPUs but GPU Feature Discovery counts 4 (label nvidia.com/gpu.count)",
+		},
+		{
+			name: "more-gpus-than-capacity", capacity: "2", annotation: agentGPUs(4, "NVIDIA A100-SXM4-80GB"),
+			source: "capacity", gpus: 2, warning: "it lists 4 GPUs but the node's capacity is 2 nvidia.com/gpu",
+		},
+		{
+			name: "other-model-than-gfd", labels: gfdA100, annotation: agentGPUs(4, "NVIDIA H100 80GB HBM3"),
+			source: "gfd", gpus: 4, warning: "the inventory annotation says H100-80GB but GPU Feature Discovery says NVIDIA-A100-SXM4-80GB",
+		},
+		{
+			name: "mig-on-a-gpu-without-mig", capacity: "1", annotation: agentGPUs(1, "NVIDIA L40S", in("1g.10gb", 0, 1)),
+			source: "capacity", gpus: 1, warning: "GPU 0 is a L40S, which has no MIG, but it lists MIG instances",
+		},
+		{
+			name: "unknown-profile", labels: gfdA100, annotation: agentGPUs(4, "NVIDIA A100-SXM4-80GB", in("9g.99gb", 0, 8)),
+			source: "gfd", gpus: 4, warning: `GPU 0 lists MIG profile "9g.99gb", which a A100-80GB does not have`,
+		},
+		{
+			name: "impossible-placement", labels: gfdA100, annotation: agentGPUs(4, "NVIDIA A100-SXM4-80GB", in("3g.40gb", 2, 4)),
+			source: "gfd", gpus: 4, warning: "GPU 0 lists a 3g.40gb instance at 2:4, not a placement a A100-80GB has",
+		},
+		{
+			name: "overlapping-instances", labels: gfdA100, annotation: agentGPUs(4, "NVIDIA A100-SXM4-80GB", in("3g.40gb", 0, 4), in("1g.10gb", 3, 1)),
+			source: "gfd", gpus: 4, warning: "GPU 0 lists MIG instances that overlap at memory slot 3",
+		},
+		{
+			name: "beyond-the-slots", labels: gfdA100, annotation: agentGPUs(4, "NVIDIA A100-SXM4-80GB", in("7g.80gb", 4, 8)),
+			source: "gfd", gpus: 4, warning: "impossible MIG instance",
+		},
+		{
+			name: "oversized", labels: gfdA100, annotation: `{"version":1,"driver_version":"` + strings.Repeat("9", 70_000) + `"}`,
+			source: "gfd", gpus: 4, warning: "over the limit of 65536",
+		},
+	}
+	cat := mig.Default()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := inventoryNode(c.labels, c.capacity, c.annotation)
+			got := engine.InventoryOf(n, cat)
+			if got.Source != c.source || got.GPUs != c.gpus {
+				t.Errorf("trusted %s with %d GPUs; want %s with %d", got.Source, got.GPUs, c.source, c.gpus)
+			}
+			if c.warning == "" && got.Warning != "" || !strings.Contains(got.Warning, c.warning) {
+				t.Errorf("warning %q; want one with %q", got.Warning, c.warning)
+			}
+			warnings := engine.InventoryWarnings([]*unstructured.Unstructured{n}, cat)
+			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], "node gpu-1: ")) {
+				t.Errorf("plan warnings %q", warnings)
+			}
+		})
+	}
+}
+
+// TestInventoryMIGOff: MIG instances on a GPU that says its MIG is off are
+// a lie too.
+func TestInventoryMIGOff(t *testing.T) {
+	inv := engine.AgentInventory{Version: 1, GPUs: []engine.AgentGPU{{Index: 0, Name: "NVIDIA A100-SXM4-80GB", Instances: []engine.AgentInstance{{Profile: "7g.80gb", Start: 0, Size: 8}}}}}
+	b, err := json.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := engine.InventoryOf(inventoryNode(nil, "1", string(b)), mig.Default())
+	if got.Source != "capacity" || !strings.Contains(got.Warning, "GPU 0 has MIG instances but MIG is off") {
+		t.Errorf("got %+v", got)
+	}
+}
