@@ -171,7 +171,7 @@ func ReadPlanFile(r io.Reader) (*PlanFile, error) {
 		return nil, errors.New("read plan file: the checksum does not match its content, so the file was edited or damaged after gpuform wrote it; make the plan again")
 	}
 	for i, sc := range pf.Changes {
-		if err := sc.check(); err != nil {
+		if err := sc.check(pf.Stack); err != nil {
 			return nil, fmt.Errorf("read plan file: change %d (%s): %w; make the plan again", i+1, sc.Key, err)
 		}
 	}
@@ -179,8 +179,12 @@ func ReadPlanFile(r io.Reader) (*PlanFile, error) {
 }
 
 // check refuses a saved change that gpuform cannot have written: an unknown
-// action, or one without the object it applies or reports on.
-func (sc *SavedChange) check() error {
+// action, one without the object it applies or reports on, one on a kind
+// gpuform does not write, one whose object is not the one its key names, or
+// one whose object does not carry the stack's labels. The checksum is not a
+// signature (whoever edits the file can recompute it), so these bound what
+// an edited plan file can make apply do to what gpuform itself could plan.
+func (sc *SavedChange) check(stack string) error {
 	switch sc.Action {
 	case ActionCreate, ActionUpdate:
 		if len(sc.After) == 0 {
@@ -194,7 +198,34 @@ func (sc *SavedChange) check() error {
 	default:
 		return fmt.Errorf("unknown action %q", sc.Action)
 	}
+	if !writtenKind(sc.Key) {
+		return fmt.Errorf("a change of a %s, a kind gpuform does not write", sc.Key.Kind)
+	}
+	if len(sc.After) == 0 {
+		return nil
+	}
+	after := &unstructured.Unstructured{Object: sc.After}
+	if k := KeyOf(after); k != sc.Key {
+		return fmt.Errorf("the object it applies is %s, not the one its key names", k)
+	}
+	if sc.Key.Kind == KindNode.Kind || sc.Key.Kind == KindClusterPolicy.Kind {
+		return nil
+	}
+	if l := after.GetLabels(); l[LabelManagedBy] != ManagedByValue || l[LabelStack] != stack {
+		return fmt.Errorf("the object it applies is not labelled %s=%s and %s=%s", LabelManagedBy, ManagedByValue, LabelStack, stack)
+	}
 	return nil
+}
+
+// writtenKind reports whether gpuform writes objects of k's kind: the
+// managed kinds, Nodes (pool labels) and the GPU Operator's ClusterPolicy.
+func writtenKind(k Key) bool {
+	for _, kind := range append(ManagedKinds(), KindNode, KindClusterPolicy) {
+		if kind.Group == k.Group && kind.Kind == k.Kind {
+			return true
+		}
+	}
+	return false
 }
 
 // StaleObjects compares the versions a saved plan read with the cluster
