@@ -193,6 +193,12 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 
 // readFileLimited reads a regular file of at most limit bytes.
 func readFileLimited(name string, limit int64) ([]byte, error) {
+	// Stat before opening: opening a FIFO blocks until a writer comes.
+	if st, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
