@@ -76,13 +76,54 @@ func Compile(cfg *config.Config) (*Desired, error) {
 	for _, m := range cfg.Models {
 		c.model(m)
 	}
+	if c.enforcePriorities {
+		c.prioritiesPolicy()
+	}
 	return c.d, nil
 }
 
+// prioritiesPolicy adds the stack's ValidatingAdmissionPolicy and binding
+// that reject pods whose priorityClassName is not among their tenant's
+// priorities. One policy serves every tenant: it reads the allowed classes
+// from the gpuform.dev/priorities annotation of the pod's Namespace
+// (namespaceObject), which tenants cannot edit. A policy per tenant cost
+// the API server a CEL compilation each (tens of milliseconds) and a match
+// check per policy on every admission request, cluster-wide.
+func (c *compiler) prioritiesPolicy() {
+	name := "gpuform-" + c.stack + "-priorities"
+	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", AnnotPriorities)
+	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, StackAddress)
+	vap.Object["spec"] = map[string]any{
+		"failurePolicy": "Fail",
+		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+			"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
+		}}},
+		"validations": []any{map[string]any{
+			// Pods of namespaces without the annotation (tenants without
+			// priorities) pass.
+			"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", AnnotPriorities, annot),
+			"messageExpression": fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' may use priority classes ' + %s.replace(',', ', ') + ' only (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
+				annot, AnnotAddress),
+		}},
+	}
+	c.add(StackAddress, &Object{Object: vap})
+	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, StackAddress)
+	bind.Object["spec"] = map[string]any{
+		"policyName":        name,
+		"validationActions": []any{"Deny"},
+		"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
+			LabelStack: c.stack,
+		}}},
+	}
+	c.add(StackAddress, &Object{Object: bind, DependsOn: []Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: name}}})
+}
+
 type compiler struct {
-	cfg   *config.Config
-	stack string
-	d     *Desired
+	// enforcePriorities is set once a tenant lists priorities.
+	enforcePriorities bool
+	cfg               *config.Config
+	stack             string
+	d                 *Desired
 }
 
 func (c *compiler) add(address string, o *Object) *Object {
@@ -283,39 +324,15 @@ func (c *compiler) tenant(t *config.Tenant) {
 	}
 
 	if len(t.Priorities) > 0 {
+		// The stack's one ValidatingAdmissionPolicy reads the allowed
+		// priority classes from this annotation (see prioritiesPolicy).
 		names := make([]string, len(t.Priorities))
-		var deps []Key
 		for i, p := range t.Priorities {
 			names[i] = p.Name
-			deps = append(deps, Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: p.Name})
 		}
 		sort.Strings(names)
-		quoted := make([]string, len(names))
-		for i, n := range names {
-			quoted[i] = strconv.Quote(n)
-		}
-		policyName := "gpuform-" + ns + "-priorities"
-		vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", policyName, c.stack, t.Address)
-		vap.Object["spec"] = map[string]any{
-			"failurePolicy": "Fail",
-			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
-				"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
-			}}},
-			"validations": []any{map[string]any{
-				"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || object.spec.priorityClassName in [%s]", strings.Join(quoted, ", ")),
-				"message":    fmt.Sprintf("pods in namespace %s may use priority classes %s only (gpuform tenant %s)", ns, strings.Join(names, ", "), t.Name),
-			}},
-		}
-		c.add(t.Address, &Object{Object: vap, DependsOn: deps, Sensitive: sens})
-		bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", policyName, c.stack, t.Address)
-		bind.Object["spec"] = map[string]any{
-			"policyName":        policyName,
-			"validationActions": []any{"Deny"},
-			"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
-				"kubernetes.io/metadata.name": ns,
-			}}},
-		}
-		c.add(t.Address, &Object{Object: bind, DependsOn: []Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: policyName}}, Sensitive: sens})
+		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotPriorities] = strings.Join(names, ",")
+		c.enforcePriorities = true
 	}
 
 	switch {

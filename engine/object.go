@@ -7,12 +7,15 @@ import (
 
 // Ownership labels and annotations carried by every object gpuform writes.
 const (
-	LabelManagedBy   = "app.kubernetes.io/managed-by"
-	ManagedByValue   = "gpuform"
-	LabelStack       = "gpuform.dev/stack"
-	AnnotAddress     = "gpuform.dev/address"
-	AnnotCommit      = "gpuform.dev/commit"
-	AnnotProtect     = "gpuform.dev/protect"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "gpuform"
+	LabelStack     = "gpuform.dev/stack"
+	AnnotAddress   = "gpuform.dev/address"
+	AnnotCommit    = "gpuform.dev/commit"
+	AnnotProtect   = "gpuform.dev/protect"
+	// AnnotPriorities on a tenant's Namespace lists the priority classes
+	// its pods may use, comma-separated (read by the stack's admission policy).
+	AnnotPriorities  = "gpuform.dev/priorities"
 	LabelPool        = "gpuform.dev/pool"
 	FieldManager     = "gpuform"
 	LabelMIGConfig   = "nvidia.com/mig.config"

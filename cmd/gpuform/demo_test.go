@@ -25,8 +25,8 @@ func TestDemoOnSimulatedCluster(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"plan", "--detailed-exitcode"}, 2, []string{"Plan: 11 to add, 3 to change, 0 to destroy.", "a100  nvidia.com/mig-3g.40gb  0 -> 16  0 -> 4  1          12"}},
-		{[]string{"apply", "--auto-approve"}, 0, []string{"pool.a100: Modifications complete after", "Apply complete! Resources: 11 added, 3 changed, 0 destroyed."}},
+		{[]string{"plan", "--detailed-exitcode"}, 2, []string{"Plan: 9 to add, 3 to change, 0 to destroy.", "a100  nvidia.com/mig-3g.40gb  0 -> 16  0 -> 4  1          12"}},
+		{[]string{"apply", "--auto-approve"}, 0, []string{"pool.a100: Modifications complete after", "Apply complete! Resources: 9 added, 3 changed, 0 destroyed."}},
 		{[]string{"plan", "--detailed-exitcode"}, 0, []string{"No changes."}},
 		{[]string{"inventory"}, 0, []string{"gpu-a100-0  A100-80GB  4      550.54.15  8 x 3g.40gb    agent"}},
 	}
