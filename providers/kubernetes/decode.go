@@ -8,6 +8,8 @@ import (
 	jsoniter "github.com/json-iterator/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
 // decodeList decodes a JSON list response into its items, each with
@@ -20,8 +22,15 @@ import (
 // every object of the stack, and with encoding/json that was the largest
 // cost of a plan. It reads tokens with json-iterator, the JSON library
 // Kubernetes itself decoded with for years.
-func decodeList(data []byte, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, string, error) {
+//
+// With trim, each item keeps only what the diff reads of a stack's own
+// objects: no status, and only field manager gpuform's managedFields
+// entries (kept whole). Repeated strings (field names, manager names,
+// versions) share one copy across the list, since these objects stay in
+// memory for the whole plan.
+func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
 	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data)
+	d := &decoder{strings: map[string]string{}}
 	var items []*unstructured.Unstructured
 	cont := ""
 	if it.WhatIsNext() != jsoniter.ObjectValue {
@@ -30,7 +39,7 @@ func decodeList(data []byte, gvk schema.GroupVersionKind) ([]*unstructured.Unstr
 	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
 		switch key {
 		case "metadata":
-			meta, ok := readValue(it).(map[string]any)
+			meta, ok := d.value(it).(map[string]any)
 			if ok {
 				cont, _ = meta["continue"].(string)
 			}
@@ -40,10 +49,13 @@ func decodeList(data []byte, gvk schema.GroupVersionKind) ([]*unstructured.Unstr
 				return true
 			}
 			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-				obj, ok := readValue(it).(map[string]any)
+				obj, ok := d.value(it).(map[string]any)
 				if !ok {
 					it.ReportError("decode list", "an item is not an object")
 					return false
+				}
+				if trim {
+					trimObject(obj)
 				}
 				u := &unstructured.Unstructured{Object: obj}
 				if u.GetKind() == "" {
@@ -63,25 +75,42 @@ func decodeList(data []byte, gvk schema.GroupVersionKind) ([]*unstructured.Unstr
 	return items, cont, nil
 }
 
-// readValue reads one JSON value as unstructured content.
-func readValue(it *jsoniter.Iterator) any {
+// decoder reads JSON values as unstructured content, interning strings.
+type decoder struct {
+	strings map[string]string
+}
+
+// intern returns the one copy of s this decoder keeps.
+func (d *decoder) intern(s string) string {
+	if len(s) > 64 {
+		return s
+	}
+	if c, ok := d.strings[s]; ok {
+		return c
+	}
+	d.strings[s] = s
+	return s
+}
+
+// value reads one JSON value as unstructured content.
+func (d *decoder) value(it *jsoniter.Iterator) any {
 	switch it.WhatIsNext() {
 	case jsoniter.ObjectValue:
 		m := map[string]any{}
 		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-			m[key] = readValue(it)
+			m[d.intern(key)] = d.value(it)
 			return it.Error == nil
 		})
 		return m
 	case jsoniter.ArrayValue:
 		a := []any{}
 		it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-			a = append(a, readValue(it))
+			a = append(a, d.value(it))
 			return it.Error == nil
 		})
 		return a
 	case jsoniter.StringValue:
-		return it.ReadString()
+		return d.intern(it.ReadString())
 	case jsoniter.NumberValue:
 		n := it.ReadNumber()
 		if d := strings.TrimPrefix(string(n), "-"); len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9' {
@@ -105,4 +134,22 @@ func readValue(it *jsoniter.Iterator) any {
 		it.ReportError("decode value", "invalid JSON")
 		return nil
 	}
+}
+
+// trimObject drops what the diff never reads of a stack's own object: its
+// status and the managedFields entries of other field managers.
+func trimObject(obj map[string]any) {
+	delete(obj, "status")
+	md, _ := obj["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
+	if len(entries) == 0 {
+		return
+	}
+	kept := entries[:0]
+	for _, e := range entries {
+		if mf, _ := e.(map[string]any); mf["manager"] == engine.FieldManager {
+			kept = append(kept, e)
+		}
+	}
+	md["managedFields"] = kept
 }

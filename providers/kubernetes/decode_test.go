@@ -31,7 +31,7 @@ func TestDecodeListMatchesClientGo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, cont, err := decodeList([]byte(tt.body), gvk)
+			got, cont, err := decodeList([]byte(tt.body), gvk, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,10 +67,45 @@ func TestDecodeListRejectsBrokenJSON(t *testing.T) {
 		`{"items":[{"a":01}]}`,
 		`{"items":[{"a":tru}]}`,
 	} {
-		if items, _, err := decodeList([]byte(body), gvk); err == nil {
+		if items, _, err := decodeList([]byte(body), gvk, false); err == nil {
 			t.Errorf("decodeList(%q) = %d items, want an error", body, len(items))
 		} else if !strings.Contains(err.Error(), "Namespace") {
 			t.Errorf("decodeList(%q) error %q does not say what was decoded", body, err)
 		}
+	}
+}
+
+// TestDecodeListTrim checks that trimming keeps everything of a stack's
+// object but its status and other managers' managedFields entries.
+func TestDecodeListTrim(t *testing.T) {
+	body := `{"kind":"ResourceQuotaList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"gpuform","namespace":"a",
+		"managedFields":[{"manager":"gpuform","operation":"Apply","fieldsV1":{"f:spec":{"f:hard":{}}}},
+		{"manager":"kube-controller-manager","operation":"Update","subresource":"status","fieldsV1":{"f:status":{}}},
+		{"manager":"gpuform","operation":"Update","fieldsV1":{"f:metadata":{}}}]},
+		"spec":{"hard":{"pods":"10"}},"status":{"used":{"pods":"3"}}}]}`
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}
+	items, _, err := decodeList([]byte(body), gvk, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, _ := decodeList([]byte(body), gvk, false)
+	got := items[0].Object
+	if _, ok := got["status"]; ok {
+		t.Error("status kept")
+	}
+	mfs := got["metadata"].(map[string]any)["managedFields"].([]any)
+	if len(mfs) != 2 {
+		t.Fatalf("managedFields = %v, want gpuform's two entries", mfs)
+	}
+	for _, e := range mfs {
+		if m := e.(map[string]any)["manager"]; m != "gpuform" {
+			t.Errorf("kept the entry of %v", m)
+		}
+	}
+	if !reflect.DeepEqual(got["spec"], full[0].Object["spec"]) || got["metadata"].(map[string]any)["name"] != "gpuform" {
+		t.Errorf("trim changed the rest: %v", got)
+	}
+	if _, ok := full[0].Object["status"]; !ok {
+		t.Error("untrimmed decode lost the status")
 	}
 }

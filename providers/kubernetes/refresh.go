@@ -19,7 +19,9 @@ import (
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
 // Operator's ClusterPolicies, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
-// find foreign objects in the way. It never GETs single objects.
+// find foreign objects in the way. It never GETs single objects. Objects
+// of the stack keep no status and only gpuform's managedFields entries
+// (see decodeList): the diff reads nothing else of them.
 func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
 	live := &engine.Live{
 		Objects: map[engine.Key]*unstructured.Unstructured{},
@@ -172,7 +174,7 @@ func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.List
 		if err != nil {
 			return nil, err
 		}
-		items, cont, err := decodeList(body, m.GroupVersionKind)
+		items, cont, err := decodeList(body, m.GroupVersionKind, opts.LabelSelector != "")
 		if err != nil {
 			return nil, err
 		}
