@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -43,9 +44,16 @@ func newFmtCommand(g *globals) *cobra.Command {
 			parsed := map[string]*hcl.File{}
 			unformatted := 0
 			for _, name := range files {
-				src, err := os.ReadFile(g.path(name))
+				src, err := readFileLimited(g.path(name), config.MaxFileSize)
 				if err != nil {
 					return fmt.Errorf("read %s: %w", name, err)
+				}
+				// The loader's checks of size, nesting and encoding come
+				// before the parser, which would overflow the stack.
+				if d := config.CheckSource(name, src); d != nil {
+					parsed[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+					diags = append(diags, d)
+					continue
 				}
 				f, d := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 				parsed[name] = f

@@ -11,7 +11,8 @@ import (
 // TestHostileConfigExitsOne: validate and plan on configurations made to
 // exhaust the loader (deep nesting, a file() of a FIFO or outside the
 // directory, a for_each of a million instances, invalid UTF-8) print the
-// diagnostic with its place and exit 1, before any cluster call.
+// diagnostic with its place and exit 1, before any cluster call; so does fmt
+// on a file its parser would overflow on.
 func TestHostileConfigExitsOne(t *testing.T) {
 	head := "gpuform {\n  stack = \"s\"\n}\n"
 	cases := []struct {
@@ -20,6 +21,8 @@ func TestHostileConfigExitsOne(t *testing.T) {
 		fifo  string
 		// args are global flags before the command.
 		args []string
+		// fmt is whether gpuform fmt must refuse the file too.
+		fmt bool
 		// want are parts of the text diagnostic.
 		want []string
 	}{
@@ -27,6 +30,7 @@ func TestHostileConfigExitsOne(t *testing.T) {
 			name:  "nesting",
 			files: map[string]string{"main.hcl": head + "locals {\n  x = " + strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000) + "\n}\n"},
 			want:  []string{"Error: Nesting too deep", "on main.hcl line 5", "(config.MaxNesting)"},
+			fmt:   true,
 		},
 		{
 			name:  "file-fifo",
@@ -55,6 +59,7 @@ func TestHostileConfigExitsOne(t *testing.T) {
 			name:  "invalid-utf8",
 			files: map[string]string{"main.hcl": head + "locals {\n  x = \"" + strings.Repeat("\xff", 1<<20) + "\"\n}\n"},
 			want:  []string{"Error: Invalid character encoding", "on main.hcl line 5"},
+			fmt:   true,
 		},
 	}
 	for _, c := range cases {
@@ -74,7 +79,11 @@ func TestHostileConfigExitsOne(t *testing.T) {
 			// A kubeconfig that reaches nothing: plan must stop before any
 			// cluster call.
 			env := []string{"KUBECONFIG=" + filepath.Join(dir, "no-such-kubeconfig")}
-			for _, args := range [][]string{{"validate"}, {"plan"}} {
+			commands := [][]string{{"validate"}, {"plan"}}
+			if c.fmt {
+				commands = append(commands, []string{"fmt", "--check"})
+			}
+			for _, args := range commands {
 				r := runGpuform(t, env, append(append([]string{"--chdir", dir, "--no-color"}, c.args...), args...)...)
 				if r.code != 1 {
 					t.Errorf("%s: exit %d; want 1\nstderr:\n%.2000s", args[0], r.code, r.stderr)
