@@ -233,7 +233,7 @@ func leastPrivilegeConfig(t *testing.T, stack string) string {
 
 // Least privilege, measured: plan and drift under gpuform-plan and
 // gpuform-drift send no write at all; a full apply lifecycle under
-// gpuform-apply (create, update, prune, a saved plan, force-unlock) needs
+// gpuform-apply (create, update, prune, a saved plan, destroy, force-unlock) needs
 // exactly the permissions the role grants, no fewer and, but for what the
 // harness cannot exercise (listed), no more.
 func TestRBACLeastPrivilege(t *testing.T) {
@@ -318,6 +318,12 @@ func TestRBACLeastPrivilege(t *testing.T) {
 		}
 		applyAs(t, "plan", "--out", "lp.plan")
 		applyAs(t, "apply", "lp.plan")
+		// Destroy: no tenant left, so the stack's shared objects (its
+		// admission policy and binding, the pool's queues) go too.
+		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(strings.Replace(pruned, `toset([for i in range(1) : format("%04d", i)])`, "{}", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		applyAs(t, "apply", "--auto-approve", "--max-deletes", "50")
 		if r := asRecorded(t, &applyRec, applyKC, "--chdir", dir, "force-unlock", "0000000000000000"); r.code != 1 || !strings.Contains(r.stderr, "is not locked") {
 			t.Errorf("force-unlock under gpuform-apply: exit %d\n%s", r.code, r.stderr)
 		}
