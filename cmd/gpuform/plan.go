@@ -170,6 +170,8 @@ func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Conf
 		return nil, nil, src, err
 	}
 	desired.StampCommit(src.Stamp())
+	// Free the syntax tree before the cluster's objects arrive.
+	cfg.DropSyntax()
 	return cfg, desired, src, nil
 }
 
