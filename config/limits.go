@@ -1000,3 +1000,39 @@ func convertCollection(v cty.Value, want cty.Type) (cty.Value, error) {
 	}
 	return out.WithMarks(marks), nil
 }
+
+// sourceNav is the navigation of a file refused before parsing (see
+// loader.checkSource), so that its diagnostic still names the enclosing
+// block: found from the text, as the last line at or before the offset that
+// starts a top-level block ("tenant "research" {" at column 1), unless a
+// line holding only "}" closed it. It runs only when rendering such a
+// diagnostic.
+type sourceNav struct{ src []byte }
+
+// SourceNav returns the navigation of a file CheckSource refused, which
+// names the block enclosing a diagnostic from the file's text.
+func SourceNav(src []byte) any { return sourceNav{src} }
+
+// ContextString implements hcled.ContextString.
+func (n sourceNav) ContextString(offset int) string {
+	offset = min(max(offset, 0), len(n.src))
+	lineStart := bytes.LastIndexByte(n.src[:offset], '\n') + 1
+	for {
+		lineEnd := bytes.IndexByte(n.src[lineStart:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(n.src)
+		} else {
+			lineEnd += lineStart
+		}
+		line := bytes.TrimRight(n.src[lineStart:lineEnd], " \t\r")
+		switch {
+		case lineEnd < offset && len(line) == 1 && line[0] == '}':
+			return ""
+		case len(line) > 1 && line[len(line)-1] == '{' && (line[0] == '_' || line[0] >= 'a' && line[0] <= 'z' || line[0] >= 'A' && line[0] <= 'Z'):
+			return string(bytes.TrimSpace(line[:len(line)-1]))
+		case lineStart == 0:
+			return ""
+		}
+		lineStart = bytes.LastIndexByte(n.src[:lineStart-1], '\n') + 1
+	}
+}

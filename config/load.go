@@ -221,7 +221,7 @@ func (l *loader) checkSource(name string, src []byte, budget *sourceBudget, topB
 		return true
 	}
 	l.diags = append(l.diags, d)
-	l.files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+	l.files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src, Nav: sourceNav{src}}
 	return false
 }
 

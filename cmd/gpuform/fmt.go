@@ -51,7 +51,7 @@ func newFmtCommand(g *globals) *cobra.Command {
 				// The loader's checks of size, nesting and encoding come
 				// before the parser, which would overflow the stack.
 				if d := config.CheckSource(name, src); d != nil {
-					parsed[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+					parsed[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src, Nav: config.SourceNav(src)}
 					diags = append(diags, d)
 					continue
 				}
