@@ -558,26 +558,14 @@ func limitFunctions(funcs map[string]function.Function) map[string]function.Func
 }
 
 // limitFunction wraps f with check (which may be nil) before the call and a
-// size check of the result after it. The wrapper accepts every argument f
-// accepts and leaves unknown, null and marked values to f.
+// size check of the result after it. The wrapper has f's parameters, so
+// arguments reach it as they reach f (null, unknown and marked values
+// included or not alike), and f's own call repeats none of the work.
 func limitFunction(f function.Function, check func([]cty.Value) error) function.Function {
-	open := func(p function.Parameter) function.Parameter {
-		p.AllowUnknown, p.AllowNull, p.AllowMarked, p.AllowDynamicType = true, true, true, true
-		return p
-	}
-	params := f.Params()
-	for i := range params {
-		params[i] = open(params[i])
-	}
-	var varParam *function.Parameter
-	if vp := f.VarParam(); vp != nil {
-		p := open(*vp)
-		varParam = &p
-	}
 	return function.New(&function.Spec{
 		Description: f.Description(),
-		Params:      params,
-		VarParam:    varParam,
+		Params:      f.Params(),
+		VarParam:    f.VarParam(),
 		Type:        f.ReturnTypeForValues,
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			if check != nil {
