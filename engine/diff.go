@@ -345,9 +345,9 @@ func ignoredMeta(field string) bool { return field == "name" || field == "namesp
 // no longer sets.
 func diffFields(desired map[string]any, live *unstructured.Unstructured, manager string) []FieldDiff {
 	var out []FieldDiff
-	walkDesired(nil, desired, live.Object, &out)
-	for _, path := range ownedPaths(live, manager) {
-		if hasPath(desired, path) || isCommitStamp(path) {
+	walkDesired(make([]string, 0, 8), desired, live.Object, &out)
+	for _, path := range removedPaths(live, desired, manager) {
+		if isCommitStamp(path) {
 			continue
 		}
 		v, ok := getPath(live.Object, path)
@@ -360,14 +360,12 @@ func diffFields(desired map[string]any, live *unstructured.Unstructured, manager
 	return out
 }
 
+// walkDesired appends to out the differences of have from want below path.
+// Paths share one backing array (callers format them, never keep them), and
+// keys are visited in map order: diffFields sorts the result.
 func walkDesired(path []string, want map[string]any, have map[string]any, out *[]FieldDiff) {
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := append(append([]string(nil), path...), k)
+	for k, w := range want {
+		p := append(path, k)
 		if len(path) == 0 && (k == "apiVersion" || k == "kind" || k == "status") {
 			continue
 		}
@@ -377,7 +375,6 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 		if isCommitStamp(p) {
 			continue
 		}
-		w := want[k]
 		h, present := have[k]
 		if wm, ok := w.(map[string]any); ok {
 			hm, _ := h.(map[string]any)
@@ -421,7 +418,7 @@ func isCommitStamp(path []string) bool {
 // element, so a change deep in a list shows with its own path.
 func walkList(path []string, want, have []any, out *[]FieldDiff) {
 	for i := range want {
-		p := append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]")
+		p := append(path, "["+strconv.Itoa(i)+"]")
 		wm, wok := want[i].(map[string]any)
 		hm, hok := have[i].(map[string]any)
 		if wok && hok {
@@ -517,9 +514,13 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// ownedPaths returns the leaf field paths that manager applied in live,
-// from its managedFields. Lists are atomic: a path stops at a list.
-func ownedPaths(live *unstructured.Unstructured, manager string) [][]string {
+// removedPaths returns the leaf field paths that manager applied in live
+// (its managedFields) and desired no longer sets: absent from desired and
+// not under a desired value that is not a map (an atomic list or scalar
+// covering it). Lists are atomic: a path stops at a list. It descends the
+// managed-fields tree along desired, so fields still set cost no
+// allocation.
+func removedPaths(live *unstructured.Unstructured, desired map[string]any, manager string) [][]string {
 	// The managed fields are read where they lie in the unstructured
 	// content: GetManagedFields converts every entry to its typed form and
 	// its fieldsV1 back to JSON, which cost more than the rest of the diff.
@@ -532,12 +533,38 @@ func ownedPaths(live *unstructured.Unstructured, manager string) [][]string {
 			continue
 		}
 		if tree, ok := mf["fieldsV1"].(map[string]any); ok {
-			collectOwned(nil, tree, &out)
+			collectRemoved(make([]string, 0, 8), tree, desired, &out)
 		}
 	}
 	return out
 }
 
+// collectRemoved walks the managed-fields tree below path alongside
+// desired (the desired value at path, a map).
+func collectRemoved(path []string, tree, desired map[string]any, out *[][]string) {
+	for k, v := range tree {
+		if !strings.HasPrefix(k, "f:") {
+			continue // ".", or list element keys k:/v:/i: — lists are compared whole
+		}
+		name := k[2:]
+		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
+			continue
+		}
+		sub, _ := v.(map[string]any)
+		d, present := desired[name]
+		if !present {
+			collectOwned(append(path, name), sub, out)
+			continue
+		}
+		if dm, ok := d.(map[string]any); ok {
+			collectRemoved(append(path, name), sub, dm, out)
+		}
+		// A scalar or list in desired covers everything below it.
+	}
+}
+
+// collectOwned appends every leaf path of tree below path to out, each in
+// its own slice.
 func collectOwned(path []string, tree map[string]any, out *[][]string) {
 	leaf := true
 	for k, v := range tree {
@@ -545,36 +572,19 @@ func collectOwned(path []string, tree map[string]any, out *[][]string) {
 			continue // ".", or list element keys k:/v:/i: — lists are compared whole
 		}
 		leaf = false
-		name := strings.TrimPrefix(k, "f:")
-		p := append(append([]string(nil), path...), name)
+		name := k[2:]
 		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
 			continue
 		}
 		sub, _ := v.(map[string]any)
-		collectOwned(p, sub, out)
+		collectOwned(append(path, name), sub, out)
 	}
 	if leaf && len(path) > 0 {
-		*out = append(*out, path)
+		*out = append(*out, append([]string(nil), path...))
 	}
 }
 
-// hasPath reports whether m has a value at path, or a value above it that
-// is not a map (an atomic list or scalar covering it).
-func hasPath(m map[string]any, path []string) bool {
-	var cur any = m
-	for _, p := range path {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return true
-		}
-		cur, ok = mm[p]
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
+// getPath returns the value of m at path.
 func getPath(m map[string]any, path []string) (any, bool) {
 	var cur any = m
 	for _, p := range path {

@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"io"
+	"testing"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/testdata/gen/gen"
+)
+
+// sizeM returns the loaded configuration of benchmark size M (1,000 tenants,
+// 5,000 models, 500 nodes), optionally with 10% of the tenants changed.
+func sizeM(tb testing.TB, changePercent int) *config.Config {
+	tb.Helper()
+	for _, s := range gen.Sizes() {
+		if s.Name != "M" {
+			continue
+		}
+		o := s.Options()
+		o.ChangePercent = changePercent
+		dir := tb.TempDir()
+		if err := gen.Write(dir, o); err != nil {
+			tb.Fatal(err)
+		}
+		return loadAndValidate(tb, dir)
+	}
+	tb.Fatal("no size M")
+	return nil
+}
+
+// BenchmarkCompileLarge compiles size M into its ~10,500 objects.
+func BenchmarkCompileLarge(b *testing.B) {
+	cfg := sizeM(b, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := engine.Compile(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDiffLarge diffs size M against a cluster where it was applied
+// (no-op) and the same cluster against the configuration with 10% of the
+// tenants changed.
+func BenchmarkDiffLarge(b *testing.B) {
+	base, err := engine.Compile(sizeM(b, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	live := applied(b, base)
+	changed, err := engine.Compile(sizeM(b, 10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The test cluster's ClusterPolicy does not point at the device-plugin
+	// ConfigMap yet: that is the one change of the no-op case.
+	for _, c := range []struct {
+		name    string
+		desired *engine.Desired
+		changes int
+	}{{"no-op", base, 1}, {"10%-changed", changed, 101}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := engine.Diff(c.desired, live, engine.DiffOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n := len(p.Changes); n != c.changes {
+					b.Fatalf("%d changes, want %d", n, c.changes)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRenderLarge renders the plan of size M from an empty cluster
+// (every object a create) as text and as JSON.
+func BenchmarkRenderLarge(b *testing.B) {
+	d, err := engine.Compile(sizeM(b, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := engine.Diff(d, emptyLive(b), engine.DiffOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("text", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := engine.RenderText(io.Discard, p, engine.TextOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := engine.RenderJSON(io.Discard, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
