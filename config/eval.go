@@ -42,6 +42,9 @@ type loader struct {
 	// forIterations is the elements for expressions iterated over so far
 	// (at most MaxForIterations).
 	forIterations int
+	// forOffsets are the offsets of the for expressions of each file, as
+	// the source check found them (see limitForExprsAt).
+	forOffsets map[string][]int
 }
 
 // node is one vertex of the reference graph: a variable, a local value or a
@@ -78,6 +81,8 @@ func newLoader(fsys fs.FS) *loader {
 		files: map[string]*hcl.File{},
 		nodes: map[string]*node{},
 		insts: newInstances(),
+
+		forOffsets: map[string][]int{},
 	}
 	l.funcs = functions(fsys)
 	l.funcs[forIterFunc] = forIterations(&l.forIterations)

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -60,6 +61,10 @@ const (
 // sourceBudget is what is left of the per-load limits while files are read.
 type sourceBudget struct {
 	bytes, tokens, blocks int
+	// fors receives the offsets of the keyword "for" outside strings and
+	// comments, where every for expression and template for directive
+	// starts, in source order.
+	fors []int
 }
 
 // newSourceBudget returns the budget of one load.
@@ -262,11 +267,17 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 		}
 		// Expression or body.
 		if isWordByte(c) {
+			start := i
+			for i++; i < len(src) && isWordByte(src[i]); i++ {
+			}
 			if !inWord {
 				inWord = true
 				tokens++
-			}
-			for i++; i < len(src) && isWordByte(src[i]); i++ {
+				// Every for expression and template for directive starts
+				// with this keyword outside strings.
+				if i-start == 3 && string(src[start:i]) == "for" {
+					b.fors = append(b.fors, start)
+				}
 			}
 			continue
 		}
@@ -800,6 +811,30 @@ func checkJSONDepth(args []cty.Value) error {
 // every for expression; it counts the elements iterated against
 // MaxForIterations. Its name is what a diagnostic shows.
 const forIterFunc = "for"
+
+// limitForExprsAt is limitForExprs on the top-level blocks and attributes
+// of body that hold one of the offsets of the keyword "for" that scanSource
+// found (sorted), so that a configuration without for expressions costs no
+// walk and one with a few costs a walk of the blocks that hold them.
+func limitForExprsAt(body *hclsyntax.Body, fors []int) {
+	if len(fors) == 0 {
+		return
+	}
+	holds := func(r hcl.Range) bool {
+		i := sort.SearchInts(fors, r.Start.Byte)
+		return i < len(fors) && fors[i] < r.End.Byte
+	}
+	for _, b := range body.Blocks {
+		if holds(b.Range()) {
+			limitForExprs(b)
+		}
+	}
+	for _, a := range body.Attributes {
+		if holds(a.SrcRange) {
+			limitForExprs(a.Expr)
+		}
+	}
+}
 
 // limitForExprs wraps the collection of every for expression (and template
 // for directive) under node in a call of forIterFunc, so that nested for

@@ -250,6 +250,12 @@ func TestHostileInput(t *testing.T) {
 			at: "main.hcl:5,62", maxTime: 30 * time.Second, maxAlloc: 1 << 30,
 		},
 		{
+			name:    "nested-for-behind-comments-and-in-templates",
+			setup:   files(local(`[ /* a */ for a in range(1000) : "%{ for b in range(1000) }${b}%{ endfor }" ]`)),
+			summary: "Error in function call", detail: `Call to function "for" failed: the for expressions of the configuration have iterated over more than 200000 elements in all (config.MaxForIterations)`,
+			at: "main.hcl:5,53", maxTime: 30 * time.Second, maxAlloc: 1 << 30,
+		},
+		{
 			name: "for-each-flatten-200000",
 			setup: files(map[string]string{"main.hcl": hostileHead + "locals {\n  l = range(1000)\n}\n" +
 				"priority \"p\" {\n  for_each = toset(flatten([for a in range(200) : local.l]))\n  value    = 1\n}\n"}),

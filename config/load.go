@@ -208,7 +208,11 @@ func (l *loader) checkSource(name string, src []byte, budget *sourceBudget, topB
 		return false // reported at the file that went over
 	}
 	budget.bytes -= len(src)
+	budget.fors = budget.fors[:0]
 	d := scanSource(name, src, budget, topBlocks)
+	if len(budget.fors) > 0 {
+		l.forOffsets[name] = append([]int(nil), budget.fors...)
+	}
 	if d == nil && budget.bytes < 0 {
 		d = &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -249,7 +253,7 @@ func (l *loader) parse(name string, src []byte) {
 		return
 	}
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		limitForExprs(body)
+		limitForExprsAt(body, l.forOffsets[name])
 	}
 	content, diags := file.Body.Content(l.idx.topSchema())
 	l.diags = append(l.diags, diags...)

@@ -250,7 +250,7 @@ func (l *loader) readVarFile(f VarFile, decls map[string]*varDecl, given map[str
 		return
 	}
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		limitForExprs(body)
+		limitForExprsAt(body, l.forOffsets[f.Name])
 	}
 	l.files[f.Name] = file
 	attrs, diags := file.Body.JustAttributes()
