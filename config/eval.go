@@ -42,8 +42,8 @@ type loader struct {
 	// forIterations is the elements for expressions iterated over so far
 	// (at most MaxForIterations).
 	forIterations int
-	// forOffsets are the offsets of the for expressions of each file, as
-	// the source check found them (see limitForExprsAt).
+	// forOffsets are the offsets of the keyword "for" in each file, as the
+	// source check found them (see limitForExprsAt).
 	forOffsets map[string][]int
 }
 

@@ -20,8 +20,8 @@ import (
 const (
 	// MaxFileSize is the largest configuration, variables or file() input read.
 	MaxFileSize = 16 << 20
-	// MaxConfigSize is the most bytes of configuration and *.auto.vars.hcl
-	// files one load reads in total.
+	// MaxConfigSize is the most bytes of configuration, *.auto.vars.hcl and
+	// --var-file files one load reads in total.
 	MaxConfigSize = 32 << 20
 	// MaxTokens is the most HCL tokens (words, numbers, strings,
 	// punctuation, newlines) in all the files of one load. The parser and
@@ -96,16 +96,16 @@ type scanLevel struct {
 	chained bool
 }
 
-// CheckSource checks one HCL file against MaxTokens, MaxNesting and
-// MaxBlocks and that it is valid UTF-8, before it is parsed; it returns one
-// diagnostic at the first place that fails, or nil.
+// CheckSource checks one HCL file against MaxTokens and MaxNesting and that
+// it is valid UTF-8, before it is parsed; it returns one diagnostic at the
+// first place that fails, or nil.
 func CheckSource(name string, src []byte) *hcl.Diagnostic {
 	b := newSourceBudget()
 	return scanSource(name, src, &b, false)
 }
 
-// scanSource is CheckSource charged to budget b. It reads src once, byte by
-// byte, tracking just enough of HCL's lexical structure (strings, heredocs,
+// scanSource is CheckSource charged to budget b. It reads src once,
+// tracking just enough of HCL's lexical structure (strings, heredocs,
 // comments, templates) to bound the depth of the syntax tree the parser
 // would build: each open bracket, block or template is a level, and each
 // operator or opener in the current item (between commas, or newlines where
