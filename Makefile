@@ -7,7 +7,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test demo bench lint fuzz large clean
+.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean
 
 include mk/kubeapi.mk
 
@@ -46,9 +46,21 @@ lint:
 large:
 	$(GO) run ./testdata/gen -tenants 1000 -models 5000 -out examples/large
 
-## bench: Go benchmarks of the hot paths
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/...
+## bench: the Go benchmarks of the hot paths (-benchmem), then the
+## side-by-side benchmark on the API server harness (testdata/bench): gpuform
+## vs kubectl vs the raw LIST floor at sizes S, M and L, each measurement
+## BENCH_RUNS times; it writes its table into docs/performance.md. kubectl is
+## $$KUBECTL, else bin/kubectl built from the Go module proxy (testdata/kubectl)
+BENCH_SIZES ?= S,M,L
+BENCH_RUNS ?= 3
+BENCH_KUBECTL_RUNS ?= L=1
+bench: bench-go bench-cluster
+
+bench-go: $(KUBEAPI_BIN)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/... ./providers/kubernetes/...
+
+bench-cluster: $(KUBEAPI_BIN)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -kubectl-runs $(BENCH_KUBECTL_RUNS) -out docs/performance.md
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader, the
 ## saved-plan reader and the inventory annotation parser; crashers land in
