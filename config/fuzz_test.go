@@ -29,6 +29,10 @@ var fuzzSnippets = []string{
 	"gpuform {\n  stack = \"s\"\n}\npriority \"p\" {\n  for_each = toset([\"a\", \"b\"])\n  value = index([\"a\", \"b\"], each.key)\n}\n",
 	"gpuform {\n  stack = \"s\"\n}\nx = 1\nx = 2\n",
 	"gpuform { stack = \"\xff\" }\n\t\t\xe2\x80\x8b tenant \"\xc3\xa9\" {}",
+	// The source scan's states (config/limits.go): heredocs, templates,
+	// escapes, comments, for expressions and directives, chained operators.
+	"gpuform {\n  stack = \"s\"\n}\nlocals {\n  h = <<-EOT\n    %{ for k in [1, 2] ~}${k}$${x}%%{y}%{ endfor }\n    EOT\n  s = \"a\\\"b${ {a = [for x in [1] : x]}.a[0] }\" # (((\n  c = /* [[[ */ 1 == 1 ? !false : -1 + 2 * 3 % 4\n  o = { for k, v in { a = 1 } :\n    k => v... }\n  j = jsondecode(\"[[{}]]\")\n}\n",
+	"gpuform {\n  stack = \"s\"\n}\nlocals {\n  x = ((((((((((1))))))))))[0][0]\n  y = \"${\"${\"${1}\"}\"}\"\n  z = toset(flatten(setproduct([\"a\"], [\"b\"])))\n}\n",
 }
 
 // FuzzLoad feeds arbitrary bytes to the loader as main.hcl. It must never
