@@ -75,6 +75,33 @@ func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstruc
 	return items, cont, nil
 }
 
+// peekContinue returns the continue token of a JSON list response, reading
+// no further than its metadata (which the API server writes before the
+// items); "" when there is none or the response is not a list.
+func peekContinue(data []byte) string {
+	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data)
+	cont := ""
+	if it.WhatIsNext() != jsoniter.ObjectValue {
+		return ""
+	}
+	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
+		if key != "metadata" {
+			it.Skip()
+			return it.Error == nil
+		}
+		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
+			if key == "continue" && it.WhatIsNext() == jsoniter.StringValue {
+				cont = it.ReadString()
+			} else {
+				it.Skip()
+			}
+			return it.Error == nil
+		})
+		return false // the items need not be read
+	})
+	return cont
+}
+
 // decoder reads JSON values as unstructured content, interning strings.
 type decoder struct {
 	strings map[string]string

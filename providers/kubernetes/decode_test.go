@@ -109,3 +109,22 @@ func TestDecodeListTrim(t *testing.T) {
 		t.Error("untrimmed decode lost the status")
 	}
 }
+
+// TestPeekContinue checks that the continue token is found without reading
+// the items, and agrees with decodeList's.
+func TestPeekContinue(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{"kind":"NamespaceList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"abc=="},"items":[{"metadata":{"name":"a"}}]}`, "abc=="},
+		{`{"kind":"NamespaceList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[]}`, ""},
+		{`{"kind":"NamespaceList","metadata":{"continue":"x"},"items":[{"broken`, "x"},
+		{`[]`, ""},
+		{``, ""},
+	} {
+		if got := peekContinue([]byte(tt.body)); got != tt.want {
+			t.Errorf("peekContinue(%q) = %q, want %q", tt.body, got, tt.want)
+		}
+		if _, cont, err := decodeList([]byte(tt.body), schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, false); err == nil && cont != tt.want {
+			t.Errorf("decodeList(%q) continue = %q, peekContinue %q", tt.body, cont, tt.want)
+		}
+	}
+}

@@ -156,34 +156,51 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 
 // list pages through every object of a resource matching opts. It reads
 // the pages raw and decodes them with decodeList, not with the dynamic
-// client's decoder.
+// client's decoder; the request for the next page goes out as soon as a
+// page's continue token is read, so the API server serves it while this
+// page is decoded.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type page struct {
+		body []byte
+		err  error
+	}
+	fetch := func(cont string) <-chan page {
+		ch := make(chan page, 1)
+		go func() {
+			req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
+				Param("limit", strconv.FormatInt(c.pageSize, 10)).
+				SetHeader("Accept", "application/json")
+			if opts.LabelSelector != "" {
+				req = req.Param("labelSelector", opts.LabelSelector)
+			}
+			if cont != "" {
+				req = req.Param("continue", cont)
+			}
+			body, err := req.Do(ctx).Raw()
+			ch <- page{body, err}
+		}()
+		return ch
+	}
 	var out []*unstructured.Unstructured
-	path := resourcePath(m.Resource)
-	for {
-		req := c.typed.CoreV1().RESTClient().Get().AbsPath(path...).
-			Param("limit", strconv.FormatInt(c.pageSize, 10)).
-			SetHeader("Accept", "application/json")
-		if opts.LabelSelector != "" {
-			req = req.Param("labelSelector", opts.LabelSelector)
+	next := fetch(opts.Continue)
+	for next != nil {
+		p := <-next
+		if p.err != nil {
+			return nil, p.err
 		}
-		if opts.Continue != "" {
-			req = req.Param("continue", opts.Continue)
+		next = nil
+		if cont := peekContinue(p.body); cont != "" {
+			next = fetch(cont)
 		}
-		body, err := req.Do(ctx).Raw()
-		if err != nil {
-			return nil, err
-		}
-		items, cont, err := decodeList(body, m.GroupVersionKind, opts.LabelSelector != "")
+		items, _, err := decodeList(p.body, m.GroupVersionKind, opts.LabelSelector != "")
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, items...)
-		if cont == "" {
-			return out, nil
-		}
-		opts.Continue = cont
 	}
+	return out, nil
 }
 
 // resourcePath is the URL path of a resource across all namespaces.
