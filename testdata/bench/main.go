@@ -2,7 +2,7 @@
 // floor (the same LIST requests issued raw, plus config load), on the real
 // kube-apiserver + etcd harness, at the workload sizes of testdata/gen:
 //
-//	go run ./testdata/bench [-sizes S,M,L] [-runs 3] [-kubectl-runs L=1] [-out docs/performance.md]
+//	go run ./testdata/bench [-sizes S,M,L] [-runs 3] [-heavy-runs L=1] [-out docs/performance.md]
 //
 // For each size it generates the configuration (and a copy with 10% of the
 // tenants changed), renders it with `gpuform render`, prepares a template
@@ -46,14 +46,14 @@ type bench struct {
 	gpuformBin, kubectlBin string
 	work                   string
 	runs                   int
-	kubectlRuns            map[string]int
+	heavyRuns              map[string]int
 	log                    io.Writer
 }
 
 func main() {
 	sizes := flag.String("sizes", "S,M,L", "comma-separated sizes to measure (S, M, L)")
 	runs := flag.Int("runs", 3, "repetitions of every measurement")
-	kruns := flag.String("kubectl-runs", "", "repetitions of the kubectl measurements per size, e.g. L=1; 0 skips kubectl (default: -runs)")
+	kruns := flag.String("heavy-runs", "", "repetitions per size of the long measurements (applies from empty, kubectl diff), e.g. L=1 (default: -runs)")
 	out := flag.String("out", "docs/performance.md", "markdown file whose bench section receives the table (empty: stdout only)")
 	work := flag.String("work", "", "working directory for configs and clusters (default: a temporary one, removed)")
 	flag.Parse()
@@ -73,17 +73,17 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 	if err != nil {
 		return err
 	}
-	b := &bench{runs: runs, kubectlRuns: map[string]int{}, log: os.Stderr}
+	b := &bench{runs: runs, heavyRuns: map[string]int{}, log: os.Stderr}
 	for _, kv := range strings.Split(kruns, ",") {
 		if kv == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(kv, "=")
 		n, err := strconv.Atoi(v)
-		if !ok || err != nil || n < 0 {
-			return fmt.Errorf("-kubectl-runs: want SIZE=N, got %q", kv)
+		if !ok || err != nil || n < 1 {
+			return fmt.Errorf("-heavy-runs: want SIZE=N, got %q", kv)
 		}
-		b.kubectlRuns[k] = n
+		b.heavyRuns[k] = n
 	}
 	if work == "" {
 		if work, err = os.MkdirTemp("", "gpuform-bench-"); err != nil {
@@ -117,13 +117,16 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 			return fmt.Errorf("size %s: %w", name, err)
 		}
 		results = append(results, r)
-		fmt.Fprint(os.Stdout, table(results))
+		report := machine(ctx, b) + "\n" + table(results)
+		fmt.Fprint(os.Stdout, report)
+		// Written after each size, so a long run keeps what it measured.
+		if out != "" {
+			if err := writeSection(filepath.Join(root, out), report); err != nil {
+				return err
+			}
+		}
 	}
-	report := machine(ctx, b) + "\n" + table(results)
-	if out == "" {
-		return nil
-	}
-	return writeSection(filepath.Join(root, out), report)
+	return nil
 }
 
 // repoRoot returns the repository root (the directory holding go.mod).
@@ -208,17 +211,17 @@ func machine(ctx context.Context, b *bench) string {
 	}
 	return fmt.Sprintf("Measured %s on %s, %d cores%s, %s/%s, %s, %s; API server: the harness "+
 		"(kube-apiserver v1.37.2 + embedded etcd, fsync off, on loopback, sharing the same cores). "+
-		"Every figure is the median of %d runs (kubectl: %s) with the min–max spread.\n",
+		"Every figure is the median of %d runs (applies from empty and kubectl diff: %s) with the min–max spread.\n",
 		time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH,
-		runtime.Version(), kv, b.runs, kubectlRunsText(b))
+		runtime.Version(), kv, b.runs, heavyRunsText(b))
 }
 
-func kubectlRunsText(b *bench) string {
-	if len(b.kubectlRuns) == 0 {
+func heavyRunsText(b *bench) string {
+	if len(b.heavyRuns) == 0 {
 		return "the same"
 	}
 	var parts []string
-	for k, v := range b.kubectlRuns {
+	for k, v := range b.heavyRuns {
 		parts = append(parts, fmt.Sprintf("%d at size %s", v, k))
 	}
 	return strings.Join(parts, ", ") + ", else the same"

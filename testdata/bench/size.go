@@ -76,9 +76,9 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 	}
 	b.logf("size %s: template cluster ready in %s", s.Name, time.Since(start).Round(time.Second))
 
-	kruns := b.runs
-	if n, ok := b.kubectlRuns[s.Name]; ok {
-		kruns = n
+	heavy := b.runs
+	if n, ok := b.heavyRuns[s.Name]; ok {
+		heavy = n
 	}
 	var kept *kubeapitest.Server
 	defer func() {
@@ -88,46 +88,18 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 	}()
 	// Apply from empty: kubectl and gpuform alternate on fresh copies of the
 	// template; the last gpuform cluster stays up for the plan measurements.
-	for i := range max(b.runs, kruns) {
-		if i < kruns {
-			srv, err := startCopy(template, filepath.Join(dir, "run"))
-			if err != nil {
-				return nil, err
-			}
-			r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", rendered)
-			srv.Stop()
-			if err != nil || r.exit != 0 {
-				return nil, fmt.Errorf("kubectl apply: %v\n%s", err, trim(r.stderr))
-			}
-			res.applyK = append(res.applyK, r.wall)
-			b.logf("size %s: kubectl apply --server-side %s", s.Name, secs(r.wall))
+	for i := range heavy {
+		if err := b.applyKubectl(ctx, res, template, dir, rendered); err != nil {
+			return nil, err
 		}
-		if i < b.runs {
-			srv, err := startCopy(template, filepath.Join(dir, "run"))
-			if err != nil {
-				return nil, err
-			}
-			r, err := b.gpuform(ctx, srv, "-v", "2", "--chdir", full, "apply", "--auto-approve")
-			if err != nil || r.exit != 0 {
-				srv.Stop()
-				return nil, fmt.Errorf("gpuform apply: %v\n%s", err, trim(r.stderr))
-			}
-			res.applyG = append(res.applyG, r.wall)
-			res.applyRSS = max(res.applyRSS, r.maxRSS)
-			reqs := requests(r.stderr)
-			res.applyReqs = len(reqs)
-			res.applyWrites = 0
-			for _, q := range reqs {
-				if q.method != "GET" {
-					res.applyWrites++
-				}
-			}
-			b.logf("size %s: gpuform apply %s (%d requests, peak RSS %d MB)", s.Name, secs(r.wall), len(reqs), r.maxRSS>>20)
-			if i == b.runs-1 {
-				kept = srv
-			} else {
-				srv.Stop()
-			}
+		srv, err := b.applyGpuform(ctx, res, template, dir, full)
+		if err != nil {
+			return nil, err
+		}
+		if i == heavy-1 {
+			kept = srv
+		} else {
+			srv.Stop()
 		}
 	}
 
@@ -135,7 +107,7 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 	if err != nil {
 		return nil, err
 	}
-	for i := range max(b.runs, kruns) {
+	for i := range max(b.runs, heavy) {
 		if i < b.runs {
 			r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", full, "plan", "--detailed-exitcode")
 			if err != nil || r.exit != 0 {
@@ -172,7 +144,7 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 			b.logf("size %s: plan no-op %s, changed %s (%d changes), load %s, raw LISTs %s (%d requests)", s.Name,
 				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(d), n)
 		}
-		if i < kruns {
+		if i < heavy {
 			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", rendered)
 			if err != nil || r.exit > 1 {
 				return nil, fmt.Errorf("kubectl diff: exit %d: %v\n%s", r.exit, err, trim(r.stderr))
@@ -182,6 +154,48 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 		}
 	}
 	return res, nil
+}
+
+// applyKubectl measures kubectl apply --server-side of the rendered objects
+// on a fresh copy of the template cluster.
+func (b *bench) applyKubectl(ctx context.Context, res *sizeResult, template, dir, rendered string) error {
+	srv, err := startCopy(template, filepath.Join(dir, "run"))
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", rendered)
+	if err != nil || r.exit != 0 {
+		return fmt.Errorf("kubectl apply: %v\n%s", err, trim(r.stderr))
+	}
+	res.applyK = append(res.applyK, r.wall)
+	b.logf("size %s: kubectl apply --server-side %s", res.size.Name, secs(r.wall))
+	return nil
+}
+
+// applyGpuform measures gpuform apply of the configuration in full on a
+// fresh copy of the template cluster, and returns that cluster, running.
+func (b *bench) applyGpuform(ctx context.Context, res *sizeResult, template, dir, full string) (*kubeapitest.Server, error) {
+	srv, err := startCopy(template, filepath.Join(dir, "run"))
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.gpuform(ctx, srv, "-v", "2", "--chdir", full, "apply", "--auto-approve")
+	if err != nil || r.exit != 0 {
+		srv.Stop()
+		return nil, fmt.Errorf("gpuform apply: %v\n%s", err, trim(r.stderr))
+	}
+	res.applyG = append(res.applyG, r.wall)
+	res.applyRSS = max(res.applyRSS, r.maxRSS)
+	reqs := requests(r.stderr)
+	res.applyReqs, res.applyWrites = len(reqs), 0
+	for _, q := range reqs {
+		if q.method != "GET" {
+			res.applyWrites++
+		}
+	}
+	b.logf("size %s: gpuform apply %s (%d requests, peak RSS %d MB)", res.size.Name, secs(r.wall), len(reqs), r.maxRSS>>20)
+	return srv, nil
 }
 
 // copyPools writes the pool, priority and mig_layout blocks of full's
