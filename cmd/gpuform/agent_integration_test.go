@@ -32,13 +32,17 @@ import (
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
-// agentManifest is the agent's deployment example.
-var agentManifest = filepath.Join("..", "..", "examples", "deploy", "agent.yaml")
+// agentManifests are the agent's deployment example: the DaemonSet with its
+// namespace and service account, and its RBAC and admission policy.
+var agentManifests = []string{
+	filepath.Join("..", "..", "examples", "deploy", "agent.yaml"),
+	filepath.Join("..", "..", "examples", "deploy", "rbac", "gpuform-agent.yaml"),
+}
 
 // agentSA is the agent's service account as a user name.
 const agentSA = "system:serviceaccount:gpuform-system:gpuform-agent"
 
-// applyManifest applies objects from agent.yaml with server-side apply,
+// applyManifest applies objects from agentManifests with server-side apply,
 // for real or as a dry run (dry-run=All), and returns the results.
 func applyManifest(t *testing.T, dryRun bool, keep func(*unstructured.Unstructured) bool) []*unstructured.Unstructured {
 	t.Helper()
@@ -47,9 +51,13 @@ func applyManifest(t *testing.T, dryRun bool, keep func(*unstructured.Unstructur
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := kubeapitest.ReadYAML(agentManifest)
-	if err != nil {
-		t.Fatal(err)
+	var objs []*unstructured.Unstructured
+	for _, f := range agentManifests {
+		o, err := kubeapitest.ReadYAML(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o...)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -91,7 +99,8 @@ func applyManifest(t *testing.T, dryRun bool, keep func(*unstructured.Unstructur
 	return out
 }
 
-// Every object of examples/deploy/agent.yaml is valid: the API server
+// Every object of examples/deploy/agent.yaml and rbac/gpuform-agent.yaml is
+// valid: the API server
 // accepts each in a server-side dry-run apply; and it says what the agent
 // needs.
 func TestAgentDeployManifest(t *testing.T) {
@@ -102,7 +111,7 @@ func TestAgentDeployManifest(t *testing.T) {
 	}
 	for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "DaemonSet"} {
 		if kinds[k] == nil {
-			t.Errorf("agent.yaml has no %s", k)
+			t.Errorf("agent.yaml and rbac/gpuform-agent.yaml have no %s", k)
 		}
 	}
 	rules, _, _ := unstructured.NestedSlice(kinds["ClusterRole"].Object, "rules")
