@@ -132,10 +132,10 @@ func TestHostileInput(t *testing.T) {
 			at: "main.hcl:5,7", maxTime: quick, maxAlloc: small,
 		},
 		{
-			name:    "list-of-2000000-elements",
-			setup:   files(local("[" + strings.Repeat("1,", 2_000_000) + "]")),
-			summary: "Configuration too large", detail: "more than 1000000 tokens (config.MaxTokens)",
-			at: "main.hcl:5,999993", maxTime: quick, maxAlloc: small,
+			name:    "list-of-3000000-elements",
+			setup:   files(local("[" + strings.Repeat("1,", 3_000_000) + "]")),
+			summary: "Configuration too large", detail: "more than 4000000 tokens (config.MaxTokens)",
+			at: "main.hcl:5,3999993", maxTime: quick, maxAlloc: small,
 		},
 		{
 			name: "blocks-100001",
@@ -163,8 +163,8 @@ func TestHostileInput(t *testing.T) {
 			summary: "Invalid character encoding", at: "main.hcl:4,6", maxTime: quick, maxAlloc: small,
 		},
 		{
-			name:    "nul-bytes-1000000",
-			setup:   files(map[string]string{"main.hcl": hostileHead + strings.Repeat("\x00", 1_000_000)}),
+			name:    "nul-bytes-5000000",
+			setup:   files(map[string]string{"main.hcl": hostileHead + strings.Repeat("\x00", 5_000_000)}),
 			summary: "Configuration too large", detail: "config.MaxTokens", maxTime: quick, maxAlloc: small,
 		},
 		{
