@@ -333,7 +333,9 @@ func TestFaultInterruptWithHungServer(t *testing.T) {
 	// of this kind (POST/PUT/DELETE), so the release is unaffected.
 	p.AddRule(faultproxy.Rule{Name: "hang", Methods: []string{"PATCH"}, Skip: 5, Faults: []faultproxy.Fault{{Kind: faultproxy.Delay, Delay: time.Hour}}})
 	cmd, out, errb := gpuformProcess(t, "--kubeconfig", kc, "--chdir", dir, "apply", "--auto-approve", "--parallelism", "2")
-	waitForOutput(t, out, "Creation complete", 5)
+	// The first five writes may include the node's labels (Modifications
+	// complete) as well as creates.
+	waitForOutput(t, out, " complete after ", 5)
 	deadline := time.Now().Add(60 * time.Second)
 	for p.Injected("hang") < 2 {
 		if time.Now().After(deadline) {
