@@ -6,13 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
@@ -44,7 +37,11 @@ func (b *bench) prepareTemplate(ctx context.Context, dir, poolsDir string, nodes
 	if err := kubeapitest.CreateClusterPolicy(ctx, cfg, "cluster-policy"); err != nil {
 		return err
 	}
-	if err := createNodes(ctx, cfg, nodes); err != nil {
+	gpuNodes := make([]kubeapitest.GPUNode, len(nodes))
+	for i, n := range nodes {
+		gpuNodes[i] = kubeapitest.GPUNode{Name: n.Name, Labels: n.Labels, Capacity: n.Capacity}
+	}
+	if err := kubeapitest.CreateNodes(ctx, cfg, gpuNodes...); err != nil {
 		return err
 	}
 	mctx, stop := context.WithCancel(ctx)
@@ -58,44 +55,6 @@ func (b *bench) prepareTemplate(ctx context.Context, dir, poolsDir string, nodes
 		return fmt.Errorf("apply the pools: exit %d\n%s", r.exit, r.stderr)
 	}
 	return nil
-}
-
-// createNodes creates the nodes with their capacity, 16 at a time.
-func createNodes(ctx context.Context, cfg *rest.Config, nodes []gen.Node) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	work := make(chan gen.Node)
-	errs := make(chan error, len(nodes))
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for n := range work {
-				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
-				created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-				if err != nil {
-					errs <- fmt.Errorf("create node %s: %w", n.Name, err)
-					continue
-				}
-				rl := corev1.ResourceList{}
-				for k, v := range n.Capacity {
-					rl[corev1.ResourceName(k)] = resource.MustParse(v)
-				}
-				created.Status.Capacity, created.Status.Allocatable = rl, rl
-				if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-					errs <- fmt.Errorf("set capacity of node %s: %w", n.Name, err)
-				}
-			}
-		})
-	}
-	for _, n := range nodes {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
 // startCopy copies the stopped template harness dir into a fresh dir and
