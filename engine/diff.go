@@ -29,10 +29,10 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	}
 	p := &Plan{Stack: d.Stack, Source: live.Source, ReadVersions: map[Key]string{}}
 	for k, u := range live.Objects {
-		p.ReadVersions[k] = u.GetResourceVersion()
+		p.ReadVersions[k] = ReadVersion(u)
 	}
 	for k, u := range live.Foreign {
-		p.ReadVersions[k] = u.GetResourceVersion()
+		p.ReadVersions[k] = ReadVersion(u)
 	}
 	var changes []*Change
 	for _, o := range d.Objects {

@@ -233,10 +233,10 @@ func writtenKind(k Key) bool {
 func (pf *PlanFile) StaleObjects(live *Live) []string {
 	now := map[string]string{}
 	for k, u := range live.Objects {
-		now[keyString(k)] = u.GetResourceVersion()
+		now[keyString(k)] = ReadVersion(u)
 	}
 	for k, u := range live.Foreign {
-		now[keyString(k)] = u.GetResourceVersion()
+		now[keyString(k)] = ReadVersion(u)
 	}
 	for _, n := range live.Nodes {
 		now[keyString(KeyOf(n))] = NodeVersion(n)
@@ -248,6 +248,8 @@ func (pf *PlanFile) StaleObjects(live *Live) []string {
 	for k, v := range pf.ReadVersions {
 		cur, ok := now[k]
 		switch {
+		case !ok && v == versionDeleting:
+			// It was being deleted when planned, and the deletion finished.
 		case !ok:
 			out = append(out, k+" (deleted since the plan)")
 		case cur != v:
@@ -266,6 +268,20 @@ func (pf *PlanFile) StaleObjects(live *Live) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// versionDeleting is the version a plan records for an object that is being
+// deleted (a terminating Namespace): its resourceVersion moves while the
+// namespace controller empties it, which changes nothing gpuform plans.
+const versionDeleting = "deleting"
+
+// ReadVersion is the version a plan records for a live object: its
+// resourceVersion, or versionDeleting once its deletion has begun.
+func ReadVersion(u *unstructured.Unstructured) string {
+	if u.GetDeletionTimestamp() != nil {
+		return versionDeleting
+	}
+	return u.GetResourceVersion()
 }
 
 // NodeVersion is the version a plan records for a Node: a hash of its
