@@ -75,7 +75,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 		return err
 	}
 	defer release()
-	p, live, err := refreshDiff(ctx, client, desired, f.adopt)
+	p, live, err := g.refreshDiff(ctx, client, desired, f.adopt)
 	if err != nil {
 		return err
 	}

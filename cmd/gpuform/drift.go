@@ -175,7 +175,7 @@ func (g *globals) fixDrift(ctx context.Context, client cluster, in *driftInputs,
 		return nil, err
 	}
 	defer release()
-	p, live, err := refreshDiff(ctx, client, in.desired, false)
+	p, live, err := g.refreshDiff(ctx, client, in.desired, false)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
@@ -129,7 +130,7 @@ func (g *globals) planAt(ctx context.Context, repo, ref string, adopt bool) (*co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, live, err := refreshDiff(ctx, client, desired, adopt)
+	p, live, err := g.refreshDiff(ctx, client, desired, adopt)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -160,15 +161,18 @@ func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, cont
 // compileAt loads (as loadValidAt), validates and compiles, stamping the
 // desired objects with the commit; diagnostics are printed here.
 func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Config, *engine.Desired, source, error) {
+	start := time.Now()
 	cfg, src, diags := g.loadValidAt(ctx, repo, ref)
 	g.writeDiags(cfg, diags)
 	if diags.HasErrors() {
 		return nil, nil, src, &exitError{code: 1}
 	}
+	start = g.timed("load", start)
 	desired, err := engine.Compile(cfg)
 	if err != nil {
 		return nil, nil, src, err
 	}
+	g.timed("compile", start)
 	desired.StampCommit(src.Stamp())
 	// Free the syntax tree before the cluster's objects arrive.
 	cfg.DropSyntax()
@@ -417,14 +421,17 @@ func onlyErrors(diags hcl.Diagnostics) hcl.Diagnostics {
 
 // refreshDiff reads the live state of desired's stack and diffs it: the
 // plan, without the GPU assessment (see assess).
-func refreshDiff(ctx context.Context, client cluster, desired *engine.Desired, adopt bool) (*engine.Plan, *engine.Live, error) {
+func (g *globals) refreshDiff(ctx context.Context, client cluster, desired *engine.Desired, adopt bool) (*engine.Plan, *engine.Live, error) {
+	start := time.Now()
 	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{Adopt: adopt})
 	if err != nil {
 		return nil, nil, err
 	}
+	start = g.timed("refresh", start)
 	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: adopt})
 	if err != nil {
 		return nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
 	}
+	g.timed("diff", start)
 	return p, live, nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
+	"time"
 
 	"k8s.io/client-go/transport"
 
@@ -24,4 +26,14 @@ func (g *globals) kubeTransport() func(http.RoundTripper) http.RoundTripper {
 		return log
 	}
 	return transport.Wrappers(g.wrapTransport, log)
+}
+
+// timed logs, at -v 1 or more, how long phase took since start (load,
+// compile, refresh, diff), and returns the time now for the next phase.
+func (g *globals) timed(phase string, start time.Time) time.Time {
+	now := time.Now()
+	if g.verbosity >= 1 {
+		fmt.Fprintf(g.stderr, "time: %s %s\n", phase, now.Sub(start).Round(time.Millisecond))
+	}
+	return now
 }

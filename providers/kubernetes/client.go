@@ -39,7 +39,8 @@ type Options struct {
 	Timeout time.Duration
 	// WrapTransport wraps the HTTP transport (request counting in tests).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
-	// PageSize is the LIST page size; zero means 500.
+	// PageSize is the LIST page size; zero reads each kind in one LIST
+	// (streamed and decoded as it arrives, so no page is held whole).
 	PageSize int64
 }
 
@@ -136,9 +137,6 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 		return nil, fmt.Errorf("build metadata client for %s: %w", cfg.Host, err)
 	}
 	page := opts.PageSize
-	if page == 0 {
-		page = 500
-	}
 	return &Client{
 		rest:     cfg,
 		typed:    typed,

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -29,11 +30,27 @@ import (
 // versions) share one copy across the list, since these objects stay in
 // memory for the whole plan.
 func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data)
+	return decodeListFrom(jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data), gvk, trim)
+}
+
+// decodeStreamBuffer is the read buffer of decodeListStream.
+const decodeStreamBuffer = 64 << 10
+
+// decodeListStream is decodeList reading from r as the response arrives:
+// the items are decoded while the API server is still sending the rest,
+// and the raw list is never held whole.
+func decodeListStream(r io.Reader, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
+	return decodeListFrom(jsoniter.Parse(jsoniter.ConfigCompatibleWithStandardLibrary, r, decodeStreamBuffer), gvk, trim)
+}
+
+func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
 	d := &decoder{strings: map[string]string{}}
 	var items []*unstructured.Unstructured
 	cont := ""
 	if it.WhatIsNext() != jsoniter.ObjectValue {
+		if it.Error != nil && it.Error != io.EOF {
+			return nil, "", fmt.Errorf("decode %s list: %w", gvk.Kind, it.Error)
+		}
 		return nil, "", fmt.Errorf("decode %s list: not a JSON object", gvk.Kind)
 	}
 	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
@@ -70,36 +87,10 @@ func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstruc
 		return it.Error == nil
 	})
 	if it.Error != nil {
+		// A list cut short ends in io.EOF: an error like any other.
 		return nil, "", fmt.Errorf("decode %s list: %w", gvk.Kind, it.Error)
 	}
 	return items, cont, nil
-}
-
-// peekContinue returns the continue token of a JSON list response, reading
-// no further than its metadata (which the API server writes before the
-// items); "" when there is none or the response is not a list.
-func peekContinue(data []byte) string {
-	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data)
-	cont := ""
-	if it.WhatIsNext() != jsoniter.ObjectValue {
-		return ""
-	}
-	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-		if key != "metadata" {
-			it.Skip()
-			return it.Error == nil
-		}
-		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-			if key == "continue" && it.WhatIsNext() == jsoniter.StringValue {
-				cont = it.ReadString()
-			} else {
-				it.Skip()
-			}
-			return it.Error == nil
-		})
-		return false // the items need not be read
-	})
-	return cont
 }
 
 // decoder reads JSON values as unstructured content, interning strings.

@@ -1,16 +1,38 @@
 package kubernetes
 
 import (
+	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// TestDecodeListMatchesClientGo checks that decodeList builds exactly what
-// client-go's unstructured JSON decoding builds, items and continue token.
+// listDecoders are the ways a list is decoded: whole (decodeList), and as
+// a stream arriving in pieces (decodeListStream), one byte and half a
+// buffer at a time.
+var listDecoders = []struct {
+	name   string
+	decode func(body string, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error)
+}{
+	{"bytes", func(body string, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
+		return decodeList([]byte(body), gvk, trim)
+	}},
+	{"stream by byte", func(body string, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
+		return decodeListStream(iotest.OneByteReader(strings.NewReader(body)), gvk, trim)
+	}},
+	{"stream by halves", func(body string, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
+		return decodeListStream(iotest.HalfReader(strings.NewReader(body)), gvk, trim)
+	}},
+}
+
+// TestDecodeListMatchesClientGo checks that decodeList and
+// decodeListStream build exactly what client-go's unstructured JSON
+// decoding builds, items and continue token.
 func TestDecodeListMatchesClientGo(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "serving.kserve.io", Version: "v1beta1", Kind: "InferenceService"}
 	item := `{"metadata":{"name":"m-1","namespace":"team-1","labels":{"gpuform.dev/stack":"large"},
@@ -30,27 +52,29 @@ func TestDecodeListMatchesClientGo(t *testing.T) {
 		{"items carry their kind", `{"kind":"InferenceServiceList","apiVersion":"serving.kserve.io/v1beta1","metadata":{},"items":[{"kind":"InferenceService","apiVersion":"serving.kserve.io/v1beta1","metadata":{"name":"x"}}]}`, "", 1},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, cont, err := decodeList([]byte(tt.body), gvk, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want unstructured.UnstructuredList
-			if err := want.UnmarshalJSON([]byte(tt.body)); err != nil {
-				t.Fatal(err)
-			}
-			if cont != tt.cont || cont != want.GetContinue() {
-				t.Errorf("continue = %q, client-go %q, want %q", cont, want.GetContinue(), tt.cont)
-			}
-			if len(got) != tt.items || len(want.Items) != tt.items {
-				t.Fatalf("items = %d, client-go %d, want %d", len(got), len(want.Items), tt.items)
-			}
-			for i := range got {
-				if !reflect.DeepEqual(got[i].Object, want.Items[i].Object) {
-					t.Errorf("item %d:\n got %#v\nwant %#v", i, got[i].Object, want.Items[i].Object)
+		for _, dec := range listDecoders {
+			t.Run(tt.name+"/"+dec.name, func(t *testing.T) {
+				got, cont, err := dec.decode(tt.body, gvk, false)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				var want unstructured.UnstructuredList
+				if err := want.UnmarshalJSON([]byte(tt.body)); err != nil {
+					t.Fatal(err)
+				}
+				if cont != tt.cont || cont != want.GetContinue() {
+					t.Errorf("continue = %q, client-go %q, want %q", cont, want.GetContinue(), tt.cont)
+				}
+				if len(got) != tt.items || len(want.Items) != tt.items {
+					t.Fatalf("items = %d, client-go %d, want %d", len(got), len(want.Items), tt.items)
+				}
+				for i := range got {
+					if !reflect.DeepEqual(got[i].Object, want.Items[i].Object) {
+						t.Errorf("item %d:\n got %#v\nwant %#v", i, got[i].Object, want.Items[i].Object)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -67,10 +91,12 @@ func TestDecodeListRejectsBrokenJSON(t *testing.T) {
 		`{"items":[{"a":01}]}`,
 		`{"items":[{"a":tru}]}`,
 	} {
-		if items, _, err := decodeList([]byte(body), gvk, false); err == nil {
-			t.Errorf("decodeList(%q) = %d items, want an error", body, len(items))
-		} else if !strings.Contains(err.Error(), "Namespace") {
-			t.Errorf("decodeList(%q) error %q does not say what was decoded", body, err)
+		for _, dec := range listDecoders {
+			if items, _, err := dec.decode(body, gvk, false); err == nil {
+				t.Errorf("%s: decode(%q) = %d items, want an error", dec.name, body, len(items))
+			} else if !strings.Contains(err.Error(), "Namespace") {
+				t.Errorf("%s: decode(%q) error %q does not say what was decoded", dec.name, body, err)
+			}
 		}
 	}
 }
@@ -110,21 +136,17 @@ func TestDecodeListTrim(t *testing.T) {
 	}
 }
 
-// TestPeekContinue checks that the continue token is found without reading
-// the items, and agrees with decodeList's.
-func TestPeekContinue(t *testing.T) {
-	for _, tt := range []struct{ body, want string }{
-		{`{"kind":"NamespaceList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"abc=="},"items":[{"metadata":{"name":"a"}}]}`, "abc=="},
-		{`{"kind":"NamespaceList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[]}`, ""},
-		{`{"kind":"NamespaceList","metadata":{"continue":"x"},"items":[{"broken`, "x"},
-		{`[]`, ""},
-		{``, ""},
-	} {
-		if got := peekContinue([]byte(tt.body)); got != tt.want {
-			t.Errorf("peekContinue(%q) = %q, want %q", tt.body, got, tt.want)
-		}
-		if _, cont, err := decodeList([]byte(tt.body), schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, false); err == nil && cont != tt.want {
-			t.Errorf("decodeList(%q) continue = %q, peekContinue %q", tt.body, cont, tt.want)
+// TestDecodeListStreamReadError checks that a stream that breaks off
+// mid-list is an error carrying the read error, never a partial list.
+func TestDecodeListStreamReadError(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	broken := errors.New("connection reset by peer")
+	body := `{"kind":"NamespaceList","metadata":{},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}`
+	for _, cut := range []int{0, 10, 40, len(body) - 1} {
+		r := io.MultiReader(strings.NewReader(body[:cut]), iotest.ErrReader(broken))
+		items, _, err := decodeListStream(r, gvk, false)
+		if !errors.Is(err, broken) {
+			t.Errorf("cut at %d: %d items, error %v, want the read error", cut, len(items), err)
 		}
 	}
 }

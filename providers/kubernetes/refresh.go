@@ -2,9 +2,12 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,7 +18,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 )
 
-// Refresh reads the live state of the stack: one paginated LIST per kind
+// Refresh reads the live state of the stack: one LIST per kind
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
 // Operator's ClusterPolicies, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
@@ -154,54 +157,94 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 	return c.mapper.RESTMapping(k.GroupKind(), k.Version)
 }
 
-// list pages through every object of a resource matching opts. It reads
-// the pages raw and decodes them with decodeList, not with the dynamic
-// client's decoder; the request for the next page goes out as soon as a
-// page's continue token is read, so the API server serves it while this
-// page is decoded.
+// list reads every object of a resource matching opts: one LIST request,
+// streamed and decoded with decodeListStream as it arrives (with a page
+// size set, one request per page). A response cut off mid-stream is read
+// again, as the transport retries reads that fail before the response.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type page struct {
-		body []byte
-		err  error
-	}
-	fetch := func(cont string) <-chan page {
-		ch := make(chan page, 1)
-		go func() {
-			req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
-				Param("limit", strconv.FormatInt(c.pageSize, 10)).
-				SetHeader("Accept", "application/json")
-			if opts.LabelSelector != "" {
-				req = req.Param("labelSelector", opts.LabelSelector)
-			}
-			if cont != "" {
-				req = req.Param("continue", cont)
-			}
-			body, err := req.Do(ctx).Raw()
-			ch <- page{body, err}
-		}()
-		return ch
-	}
 	var out []*unstructured.Unstructured
-	next := fetch(opts.Continue)
-	for next != nil {
-		p := <-next
-		if p.err != nil {
-			return nil, p.err
-		}
-		next = nil
-		if cont := peekContinue(p.body); cont != "" {
-			next = fetch(cont)
-		}
-		items, _, err := decodeList(p.body, m.GroupVersionKind, opts.LabelSelector != "")
+	cont := opts.Continue
+	for {
+		items, next, err := c.listPage(ctx, m, opts.LabelSelector, cont)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, items...)
+		if next == "" {
+			return out, nil
+		}
+		cont = next
 	}
-	return out, nil
 }
+
+// listPage reads one LIST response, retrying it when the connection breaks
+// while the body arrives.
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) ([]*unstructured.Unstructured, string, error) {
+	delay := retryBase
+	for attempt := 1; ; attempt++ {
+		items, next, err := c.streamPage(ctx, m, selector, cont)
+		var broken *brokenBody
+		if err == nil || !errors.As(err, &broken) || attempt >= readAttempts {
+			return items, next, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-time.After(jitter(delay)):
+		}
+		delay = min(delay*2, readRetryMax)
+	}
+}
+
+// streamPage sends one LIST request and decodes its response as it streams.
+func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) ([]*unstructured.Unstructured, string, error) {
+	req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
+		SetHeader("Accept", "application/json")
+	if c.pageSize > 0 {
+		req = req.Param("limit", strconv.FormatInt(c.pageSize, 10))
+	}
+	if selector != "" {
+		req = req.Param("labelSelector", selector)
+	}
+	if cont != "" {
+		req = req.Param("continue", cont)
+	}
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer body.Close()
+	r := &bodyReader{r: body}
+	items, next, err := decodeListStream(r, m.GroupVersionKind, selector != "")
+	if r.err != nil && r.err != io.EOF && transientResponse(nil, r.err) {
+		return nil, "", &brokenBody{r.err}
+	}
+	if r.err != nil && r.err != io.EOF {
+		return nil, "", r.err
+	}
+	return items, next, err
+}
+
+// bodyReader remembers the error reading a response body ended with, so a
+// broken connection is told apart from a malformed list.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// brokenBody is a LIST response whose connection broke mid-body.
+type brokenBody struct{ err error }
+
+func (b *brokenBody) Error() string { return "read list response: " + b.err.Error() }
+func (b *brokenBody) Unwrap() error { return b.err }
 
 // resourcePath is the URL path of a resource across all namespaces.
 func resourcePath(r schema.GroupVersionResource) []string {
@@ -214,7 +257,7 @@ func resourcePath(r schema.GroupVersionResource) []string {
 // listMetadata pages through the metadata of every object of a resource.
 func (c *Client) listMetadata(ctx context.Context, m *meta.RESTMapping) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	opts := metav1.ListOptions{Limit: c.pageSize}
+	opts := metav1.ListOptions{Limit: max(c.pageSize, 0)}
 	for {
 		l, err := c.metadata.Resource(m.Resource).List(ctx, opts)
 		if err != nil {

@@ -13,10 +13,9 @@ import (
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
-// TestRefreshPages checks that refresh reads every page of a kind (the
-// next page requested while the previous one is decoded), with one LIST
-// per page and no GET of a single object, and keeps only gpuform's
-// managed fields of the stack's objects.
+// TestRefreshPages checks that refresh reads a kind in one LIST by default
+// and every page of it with a page size set, with no GET of a single
+// object, and keeps only gpuform's managed fields of the stack's objects.
 func TestRefreshPages(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	_, cs := client(t)
@@ -30,8 +29,22 @@ func TestRefreshPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, tt := range []struct {
+		pageSize int64
+		lists    int
+	}{{0, 1}, {2, (n + 1) / 2}} {
+		t.Run(fmt.Sprintf("page size %d", tt.pageSize), func(t *testing.T) {
+			refreshPages(t, stack, n, tt.pageSize, tt.lists)
+		})
+	}
+}
+
+// refreshPages refreshes the n namespaces of stack with page size
+// pageSize and checks what it read and that it took lists LIST requests.
+func refreshPages(t *testing.T, stack string, n int, pageSize int64, lists int) {
+	ctx := kubeapitest.Context(t)
 	var counter kubeapitest.Counter
-	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig, PageSize: 2, WrapTransport: counter.Wrap})
+	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig, PageSize: pageSize, WrapTransport: counter.Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +78,7 @@ func TestRefreshPages(t *testing.T) {
 			pages++
 		}
 	}
-	if pages != (n+1)/2 {
-		t.Errorf("%d LIST requests of namespaces, want %d pages of 2:\n%s", pages, (n+1)/2, strings.Join(counter.Requests(), "\n"))
+	if pages != lists {
+		t.Errorf("%d LIST requests of namespaces, want %d:\n%s", pages, lists, strings.Join(counter.Requests(), "\n"))
 	}
 }

@@ -48,6 +48,8 @@ type bench struct {
 	runs                   int
 	heavyRuns              map[string]int
 	log                    io.Writer
+	// prepareOnly stops each size once its clusters are ready (-prepare).
+	prepareOnly bool
 }
 
 func main() {
@@ -56,16 +58,21 @@ func main() {
 	kruns := flag.String("heavy-runs", "", "repetitions per size of the long measurements (applies from empty, kubectl diff), e.g. L=1 (default: -runs)")
 	out := flag.String("out", "docs/performance.md", "markdown file whose bench section receives the table (empty: stdout only)")
 	work := flag.String("work", "", "working directory for configs and clusters (default: a temporary one, removed)")
+	prepare := flag.Bool("prepare", false, "only prepare each size in -work: its configurations, the template cluster, and WORK/SIZE/run applied by gpuform (stopped; start it with bin/kubeapi --dir), for profiling by hand; measures nothing")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := mainErr(ctx, *sizes, *runs, *kruns, *out, *work); err != nil {
+	if *prepare && *work == "" {
+		fmt.Fprintln(os.Stderr, "bench: -prepare needs -work")
+		os.Exit(2)
+	}
+	if err := mainErr(ctx, *sizes, *runs, *kruns, *out, *work, *prepare); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work string) error {
+func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work string, prepare bool) error {
 	if runs < 1 {
 		return fmt.Errorf("-runs must be at least 1")
 	}
@@ -73,7 +80,7 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 	if err != nil {
 		return err
 	}
-	b := &bench{runs: runs, heavyRuns: map[string]int{}, log: os.Stderr}
+	b := &bench{runs: runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: prepare}
 	for _, kv := range strings.Split(kruns, ",") {
 		if kv == "" {
 			continue
@@ -115,6 +122,9 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 		r, err := b.measureSize(ctx, *size)
 		if err != nil {
 			return fmt.Errorf("size %s: %w", name, err)
+		}
+		if prepare {
+			continue
 		}
 		results = append(results, r)
 		report := machine(ctx, b) + "\n" + table(results)

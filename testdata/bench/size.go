@@ -76,6 +76,15 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 	}
 	b.logf("size %s: template cluster ready in %s", s.Name, time.Since(start).Round(time.Second))
 
+	if b.prepareOnly {
+		srv, err := b.applyGpuform(ctx, res, template, dir, full)
+		if err != nil {
+			return nil, err
+		}
+		srv.Stop()
+		b.logf("size %s: prepared: %s (configuration), %s (applied cluster; bin/kubeapi --dir)", s.Name, full, filepath.Join(dir, "run"))
+		return res, nil
+	}
 	heavy := b.runs
 	if n, ok := b.heavyRuns[s.Name]; ok {
 		heavy = n
