@@ -114,6 +114,15 @@ func (s *Server) Stop() {
 	s.log.Close()
 }
 
+// PID is the harness process's id (API server, etcd and controllers run in
+// it), for measuring what it uses.
+func (s *Server) PID() int {
+	if s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // RESTConfig returns the admin client configuration.
 func (s *Server) RESTConfig() (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", s.Kubeconfig)

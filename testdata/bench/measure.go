@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -117,4 +118,53 @@ func trim(s string) string {
 		return s[:1000] + "\n...\n" + s[len(s)-1000:]
 	}
 	return s
+}
+
+// settle waits until the process pid has used less than 10% of a core for
+// a whole second (at most a minute), so that the controllers' work after an
+// apply (quota status, service accounts, CA bundles in every new namespace)
+// is not measured as part of the next command; it returns how long it waited.
+func settle(ctx context.Context, pid int) time.Duration {
+	start := time.Now()
+	prev, ok := cpuTime(pid)
+	for ok && time.Since(start) < time.Minute {
+		select {
+		case <-ctx.Done():
+			return time.Since(start)
+		case <-time.After(time.Second):
+		}
+		cur, ok2 := cpuTime(pid)
+		if !ok2 {
+			break
+		}
+		if cur-prev < 100*time.Millisecond {
+			break
+		}
+		prev = cur
+	}
+	return time.Since(start)
+}
+
+// cpuTime is the user and system CPU time process pid has used so far
+// (/proc/PID/stat; clock ticks of 10 ms); ok is false where it cannot be read.
+func cpuTime(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }

@@ -118,6 +118,7 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 	}
 	for i := range max(b.runs, heavy) {
 		if i < b.runs {
+			settle(ctx, kept.PID())
 			r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", full, "plan", "--detailed-exitcode")
 			if err != nil || r.exit != 0 {
 				return nil, fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
@@ -154,6 +155,7 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(d), n)
 		}
 		if i < heavy {
+			settle(ctx, kept.PID())
 			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", rendered)
 			if err != nil || r.exit > 1 {
 				return nil, fmt.Errorf("kubectl diff: exit %d: %v\n%s", r.exit, err, trim(r.stderr))
@@ -173,6 +175,7 @@ func (b *bench) applyKubectl(ctx context.Context, res *sizeResult, template, dir
 		return err
 	}
 	defer srv.Stop()
+	settle(ctx, srv.PID())
 	r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", rendered)
 	if err != nil || r.exit != 0 {
 		return fmt.Errorf("kubectl apply: %v\n%s", err, trim(r.stderr))
@@ -189,6 +192,7 @@ func (b *bench) applyGpuform(ctx context.Context, res *sizeResult, template, dir
 	if err != nil {
 		return nil, err
 	}
+	settle(ctx, srv.PID())
 	r, err := b.gpuform(ctx, srv, "-v", "2", "--chdir", full, "apply", "--auto-approve")
 	if err != nil || r.exit != 0 {
 		srv.Stop()
@@ -246,8 +250,9 @@ func listURLs(reqs []request) []string {
 	return out
 }
 
-// continueToken finds the list's continue token near the start of a JSON
-// list response (list metadata comes before the items).
+// continueToken finds a list's continue token: near the start of a JSON
+// list response of a built-in kind (metadata before items), near the end of
+// a custom resource's (its keys are sorted, so items come first).
 var continueToken = regexp.MustCompile(`"continue":"([^"]*)"`)
 
 // floorLists issues the LIST requests raw, 8 at a time as gpuform's refresh
@@ -287,7 +292,11 @@ func floorLists(ctx context.Context, cfg *rest.Config, urls []string) (time.Dura
 				n++
 				mu.Unlock()
 				next = ""
-				if m := continueToken.FindSubmatch(body[:min(len(body), 4096)]); m != nil && len(m[1]) > 0 {
+				m := continueToken.FindSubmatch(body[:min(len(body), 4096)])
+				if m == nil {
+					m = continueToken.FindSubmatch(body[max(0, len(body)-4096):])
+				}
+				if m != nil && len(m[1]) > 0 {
 					u, _ := url.Parse(first)
 					q := u.Query()
 					q.Set("continue", string(m[1]))
