@@ -96,9 +96,17 @@ type Retry struct {
 	Base, Max time.Duration
 }
 
+// DefaultParallelism is how many changes apply keeps in flight unless told
+// otherwise. Requests are bounded by concurrency, not by a client-side rate:
+// the API server's Priority and Fairness answers 429 with Retry-After when
+// it is saturated, which apply honours. 16 in flight kept a two-core API
+// server busy in the size-M benchmark (docs/performance.md); 10 left it
+// waiting on round trips.
+const DefaultParallelism = 16
+
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
-	// Parallelism bounds the changes in flight; zero means 10.
+	// Parallelism bounds the changes in flight; zero means DefaultParallelism.
 	Parallelism int
 	// Progress, when set, is called (serialised) as changes start and end.
 	Progress func(Event)
@@ -126,7 +134,7 @@ type ApplyOptions struct {
 // Cancelling ctx stops new changes from starting; changes in flight finish.
 func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	if opts.Parallelism <= 0 {
-		opts.Parallelism = 10
+		opts.Parallelism = DefaultParallelism
 	}
 	if opts.MIGTimeout <= 0 {
 		opts.MIGTimeout = 15 * time.Minute

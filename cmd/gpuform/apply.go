@@ -50,7 +50,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "apply without asking for confirmation")
-	fl.IntVar(&f.parallelism, "parallelism", 10, "how many changes to apply at once")
+	fl.IntVar(&f.parallelism, "parallelism", engine.DefaultParallelism, "how many changes to apply at once")
 	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "how long to wait for the stack's lock (0: fail at once if held)")
 	fl.DurationVar(&f.migTimeout, "mig-timeout", 15*time.Minute, "how long to wait for one node's MIG re-partitioning before failing its change")
 	fl.BoolVar(&f.allowDestroy, "allow-destroy", false, "allow deleting protected tenants' namespaces and more than --max-deletes objects")

@@ -67,7 +67,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
 	fl.StringVar(&f.metricsFile, "metrics-file", "", "also write Prometheus text-format gauges to `FILE`, atomically (node-exporter's textfile collector)")
 	fl.BoolVar(&f.fix, "fix", false, "apply the configuration at the ref to remove the drift (takes the lock; implies --auto-approve)")
-	fl.IntVar(&f.apply.parallelism, "parallelism", 10, "with --fix: how many changes to apply at once")
+	fl.IntVar(&f.apply.parallelism, "parallelism", engine.DefaultParallelism, "with --fix: how many changes to apply at once")
 	fl.DurationVar(&f.apply.lockTimeout, "lock-timeout", 0, "with --fix: how long to wait for the stack's lock (0: fail at once if held)")
 	fl.BoolVar(&f.apply.allowDestroy, "allow-destroy", false, "with --fix: allow deleting protected tenants' namespaces and more than --max-deletes objects")
 	fl.IntVar(&f.apply.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "with --fix: most objects one fix may delete without --allow-destroy")

@@ -163,6 +163,7 @@ func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
 // loadValid loads the configuration in the working directory and validates
 // it; diags holds everything found, cfg is usable only without errors.
 func (g *globals) loadValid() (*config.Config, hcl.Diagnostics) {
+	defer g.loadGC()()
 	opts, diags := g.loadOptions()
 	if diags.HasErrors() {
 		return &config.Config{}, diags

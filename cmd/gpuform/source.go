@@ -45,6 +45,7 @@ func (g *globals) loadValidAt(ctx context.Context, repo, ref string) (*config.Co
 	if err != nil {
 		return fail(err)
 	}
+	defer g.loadGC()()
 	opts, diags := g.loadOptions()
 	if diags.HasErrors() {
 		return &config.Config{}, source{}, diags

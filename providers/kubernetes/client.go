@@ -31,8 +31,11 @@ type Options struct {
 	// Context is the kubeconfig context (--context, else the cluster
 	// block); empty means the kubeconfig's current context.
 	Context string
-	// QPS and Burst bound the client's request rate. Zero means 200 and 400:
-	// client-go's default of 5 QPS is far too low for bulk plans.
+	// QPS and Burst bound the client's request rate. Zero QPS means no
+	// client-side limit: gpuform bounds its requests by how many are in
+	// flight (apply's parallelism, refresh's 8 LISTs) and leaves shedding load
+	// to the API server's Priority and Fairness, whose 429s it honours. (A
+	// limit of 200 QPS was what capped a size-M apply at 198 objects/s.)
 	QPS   float32
 	Burst int
 	// Timeout bounds every single request; zero means 60s.
@@ -98,10 +101,7 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.QPS == 0 {
-		cfg.QPS = 200
-	}
-	if cfg.Burst == 0 {
-		cfg.Burst = 400
+		cfg.QPS = -1 // client-go: no rate limiter
 	}
 	cfg.Timeout = opts.Timeout
 	if cfg.Timeout == 0 {
