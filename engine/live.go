@@ -30,7 +30,7 @@ type RefreshOptions struct {
 	// Adopt reads foreign objects whole (they will be diffed for adoption)
 	// instead of by metadata only.
 	Adopt bool
-	// Parallelism bounds concurrent LISTs; zero means 8.
+	// Parallelism bounds concurrent LISTs; zero means 16 (every kind at once).
 	Parallelism int
 }
 

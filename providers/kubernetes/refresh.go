@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,14 +34,14 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	}
 	par := opts.Parallelism
 	if par == 0 {
-		par = 8
+		par = 16
 	}
 	selector := metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + d.Stack}
 	var mu sync.Mutex
 	mappings := map[schema.GroupKind]*meta.RESTMapping{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
-	for _, k := range d.Kinds {
+	for _, k := range largestFirst(d) {
 		g.Go(func() error {
 			m, err := c.mapping(k)
 			if err != nil {
@@ -103,6 +104,19 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		return nil, err
 	}
 	return live, nil
+}
+
+// largestFirst orders d's kinds by how many objects of each d wants, most
+// first: the LIST of the largest kind (the InferenceServices) takes the API
+// server longest, so it goes out first rather than behind the small ones.
+func largestFirst(d *engine.Desired) []engine.Kind {
+	n := map[schema.GroupKind]int{}
+	for _, o := range d.Objects {
+		n[o.Object.GroupVersionKind().GroupKind()]++
+	}
+	kinds := slices.Clone(d.Kinds)
+	slices.SortStableFunc(kinds, func(a, b engine.Kind) int { return n[b.GroupKind()] - n[a.GroupKind()] })
+	return kinds
 }
 
 // findForeign looks for desired objects that exist without the stack label.
