@@ -3,8 +3,10 @@ package kubernetes
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	jsoniter "github.com/json-iterator/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,9 +45,19 @@ func decodeListStream(r io.Reader, gvk schema.GroupVersionKind, trim bool) ([]*u
 	return decodeListFrom(jsoniter.Parse(jsoniter.ConfigCompatibleWithStandardLibrary, r, decodeStreamBuffer), gvk, trim)
 }
 
+// itemBatch is how many items of a list one worker decodes at a time.
+const itemBatch = 128
+
+// maxDecodeWorkers bounds the goroutines that decode one list's items.
+const maxDecodeWorkers = 4
+
+// decodeListFrom is decodeList over it. The items' bytes are cut out of
+// the stream here and decoded into objects by up to maxDecodeWorkers
+// goroutines, itemBatch at a time, so a long list (the 20,000
+// InferenceServices of size L) is decoded on every core while it arrives;
+// the items keep their order.
 func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
 	d := &decoder{strings: map[string]string{}}
-	var items []*unstructured.Unstructured
 	cont := ""
 	if it.WhatIsNext() != jsoniter.ObjectValue {
 		if it.Error != nil && it.Error != io.EOF {
@@ -53,6 +65,8 @@ func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim boo
 		}
 		return nil, "", fmt.Errorf("decode %s list: not a JSON object", gvk.Kind)
 	}
+	p := newItemPool(gvk, trim)
+	var batch [][]byte
 	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
 		switch key {
 		case "metadata":
@@ -66,19 +80,15 @@ func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim boo
 				return true
 			}
 			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-				obj, ok := d.value(it).(map[string]any)
-				if !ok {
-					it.ReportError("decode list", "an item is not an object")
+				raw := it.SkipAndReturnBytes()
+				if it.Error != nil {
 					return false
 				}
-				if trim {
-					trimObject(obj)
+				batch = append(batch, raw)
+				if len(batch) == itemBatch {
+					p.add(batch)
+					batch = nil
 				}
-				u := &unstructured.Unstructured{Object: obj}
-				if u.GetKind() == "" {
-					u.SetGroupVersionKind(gvk)
-				}
-				items = append(items, u)
 				return true
 			})
 		default:
@@ -86,11 +96,115 @@ func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim boo
 		}
 		return it.Error == nil
 	})
+	if len(batch) > 0 {
+		p.add(batch)
+	}
+	items, err := p.wait()
 	if it.Error != nil {
 		// A list cut short ends in io.EOF: an error like any other.
 		return nil, "", fmt.Errorf("decode %s list: %w", gvk.Kind, it.Error)
 	}
+	if err != nil {
+		return nil, "", fmt.Errorf("decode %s list: %w", gvk.Kind, err)
+	}
 	return items, cont, nil
+}
+
+// itemPool decodes batches of raw list items on worker goroutines, started
+// as batches arrive, each with its own string interning.
+type itemPool struct {
+	gvk     schema.GroupVersionKind
+	trim    bool
+	jobs    chan itemJob
+	wg      sync.WaitGroup
+	workers int
+	n       int
+
+	mu      sync.Mutex
+	results [][]*unstructured.Unstructured
+	err     error
+}
+
+type itemJob struct {
+	index int
+	raws  [][]byte
+}
+
+func newItemPool(gvk schema.GroupVersionKind, trim bool) *itemPool {
+	return &itemPool{gvk: gvk, trim: trim, jobs: make(chan itemJob, maxDecodeWorkers)}
+}
+
+// add queues one batch, starting another worker while there are fewer
+// than the processors allow.
+func (p *itemPool) add(raws [][]byte) {
+	if p.workers < min(runtime.GOMAXPROCS(0), maxDecodeWorkers) {
+		p.workers++
+		p.wg.Go(p.work)
+	}
+	p.mu.Lock()
+	p.results = append(p.results, nil)
+	p.mu.Unlock()
+	p.jobs <- itemJob{p.n, raws}
+	p.n++
+}
+
+func (p *itemPool) work() {
+	d := &decoder{strings: map[string]string{}}
+	for job := range p.jobs {
+		out := make([]*unstructured.Unstructured, 0, len(job.raws))
+		var err error
+		for _, raw := range job.raws {
+			var u *unstructured.Unstructured
+			if u, err = d.item(raw, p.gvk, p.trim); err != nil {
+				break
+			}
+			out = append(out, u)
+		}
+		p.mu.Lock()
+		p.results[job.index] = out
+		if err != nil && p.err == nil {
+			p.err = err
+		}
+		p.mu.Unlock()
+	}
+}
+
+// wait returns every item decoded, in list order, or the first error.
+func (p *itemPool) wait() ([]*unstructured.Unstructured, error) {
+	close(p.jobs)
+	p.wg.Wait()
+	if p.err != nil {
+		return nil, p.err
+	}
+	n := 0
+	for _, r := range p.results {
+		n += len(r)
+	}
+	items := make([]*unstructured.Unstructured, 0, n)
+	for _, r := range p.results {
+		items = append(items, r...)
+	}
+	return items, nil
+}
+
+// item decodes one list item from its raw bytes.
+func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*unstructured.Unstructured, error) {
+	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, raw)
+	obj, ok := d.value(it).(map[string]any)
+	if it.Error != nil {
+		return nil, it.Error
+	}
+	if !ok {
+		return nil, fmt.Errorf("an item is not an object")
+	}
+	if trim {
+		trimObject(obj)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if u.GetKind() == "" {
+		u.SetGroupVersionKind(gvk)
+	}
+	return u, nil
 }
 
 // decoder reads JSON values as unstructured content, interning strings.

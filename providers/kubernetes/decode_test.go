@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -147,6 +148,45 @@ func TestDecodeListStreamReadError(t *testing.T) {
 		items, _, err := decodeListStream(r, gvk, false)
 		if !errors.Is(err, broken) {
 			t.Errorf("cut at %d: %d items, error %v, want the read error", cut, len(items), err)
+		}
+	}
+}
+
+// TestDecodeListManyItems checks a list of many batches of items: the
+// workers' objects come back complete and in list order, and a bad item
+// deep in the list fails the whole list.
+func TestDecodeListManyItems(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	n := 10*itemBatch + 7
+	var b strings.Builder
+	b.WriteString(`{"kind":"NamespaceList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"metadata":{"name":"ns-%d","labels":{"i":"%d"}},"status":{"phase":"Active"}}`, i, i)
+	}
+	b.WriteString(`]}`)
+	body := b.String()
+	for _, dec := range listDecoders {
+		items, _, err := dec.decode(body, gvk, true)
+		if err != nil {
+			t.Fatalf("%s: %v", dec.name, err)
+		}
+		if len(items) != n {
+			t.Fatalf("%s: %d items, want %d", dec.name, len(items), n)
+		}
+		for i, u := range items {
+			if u.GetName() != fmt.Sprintf("ns-%d", i) || u.GetLabels()["i"] != fmt.Sprint(i) || u.GetKind() != "Namespace" {
+				t.Fatalf("%s: item %d is %s %v", dec.name, i, u.GetName(), u.GetLabels())
+			}
+			if _, ok := u.Object["status"]; ok {
+				t.Fatalf("%s: item %d kept its status", dec.name, i)
+			}
+		}
+		bad := strings.Replace(body, `"ns-1000"`, `"ns-1000",01`, 1)
+		if items, _, err := dec.decode(bad, gvk, true); err == nil || !strings.Contains(err.Error(), "Namespace") {
+			t.Errorf("%s: a bad item 1000 gave %d items, error %v", dec.name, len(items), err)
 		}
 	}
 }
