@@ -128,6 +128,9 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 			reqs := requests(r.stderr)
 			res.planReqs = len(reqs)
 			lists := listURLs(reqs)
+			if len(lists) == 0 {
+				return nil, fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(r.stderr))
+			}
 			res.planLists = len(lists)
 
 			r, err = b.gpuform(ctx, kept, "-v", "2", "--chdir", changed, "plan", "--detailed-exitcode")
@@ -237,17 +240,33 @@ func changes(out string) int {
 	return a + c + d
 }
 
-// listURLs returns the first pages of the LIST requests among reqs.
+// listURLs returns the LIST requests among reqs (their first pages, when
+// paginated): every GET but discovery's (/api, /apis and group versions).
+// A plan makes no other GET.
 func listURLs(reqs []request) []string {
 	var out []string
 	for _, q := range reqs {
 		u, err := url.Parse(q.url)
-		if q.method != "GET" || err != nil || !strings.Contains(u.RawQuery, "limit=") || u.Query().Get("continue") != "" {
+		if q.method != "GET" || err != nil || u.Query().Get("continue") != "" || discoveryPath(u.Path) {
 			continue
 		}
 		out = append(out, q.url)
 	}
 	return out
+}
+
+// discoveryPath reports whether path is a discovery document: /api, /apis,
+// /api/v1 or /apis/GROUP/VERSION (a LIST's path names a resource after
+// those).
+func discoveryPath(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
 }
 
 // continueToken finds a list's continue token: near the start of a JSON
