@@ -32,13 +32,14 @@ demo: build
 	$(GPUFORM) --chdir $(DEMO) inventory
 	$(GPUFORM) --chdir examples/bank validate
 
-## test: every test, vet and formatting; builds the API server harness first
+## test: every test (with the benchmark driver's, which ./... skips under testdata), vet and
+## formatting; builds the API server harness first
 test: lint $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
 
 ## lint: go vet and gofmt
 lint:
-	$(GO) vet ./...
+	$(GO) vet ./... ./testdata/bench/...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^testdata/kubeapi/')); \
 	if [ -n "$$out" ]; then echo "gofmt wants to rewrite:"; echo "$$out"; exit 1; fi
 
