@@ -53,6 +53,9 @@ type bench struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == measureChildArg {
+		os.Exit(measureChild(os.Args[2:]))
+	}
 	sizes := flag.String("sizes", "S,M,L", "comma-separated sizes to measure (S, M, L)")
 	runs := flag.Int("runs", 3, "repetitions of every measurement")
 	kruns := flag.String("heavy-runs", "", "repetitions per size of the long measurements (applies from empty, kubectl diff), e.g. L=1 (default: -runs)")

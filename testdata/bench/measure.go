@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -26,13 +27,35 @@ type result struct {
 }
 
 // run runs name with args, measuring its wall time and peak RSS.
+//
+// The command is started through this program re-executed as a small
+// parent (measureChild), which reports the command's peak RSS on file
+// descriptor 3. Started directly, the RSS would be wrong: Go starts
+// children with vfork, and Linux counts the parent's resident memory at the
+// time of exec into the child's peak (so every command measured at least
+// the bench's own RSS, some 200 MB after an apply's log was read).
 func run(ctx context.Context, env []string, name string, args ...string) (result, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	rssR, rssW, err := os.Pipe()
+	if err != nil {
+		return result{}, err
+	}
+	defer rssR.Close()
+	cmd := exec.CommandContext(ctx, self, append([]string{measureChildArg, name}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.ExtraFiles = []*os.File{rssW}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		rssW.Close()
+		return result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	rssW.Close()
+	err = cmd.Wait()
 	r := result{wall: time.Since(start), stdout: out.String(), stderr: errb.String()}
 	var exit *exec.ExitError
 	switch {
@@ -41,10 +64,42 @@ func run(ctx context.Context, env []string, name string, args ...string) (result
 	case err != nil:
 		return r, fmt.Errorf("run %s: %w", name, err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss * 1024
+	rss, _ := io.ReadAll(rssR)
+	if n, err := strconv.ParseInt(strings.TrimSpace(string(rss)), 10, 64); err == nil {
+		r.maxRSS = n
+	} else if r.exit != measureChildFailed {
+		return r, fmt.Errorf("run %s: no peak RSS reported (%q)", name, rss)
 	}
 	return r, nil
+}
+
+// measureChildArg, as the first argument, makes this program run the
+// command that follows and report its peak RSS in bytes on file
+// descriptor 3 (see run).
+const measureChildArg = "-measure-child"
+
+// measureChildFailed is the exit code of measureChild when the command
+// could not be started.
+const measureChildFailed = 125
+
+// measureChild runs args[0] with args[1:], passing standard input and
+// output through, and returns its exit code after writing its peak RSS to
+// file descriptor 3. The command is killed if this process dies.
+func measureChild(args []string) int {
+	report := os.NewFile(3, "rss")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return measureChildFailed
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		fmt.Fprintln(report, ru.Maxrss*1024)
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // gpuform runs the gpuform binary against s.

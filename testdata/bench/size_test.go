@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -24,4 +26,33 @@ func TestListURLs(t *testing.T) {
 	if got := listURLs(reqs); !reflect.DeepEqual(got, want) {
 		t.Errorf("listURLs = %q, want %q", got, want)
 	}
+}
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == measureChildArg {
+		os.Exit(measureChild(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// run reports the command's own peak RSS, exit code and output, not the
+// RSS of the process that started it (which vfork would count).
+func TestRunMeasuresTheChild(t *testing.T) {
+	ballast := make([]byte, 300<<20)
+	for i := range ballast {
+		if i%4096 == 0 {
+			ballast[i] = 1
+		}
+	}
+	r, err := run(t.Context(), nil, "/bin/sh", "-c", "echo out; echo err >&2; exit 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.exit != 3 || r.stdout != "out\n" || r.stderr != "err\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.exit, r.stdout, r.stderr)
+	}
+	if r.maxRSS <= 0 || r.maxRSS > 100<<20 {
+		t.Errorf("peak RSS of sh is %d MB, want (0, 100] MB with the parent holding %d MB", r.maxRSS>>20, len(ballast)>>20)
+	}
+	runtime.KeepAlive(ballast)
 }
