@@ -3,9 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,12 +37,13 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		p.ReadVersions[k] = ReadVersion(u)
 	}
 	var changes []*Change
-	for _, o := range d.Objects {
+	fields := diffObjects(d.Objects, live.Objects)
+	for i, o := range d.Objects {
 		k := o.Key()
 		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
 		if cur, ok := live.Objects[k]; ok {
 			c.Before = cur
-			c.Fields = diffFields(o.Object.Object, cur, FieldManager)
+			c.Fields = fields[i]
 			if len(c.Fields) == 0 {
 				p.Summary.Unchanged++
 				continue
@@ -112,6 +115,31 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// diffObjectsBatch is the fewest objects worth a goroutine of diffObjects.
+const diffObjectsBatch = 512
+
+// diffObjects returns diffFields of every desired object against its live
+// copy in the stack (nil where there is none), index by index, computed on
+// every processor: comparing the fields is most of a large diff's time.
+func diffObjects(objs []*Object, live map[Key]*unstructured.Unstructured) [][]FieldDiff {
+	out := make([][]FieldDiff, len(objs))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(objs)/diffObjectsBatch))
+	per := (len(objs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(objs); lo += per {
+		hi := min(lo+per, len(objs))
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if cur, ok := live[objs[i].Key()]; ok {
+					out[i] = diffFields(objs[i].Object.Object, cur, FieldManager)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // missingKinds fails when a desired object needs a kind the cluster lacks.

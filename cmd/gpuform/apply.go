@@ -62,7 +62,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 
 // applyConfig plans under the lock, asks, and applies.
 func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
-	cfg, desired, src, err := g.compileAt(ctx, "", "")
+	cfg, desired, src, err := g.compileAt(ctx, "", "", nil)
 	if err != nil {
 		return err
 	}

@@ -122,11 +122,18 @@ func (g *globals) plan(ctx context.Context, adopt bool) (*config.Config, *engine
 // planAt is plan with the configuration from git (repo and ref as
 // loadValidAt takes them); the plan records where it came from.
 func (g *globals) planAt(ctx context.Context, repo, ref string, adopt bool) (*config.Config, *engine.Plan, cluster, error) {
-	cfg, desired, src, err := g.compileAt(ctx, repo, ref)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	client, err := g.openCluster(cfg)
+	var client cluster
+	cfg, desired, src, err := g.compileAt(ctx, repo, ref, func(cfg *config.Config) error {
+		// The configuration is valid: the stack's LISTs can go out while
+		// it compiles.
+		var err error
+		if client, err = g.openCluster(cfg); err == nil {
+			if pf, ok := client.(prefetcher); ok {
+				pf.Prefetch(ctx, cfg.Settings.Stack)
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -158,9 +165,16 @@ func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, cont
 	return f.Close()
 }
 
+// prefetcher starts reading a stack's objects before Refresh asks for
+// them (the Kubernetes provider's Prefetch).
+type prefetcher interface {
+	Prefetch(ctx context.Context, stack string)
+}
+
 // compileAt loads (as loadValidAt), validates and compiles, stamping the
-// desired objects with the commit; diagnostics are printed here.
-func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Config, *engine.Desired, source, error) {
+// desired objects with the commit; diagnostics are printed here. valid,
+// when not nil, runs once the configuration is valid, before it compiles.
+func (g *globals) compileAt(ctx context.Context, repo, ref string, valid func(*config.Config) error) (*config.Config, *engine.Desired, source, error) {
 	start := time.Now()
 	cfg, src, diags := g.loadValidAt(ctx, repo, ref)
 	g.writeDiags(cfg, diags)
@@ -168,6 +182,11 @@ func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Conf
 		return nil, nil, src, &exitError{code: 1}
 	}
 	start = g.timed("load", start)
+	if valid != nil {
+		if err := valid(cfg); err != nil {
+			return nil, nil, src, err
+		}
+	}
 	desired, err := engine.Compile(cfg)
 	if err != nil {
 		return nil, nil, src, err
@@ -181,7 +200,7 @@ func (g *globals) compileAt(ctx context.Context, repo, ref string) (*config.Conf
 
 // compile loads, validates and compiles; diagnostics are printed here.
 func (g *globals) compile() (*config.Config, *engine.Desired, error) {
-	cfg, desired, _, err := g.compileAt(context.Background(), "", "")
+	cfg, desired, _, err := g.compileAt(context.Background(), "", "", nil)
 	return cfg, desired, err
 }
 
@@ -280,7 +299,7 @@ func configSource(s source) *engine.ConfigSource {
 // the preview (a pull request needs to see them) but end it with exit 1,
 // as plan does.
 func (g *globals) preview(ctx context.Context, f *planFlags, format string) error {
-	head, desired, src, err := g.compileAt(ctx, f.repo, f.ref)
+	head, desired, src, err := g.compileAt(ctx, f.repo, f.ref, nil)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +56,10 @@ type Client struct {
 	metadata metadata.Interface
 	mapper   meta.RESTMapper
 	pageSize int64
+	// prefetched holds the stack's LISTs that Prefetch started, until
+	// Refresh takes them.
+	prefetchMu sync.Mutex
+	prefetched *stackLists
 	// Server and Context describe the cluster for messages.
 	Server  string
 	Context string

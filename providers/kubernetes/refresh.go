@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strconv"
 	"sync"
@@ -25,23 +26,88 @@ import (
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
-// (see decodeList): the diff reads nothing else of them.
+// (see decodeList): the diff reads nothing else of them. LISTs that
+// Prefetch started for the same stack and kinds are used, not sent again.
 func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
-	live := &engine.Live{
-		Objects: map[engine.Key]*unstructured.Unstructured{},
-		Foreign: map[engine.Key]*unstructured.Unstructured{},
-		Source:  fmt.Sprintf("%s (context %s)", c.Server, c.Context),
-	}
 	par := opts.Parallelism
 	if par == 0 {
 		par = 16
 	}
-	selector := metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + d.Stack}
+	c.prefetchMu.Lock()
+	sl := c.prefetched
+	c.prefetched = nil
+	c.prefetchMu.Unlock()
+	if sl == nil || sl.stack != d.Stack || !slices.Equal(sl.kinds, d.Kinds) {
+		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par)
+	}
+	select {
+	case <-sl.done:
+	case <-ctx.Done():
+		// The LISTs stop with ctx too (a prefetch's share the command's
+		// context) and say which request did not finish: wait briefly for
+		// that rather than report a bare deadline.
+		select {
+		case <-sl.done:
+		case <-time.After(listsGrace):
+			return nil, ctx.Err()
+		}
+	}
+	if sl.err != nil {
+		return nil, sl.err
+	}
+	live := sl.live
+	live.Foreign = map[engine.Key]*unstructured.Unstructured{}
+	live.Source = fmt.Sprintf("%s (context %s)", c.Server, c.Context)
+	if err := c.findForeign(ctx, d, live, sl.mappings, opts, par); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// listsGrace is how long Refresh, once its context ends, waits for the
+// LISTs in flight to report which of them it cut short.
+const listsGrace = 200 * time.Millisecond
+
+// Prefetch starts the LISTs of stack's objects (every managed kind), of
+// the Nodes and of the ClusterPolicies, so that the API server serves them
+// while the configuration compiles; the next Refresh of the same stack
+// waits for them instead of sending them. Call it only once the
+// configuration is valid: a bad configuration makes no cluster call.
+func (c *Client) Prefetch(ctx context.Context, stack string) {
+	kinds := engine.ManagedKinds()
+	sl := c.startLists(ctx, stack, kinds, slices.Backward(kinds), 16)
+	c.prefetchMu.Lock()
+	c.prefetched = sl
+	c.prefetchMu.Unlock()
+}
+
+// stackLists are the LISTs of a stack's kinds, its Nodes and its
+// ClusterPolicies, in flight until done is closed.
+type stackLists struct {
+	stack    string
+	kinds    []engine.Kind
+	done     chan struct{}
+	live     *engine.Live
+	mappings map[schema.GroupKind]*meta.RESTMapping
+	err      error
+}
+
+// startLists sends the LISTs of stack's kinds (in the order of send, at
+// most par at once), of the Nodes and of the ClusterPolicies.
+func (c *Client) startLists(ctx context.Context, stack string, kinds []engine.Kind, send iter.Seq2[int, engine.Kind], par int) *stackLists {
+	sl := &stackLists{
+		stack:    stack,
+		kinds:    kinds,
+		done:     make(chan struct{}),
+		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}},
+		mappings: map[schema.GroupKind]*meta.RESTMapping{},
+	}
+	live := sl.live
+	selector := metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + stack}
 	var mu sync.Mutex
-	mappings := map[schema.GroupKind]*meta.RESTMapping{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
-	for _, k := range largestFirst(d) {
+	for _, k := range send {
 		g.Go(func() error {
 			m, err := c.mapping(k)
 			if err != nil {
@@ -59,7 +125,7 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			mappings[k.GroupKind()] = m
+			sl.mappings[k.GroupKind()] = m
 			for _, u := range items {
 				live.Objects[engine.KeyOf(u)] = u
 			}
@@ -97,26 +163,24 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		mu.Unlock()
 		return nil
 	})
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if err := c.findForeign(ctx, d, live, mappings, opts, par); err != nil {
-		return nil, err
-	}
-	return live, nil
+	go func() {
+		sl.err = g.Wait()
+		close(sl.done)
+	}()
+	return sl
 }
 
-// largestFirst orders d's kinds by how many objects of each d wants, most
+// largestFirst yields d's kinds by how many objects of each d wants, most
 // first: the LIST of the largest kind (the InferenceServices) takes the API
 // server longest, so it goes out first rather than behind the small ones.
-func largestFirst(d *engine.Desired) []engine.Kind {
+func largestFirst(d *engine.Desired) iter.Seq2[int, engine.Kind] {
 	n := map[schema.GroupKind]int{}
 	for _, o := range d.Objects {
 		n[o.Object.GroupVersionKind().GroupKind()]++
 	}
 	kinds := slices.Clone(d.Kinds)
 	slices.SortStableFunc(kinds, func(a, b engine.Kind) int { return n[b.GroupKind()] - n[a.GroupKind()] })
-	return kinds
+	return slices.All(kinds)
 }
 
 // findForeign looks for desired objects that exist without the stack label.

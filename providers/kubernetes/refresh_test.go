@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,70 @@ func refreshPages(t *testing.T, stack string, n int, pageSize int64, lists int) 
 	}
 	if pages != lists {
 		t.Errorf("%d LIST requests of namespaces, want %d:\n%s", pages, lists, strings.Join(counter.Requests(), "\n"))
+	}
+}
+
+// TestRefreshAfterPrefetch checks that Refresh uses the LISTs Prefetch
+// sent for the same stack (reading the same objects, sending no LIST
+// twice) and ignores a prefetch of another stack.
+func TestRefreshAfterPrefetch(t *testing.T) {
+	ctx := kubeapitest.Context(t)
+	_, cs := client(t)
+	for _, name := range []string{"prefetch-a", "prefetch-b"} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{engine.LabelStack: "prefetch"}}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := &engine.Desired{Stack: "prefetch", Kinds: engine.ManagedKinds()}
+	for _, tt := range []struct {
+		name, prefetch string
+		// once: every LIST went out exactly once (a prefetch of another
+		// stack is left to finish on its own, so its LISTs are not counted).
+		once bool
+	}{
+		{"no prefetch", "", true},
+		{"same stack", "prefetch", true},
+		{"another stack", "other", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var counter kubeapitest.Counter
+			c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig, WrapTransport: counter.Wrap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.prefetch != "" {
+				c.Prefetch(ctx, tt.prefetch)
+			}
+			live, err := c.Refresh(ctx, d, engine.RefreshOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for k := range live.Objects {
+				names = append(names, k.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, []string{"prefetch-a", "prefetch-b"}) {
+				t.Errorf("refresh read %v, want the stack's two namespaces", names)
+			}
+			if !tt.once {
+				return
+			}
+			lists := map[string]int{}
+			for _, r := range counter.Requests() {
+				if path, ok := strings.CutPrefix(r, "GET "); ok && path != "/api" && path != "/apis" {
+					lists[path]++
+				}
+			}
+			if lists["/api/v1/namespaces"] != 1 || lists["/api/v1/nodes"] != 1 {
+				t.Errorf("LISTs: %v, want each once", lists)
+			}
+			for path, n := range lists {
+				if n != 1 {
+					t.Errorf("%d LISTs of %s, want 1", n, path)
+				}
+			}
+		})
 	}
 }
