@@ -274,7 +274,7 @@ func discoveryPath(path string) bool {
 // a custom resource's (its keys are sorted, so items come first).
 var continueToken = regexp.MustCompile(`"continue":"([^"]*)"`)
 
-// floorLists issues the LIST requests raw, 8 at a time as gpuform's refresh
+// floorLists issues the LIST requests raw, all at once as gpuform's refresh
 // does, following continue tokens, reading every byte without decoding it.
 func floorLists(ctx context.Context, cfg *rest.Config, urls []string) (time.Duration, int, error) {
 	client, err := rest.HTTPClientFor(cfg)
@@ -285,7 +285,7 @@ func floorLists(ctx context.Context, cfg *rest.Config, urls []string) (time.Dura
 	n := 0
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	g.SetLimit(len(urls))
 	for _, first := range urls {
 		g.Go(func() error {
 			next := first
