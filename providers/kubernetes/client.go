@@ -34,9 +34,9 @@ type Options struct {
 	Context string
 	// QPS and Burst bound the client's request rate. Zero QPS means no
 	// client-side limit: gpuform bounds its requests by how many are in
-	// flight (apply's parallelism, refresh's 8 LISTs) and leaves shedding load
-	// to the API server's Priority and Fairness, whose 429s it honours. (A
-	// limit of 200 QPS was what capped a size-M apply at 198 objects/s.)
+	// flight (apply's parallelism, refresh's one LIST per kind) and leaves
+	// shedding load to the API server's Priority and Fairness, whose 429s it
+	// honours. (A limit of 200 QPS capped a size-M apply at 198 objects/s.)
 	QPS   float32
 	Burst int
 	// Timeout bounds every single request; zero means 60s.
