@@ -96,7 +96,7 @@ func (c *Client) Lock(ctx context.Context, stack string, opts LockOptions) (*Loc
 			return false
 		}
 		fails++
-		return sleepRetry(ctx, err, &delay) == nil
+		return sleepRetry(ctx, err, &delay, lockRetryMax) == nil
 	}
 	for {
 		now := metav1.NewMicroTime(time.Now())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"slices"
 	"strconv"
 	"sync"
@@ -31,15 +30,19 @@ import (
 func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
 	par := opts.Parallelism
 	if par == 0 {
-		par = 16
+		par = listParallelism
 	}
 	c.prefetchMu.Lock()
 	sl := c.prefetched
 	c.prefetched = nil
 	c.prefetchMu.Unlock()
 	if sl == nil || sl.stack != d.Stack || !slices.Equal(sl.kinds, d.Kinds) {
+		if sl != nil {
+			sl.cancel() // another stack's: its answers would be thrown away
+		}
 		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par)
 	}
+	defer sl.cancel()
 	select {
 	case <-sl.done:
 	case <-ctx.Done():
@@ -64,6 +67,10 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	return live, nil
 }
 
+// listParallelism is how many LISTs a refresh sends at once by default:
+// more than the kinds, so all of them go out together.
+const listParallelism = 16
+
 // listsGrace is how long Refresh, once its context ends, waits for the
 // LISTs in flight to report which of them it cut short.
 const listsGrace = 200 * time.Millisecond
@@ -75,7 +82,11 @@ const listsGrace = 200 * time.Millisecond
 // configuration is valid: a bad configuration makes no cluster call.
 func (c *Client) Prefetch(ctx context.Context, stack string) {
 	kinds := engine.ManagedKinds()
-	sl := c.startLists(ctx, stack, kinds, slices.Backward(kinds), 16)
+	// Without the desired objects, the apply order reversed puts the
+	// InferenceServices, the largest kind, first.
+	order := slices.Clone(kinds)
+	slices.Reverse(order)
+	sl := c.startLists(ctx, stack, kinds, order, listParallelism)
 	c.prefetchMu.Lock()
 	c.prefetched = sl
 	c.prefetchMu.Unlock()
@@ -86,16 +97,20 @@ func (c *Client) Prefetch(ctx context.Context, stack string) {
 type stackLists struct {
 	stack    string
 	kinds    []engine.Kind
+	cancel   context.CancelFunc
 	done     chan struct{}
 	live     *engine.Live
 	mappings map[schema.GroupKind]*meta.RESTMapping
 	err      error
 }
 
-// startLists sends the LISTs of stack's kinds (in the order of send, at
-// most par at once), of the Nodes and of the ClusterPolicies.
-func (c *Client) startLists(ctx context.Context, stack string, kinds []engine.Kind, send iter.Seq2[int, engine.Kind], par int) *stackLists {
+// startLists sends the LISTs of stack's kinds (in the order of send, a
+// permutation of kinds, at most par at once), of the Nodes and of the
+// ClusterPolicies.
+func (c *Client) startLists(ctx context.Context, stack string, kinds, send []engine.Kind, par int) *stackLists {
+	ctx, cancel := context.WithCancel(ctx)
 	sl := &stackLists{
+		cancel:   cancel,
 		stack:    stack,
 		kinds:    kinds,
 		done:     make(chan struct{}),
@@ -170,17 +185,17 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds []engine.Ki
 	return sl
 }
 
-// largestFirst yields d's kinds by how many objects of each d wants, most
+// largestFirst orders d's kinds by how many objects of each d wants, most
 // first: the LIST of the largest kind (the InferenceServices) takes the API
 // server longest, so it goes out first rather than behind the small ones.
-func largestFirst(d *engine.Desired) iter.Seq2[int, engine.Kind] {
+func largestFirst(d *engine.Desired) []engine.Kind {
 	n := map[schema.GroupKind]int{}
 	for _, o := range d.Objects {
 		n[o.Object.GroupVersionKind().GroupKind()]++
 	}
 	kinds := slices.Clone(d.Kinds)
 	slices.SortStableFunc(kinds, func(a, b engine.Kind) int { return n[b.GroupKind()] - n[a.GroupKind()] })
-	return slices.All(kinds)
+	return kinds
 }
 
 // findForeign looks for desired objects that exist without the stack label.
@@ -255,23 +270,16 @@ func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.List
 	}
 }
 
-// listPage reads one LIST response, retrying it when the connection breaks
-// while the body arrives.
-func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) ([]*unstructured.Unstructured, string, error) {
-	delay := retryBase
-	for attempt := 1; ; attempt++ {
-		items, next, err := c.streamPage(ctx, m, selector, cont)
-		var broken *brokenBody
-		if err == nil || !errors.As(err, &broken) || attempt >= readAttempts {
-			return items, next, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, "", ctx.Err()
-		case <-time.After(jitter(delay)):
-		}
-		delay = min(delay*2, readRetryMax)
-	}
+// listPage reads one LIST response, reading it again when the connection
+// breaks while the body arrives (the transport retries only failures
+// before the response).
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) (items []*unstructured.Unstructured, next string, err error) {
+	err = retryWhile(ctx, readAttempts, readRetryMax, isBrokenBody, func() error {
+		var err error
+		items, next, err = c.streamPage(ctx, m, selector, cont)
+		return err
+	})
+	return items, next, err
 }
 
 // streamPage sends one LIST request and decodes its response as it streams.
@@ -294,11 +302,11 @@ func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, 
 	defer body.Close()
 	r := &bodyReader{r: body}
 	items, next, err := decodeListStream(r, m.GroupVersionKind, selector != "")
-	if r.err != nil && r.err != io.EOF && transientResponse(nil, r.err) {
-		return nil, "", &brokenBody{r.err}
-	}
-	if r.err != nil && r.err != io.EOF {
-		return nil, "", r.err
+	if rerr := r.err; rerr != nil && rerr != io.EOF {
+		if transientResponse(nil, rerr) {
+			return nil, "", &brokenBody{rerr}
+		}
+		return nil, "", rerr
 	}
 	return items, next, err
 }
@@ -320,6 +328,12 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 // brokenBody is a LIST response whose connection broke mid-body.
 type brokenBody struct{ err error }
+
+// isBrokenBody reports whether err is a brokenBody.
+func isBrokenBody(err error) bool {
+	var b *brokenBody
+	return errors.As(err, &b)
+}
 
 func (b *brokenBody) Error() string { return "read list response: " + b.err.Error() }
 func (b *brokenBody) Unwrap() error { return b.err }

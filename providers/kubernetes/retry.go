@@ -88,22 +88,30 @@ func jitter(d time.Duration) time.Duration {
 // engine.Transient calls permanent, runs out of attempts or ctx ends; it
 // returns op's last error. A Retry-After the server suggests is honoured.
 func retryTransient(ctx context.Context, attempts int, op func() error) error {
+	return retryWhile(ctx, attempts, lockRetryMax, engine.Transient, op)
+}
+
+// retryWhile runs op until it succeeds, fails on an error retry rejects,
+// runs out of attempts or ctx ends, and returns op's last error. The waits
+// double from retryBase up to maxDelay, or are the server's Retry-After
+// when longer.
+func retryWhile(ctx context.Context, attempts int, maxDelay time.Duration, retry func(error) bool, op func() error) error {
 	delay := retryBase
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || !engine.Transient(err) || attempt >= attempts {
+		if err == nil || !retry(err) || attempt >= attempts {
 			return err
 		}
-		if err := sleepRetry(ctx, err, &delay); err != nil {
+		if err := sleepRetry(ctx, err, &delay, maxDelay); err != nil {
 			return err
 		}
 	}
 }
 
 // sleepRetry waits out the backoff delay (or the server's Retry-After, when
-// longer) after lastErr, doubles delay, and returns ctx's error if it ends
-// first.
-func sleepRetry(ctx context.Context, lastErr error, delay *time.Duration) error {
+// longer) after lastErr, doubles delay up to maxDelay, and returns ctx's
+// error if it ends first.
+func sleepRetry(ctx context.Context, lastErr error, delay *time.Duration, maxDelay time.Duration) error {
 	wait := jitter(*delay)
 	if s, ok := retryAfter(lastErr); ok && s > wait {
 		wait = min(s, retryAfterMax)
@@ -113,7 +121,7 @@ func sleepRetry(ctx context.Context, lastErr error, delay *time.Duration) error 
 		return ctx.Err()
 	case <-time.After(wait):
 	}
-	*delay = min(*delay*2, lockRetryMax)
+	*delay = min(*delay*2, maxDelay)
 	return nil
 }
 
