@@ -5,14 +5,17 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // instances collects the typed instances as they are evaluated and indexes
-// them by address so that later blocks can link their references.
+// them by address so that later blocks can link their references. Blocks
+// evaluated concurrently record and look up through its lock.
 type instances struct {
+	mu         sync.Mutex
 	priorities map[string]*Priority
 	layouts    map[string]*MIGLayout
 	pools      map[string]*Pool
@@ -21,14 +24,29 @@ type instances struct {
 	cfg        Config
 }
 
-func newInstances() instances {
-	return instances{
+func newInstances() *instances {
+	return &instances{
 		priorities: map[string]*Priority{},
 		layouts:    map[string]*MIGLayout{},
 		pools:      map[string]*Pool{},
 		tenants:    map[string]*Tenant{},
 		models:     map[string]*Model{},
 	}
+}
+
+// lookup returns the instance of m at addr, or nil.
+func lookup[T any](in *instances, m map[string]*T, addr string) *T {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return m[addr]
+}
+
+// record indexes v at addr in m and appends it to list.
+func record[T any](in *instances, m map[string]*T, list *[]*T, addr string, v *T) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m[addr] = v
+	*list = append(*list, v)
 }
 
 // finish stores the instances into cfg in source order.
@@ -79,8 +97,7 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		p.Description = d.str("description", "")
 		p.Meta = meta
 		if d.ok && ok {
-			l.insts.priorities[meta.Address] = p
-			l.insts.cfg.Priorities = append(l.insts.cfg.Priorities, p)
+			record(l.insts, l.insts.priorities, &l.insts.cfg.Priorities, meta.Address, p)
 		}
 	case TypeMIGLayout:
 		m := &MIGLayout{Meta: meta}
@@ -95,8 +112,7 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		}
 		m.Meta = meta
 		if d.ok && ok {
-			l.insts.layouts[meta.Address] = m
-			l.insts.cfg.MIGLayouts = append(l.insts.cfg.MIGLayouts, m)
+			record(l.insts, l.insts.layouts, &l.insts.cfg.MIGLayouts, meta.Address, m)
 		}
 	case TypePool:
 		p := &Pool{Meta: meta}
@@ -106,7 +122,7 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 			p.NodeSelector = map[string]string{"gpuform.dev/node-group": meta.Name}
 		}
 		if addr := d.ref("mig_layout", TypeMIGLayout); addr != "" {
-			p.MIGLayout = l.insts.layouts[addr]
+			p.MIGLayout = lookup(l.insts, l.insts.layouts, addr)
 		}
 		p.Overcommit = d.float("overcommit", 1)
 		if p.Overcommit <= 0 {
@@ -125,8 +141,7 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		p.TimeSlicing = l.decodeTimeSlicing(&d, content, ctx, schema)
 		p.Meta = meta
 		if d.ok && ok {
-			l.insts.pools[meta.Address] = p
-			l.insts.cfg.Pools = append(l.insts.cfg.Pools, p)
+			record(l.insts, l.insts.pools, &l.insts.cfg.Pools, meta.Address, p)
 		}
 	case TypeTenant:
 		t := &Tenant{Meta: meta}
@@ -139,12 +154,12 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		t.Memory = d.str("memory", "")
 		t.Pods = d.int("pods", 0)
 		for _, addr := range d.refList("priorities", TypePriority) {
-			if p := l.insts.priorities[addr]; p != nil {
+			if p := lookup(l.insts, l.insts.priorities, addr); p != nil {
 				t.Priorities = append(t.Priorities, p)
 			}
 		}
 		if addr := d.ref("default_priority", TypePriority); addr != "" {
-			t.DefaultPriority = l.insts.priorities[addr]
+			t.DefaultPriority = lookup(l.insts, l.insts.priorities, addr)
 		}
 		t.Admins = d.strList("admins")
 		t.Editors = d.strList("editors")
@@ -154,16 +169,15 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		t.Meta = meta
 		extra = map[string]cty.Value{"namespace": cty.StringVal(t.Namespace)}
 		if d.ok && ok {
-			l.insts.tenants[meta.Address] = t
-			l.insts.cfg.Tenants = append(l.insts.cfg.Tenants, t)
+			record(l.insts, l.insts.tenants, &l.insts.cfg.Tenants, meta.Address, t)
 		}
 	case TypeModel:
 		m := &Model{Meta: meta}
 		if addr := d.ref("tenant", TypeTenant); addr != "" {
-			m.Tenant = l.insts.tenants[addr]
+			m.Tenant = lookup(l.insts, l.insts.tenants, addr)
 		}
 		if addr := d.ref("pool", TypePool); addr != "" {
-			m.Pool = l.insts.pools[addr]
+			m.Pool = lookup(l.insts, l.insts.pools, addr)
 		}
 		m.Slice = d.str("slice", "")
 		m.GPUs = d.int("gpus", 0)
@@ -187,12 +201,11 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 			}
 		}
 		if addr := d.ref("priority", TypePriority); addr != "" {
-			m.Priority = l.insts.priorities[addr]
+			m.Priority = lookup(l.insts, l.insts.priorities, addr)
 		}
 		m.Meta = meta
 		if d.ok && ok {
-			l.insts.models[meta.Address] = m
-			l.insts.cfg.Models = append(l.insts.cfg.Models, m)
+			record(l.insts, l.insts.models, &l.insts.cfg.Models, meta.Address, m)
 		}
 	}
 	if !n.used {

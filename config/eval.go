@@ -28,20 +28,20 @@ type loader struct {
 	order     []*node // declaration order
 
 	cfg   *Config
-	insts instances
+	insts *instances
 	// marked is true when a variable is sensitive: only then can values
 	// carry marks, and only then are they unmarked (a deep, allocating walk).
 	marked bool
-	// groups caches groupValue's one-entry objects by the node they hold.
-	groups map[*node]cty.Value
-	// bodySchemas caches bodySchema.
-	bodySchemas map[*BlockSchema]*hcl.BodySchema
-	// instanceCount is the instances of all resource blocks expanded so far
-	// (at most MaxTotalInstances).
-	instanceCount int
-	// forIterations is the elements for expressions iterated over so far
-	// (at most MaxForIterations).
-	forIterations int
+	// caches are shared by the loader's copies that evaluate blocks
+	// concurrently (see visitAll).
+	caches *evalCaches
+	// spent counts what the configuration's evaluation has used of its
+	// budgets, across concurrent evaluations.
+	spent *budgets
+	// workers bounds the goroutines that evaluate blocks (Options.workers).
+	workers int
+	// concurrent is true when the blocks were evaluated concurrently.
+	concurrent bool
 	// forOffsets are the offsets of the keyword "for" in each file, as the
 	// source check found them (see limitForExprsAt).
 	forOffsets map[string][]int
@@ -82,10 +82,12 @@ func newLoader(fsys fs.FS) *loader {
 		nodes: map[string]*node{},
 		insts: newInstances(),
 
+		caches:     &evalCaches{},
+		spent:      &budgets{},
 		forOffsets: map[string][]int{},
 	}
 	l.funcs = functions(fsys)
-	l.funcs[forIterFunc] = forIterations(&l.forIterations)
+	l.funcs[forIterFunc] = forIterations(&l.spent.forIterations)
 	return l
 }
 
@@ -151,18 +153,17 @@ func (l *loader) evaluate(varFiles []VarFile, opts Options) *Config {
 	}
 	l.link()
 	l.checkCycles()
-	for _, n := range l.order {
-		l.visit(n)
-	}
+	l.visitAll()
 	l.insts.finish(l.cfg)
 	return l.cfg
 }
 
 // link resolves every reference of every node to the node it names.
 func (l *loader) link() {
-	for _, n := range l.order {
+	travs := l.traversalsOf(l.order)
+	for i, n := range l.order {
 		seen := map[*node]bool{}
-		for _, t := range n.traversals() {
+		for _, t := range travs[i] {
 			dep := l.resolve(t, n)
 			if dep == nil {
 				if r := t.RootName(); r != "each" && r != "count" {
@@ -276,7 +277,9 @@ func (l *loader) suggest(root, name string) string {
 	return fmt.Sprintf(" Did you mean %s.%s?", root, best)
 }
 
-// checkCycles reports every reference cycle by the names of the blocks in it.
+// checkCycles reports every reference cycle by the names of the blocks in
+// it, and marks those blocks evaluated (and bad), which leaves the rest of
+// the graph acyclic.
 func (l *loader) checkCycles() {
 	for _, scc := range stronglyConnected(l.order) {
 		self := false
@@ -365,6 +368,13 @@ func (l *loader) visit(n *node) {
 	n.state = 1
 	for _, d := range n.deps {
 		l.visit(d)
+	}
+	l.evalNode(n)
+}
+
+// evalNode evaluates n, whose dependencies are evaluated.
+func (l *loader) evalNode(n *node) {
+	for _, d := range n.deps {
 		if d.bad {
 			n.bad = true
 		}
@@ -439,15 +449,7 @@ func (l *loader) groupValue(typ string, m map[string]cty.Value, firsts []*node) 
 		if _, ok := m[d.name]; !ok {
 			break
 		}
-		if g, ok := l.groups[d]; ok {
-			return g
-		}
-		g := cty.ObjectVal(m)
-		if l.groups == nil {
-			l.groups = map[*node]cty.Value{}
-		}
-		l.groups[d] = g
-		return g
+		return l.caches.group(d, m)
 	}
 	return cty.ObjectVal(m)
 }

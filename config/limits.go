@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -864,8 +865,8 @@ func limitForExprs(node hclsyntax.Node) {
 
 // forIterations returns forIterFunc for one load: the identity on its
 // argument, counting the elements of every collection a for expression
-// iterates into *count and failing once they pass MaxForIterations.
-func forIterations(count *int) function.Function {
+// iterates into count and failing once they pass MaxForIterations.
+func forIterations(count *atomic.Int64) function.Function {
 	return function.New(&function.Spec{
 		Description: "Counts the elements for expressions iterate over.",
 		Params: []function.Parameter{{
@@ -876,8 +877,7 @@ func forIterations(count *int) function.Function {
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			v, _ := args[0].Unmark()
 			if v.IsKnown() && !v.IsNull() && v.CanIterateElements() {
-				*count += v.LengthInt()
-				if *count > MaxForIterations {
+				if count.Add(int64(v.LengthInt())) > MaxForIterations {
 					return cty.NilVal, fmt.Errorf("the for expressions of the configuration have iterated over more than %d elements in all (config.MaxForIterations); nested for expressions multiply their collections' sizes", MaxForIterations)
 				}
 			}

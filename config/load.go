@@ -23,6 +23,11 @@ type Options struct {
 	// Env is the process environment (os.Environ form); GPUFORM_VAR_name
 	// entries set variables.
 	Env []string
+
+	// workers bounds the goroutines that evaluate blocks: 0 is one per
+	// processor once the configuration has minParallelNodes blocks, 1
+	// evaluates one block at a time. Tests set it to compare the two.
+	workers int
 }
 
 // VarFile is a variable definitions file given on the command line.
@@ -63,13 +68,20 @@ func LoadDir(dir string, opts Options) (*Config, hcl.Diagnostics) {
 // The returned Config is never nil, so that its Files can render the
 // diagnostics; it is complete only when diags has no errors.
 func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
+	cfg, diags, _ := loadFS(fsys, opts)
+	return cfg, diags
+}
+
+// loadFS is LoadFS, also returning the loader (nil when the directory
+// could not be listed) for tests to look into.
+func loadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics, *loader) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return &Config{}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Failed to read configuration directory",
 			Detail:   fmt.Sprintf("Cannot list the configuration files: %s.", unwrapPathError(err)),
-		}}
+		}}, nil
 	}
 	var configFiles, autoVarFiles []string
 	for _, e := range entries {
@@ -89,6 +101,7 @@ func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
 	sort.Strings(autoVarFiles)
 
 	l := newLoader(fsys)
+	l.workers = opts.workers
 	// Read and check every file before parsing any, so that going over
 	// MaxConfigSize costs no parsing.
 	budget := newSourceBudget()
@@ -132,12 +145,12 @@ func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
 		}
 	}
 	if l.diags.HasErrors() {
-		return &Config{Files: l.files}, CleanDiagnostics(l.diags)
+		return &Config{Files: l.files}, CleanDiagnostics(l.diags), l
 	}
 	cfg := l.evaluate(varFiles, opts)
 	cfg.Dir = "."
 	cfg.Hash = hashInputs(l.files, opts)
-	return cfg, CleanDiagnostics(l.diags)
+	return cfg, CleanDiagnostics(l.diags), l
 }
 
 // LoadSources loads a configuration from in-memory files (name -> content);

@@ -88,17 +88,17 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 // reporting the block that takes it over MaxTotalInstances (once: the blocks
 // after it fail without a diagnostic of their own).
 func (l *loader) countInstances(n *node, count int) bool {
-	l.instanceCount += count
-	if l.instanceCount <= MaxTotalInstances {
+	total := int(l.spent.instances.Add(int64(count)))
+	if total <= MaxTotalInstances {
 		return true
 	}
-	if l.instanceCount-count > MaxTotalInstances {
+	if total-count > MaxTotalInstances {
 		return false // reported at the block that went over
 	}
 	l.diags = append(l.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Too many instances",
-		Detail:   fmt.Sprintf("With the %d instances of %s, the configuration has %d instances of blocks; the limit is %d in all (config.MaxTotalInstances).", count, n.addr, l.instanceCount, MaxTotalInstances),
+		Detail:   fmt.Sprintf("With the %d instances of %s, the configuration has %d instances of blocks; the limit is %d in all (config.MaxTotalInstances).", count, n.addr, total, MaxTotalInstances),
 		Subject:  n.block.DefRange.Ptr(),
 	})
 	return false

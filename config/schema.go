@@ -183,15 +183,7 @@ func (b *BlockSchema) hclSchema() *hcl.BodySchema {
 // bodySchema is b.hclSchema(), built once per load: every instance of
 // every block decodes its body with it.
 func (l *loader) bodySchema(b *BlockSchema) *hcl.BodySchema {
-	if s, ok := l.bodySchemas[b]; ok {
-		return s
-	}
-	if l.bodySchemas == nil {
-		l.bodySchemas = map[*BlockSchema]*hcl.BodySchema{}
-	}
-	s := b.hclSchema()
-	l.bodySchemas[b] = s
-	return s
+	return l.caches.bodySchema(b)
 }
 
 // lookupAttr finds attribute name in b.
