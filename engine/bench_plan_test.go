@@ -49,6 +49,9 @@ func BenchmarkDiffLarge(b *testing.B) {
 		b.Fatal(err)
 	}
 	live := applied(b, base)
+	for _, u := range live.Objects {
+		rawManagedFields(u) // as refresh keeps them
+	}
 	changed, err := engine.Compile(sizeM(b, 10))
 	if err != nil {
 		b.Fatal(err)

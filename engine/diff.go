@@ -560,8 +560,14 @@ func removedPaths(live *unstructured.Unstructured, desired map[string]any, manag
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) {
 			continue
 		}
-		if tree, ok := mf["fieldsV1"].(map[string]any); ok {
+		switch tree := mf["fieldsV1"].(type) {
+		case map[string]any:
 			collectRemoved(make([]string, 0, 8), tree, desired, &out)
+		case *metav1.FieldsV1:
+			if tree != nil {
+				fs := fieldsScanner{b: tree.Raw}
+				fs.collectRemoved(make([][]byte, 0, 8), desired, &out)
+			}
 		}
 	}
 	return out

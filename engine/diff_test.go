@@ -190,6 +190,20 @@ func TestDiffFieldChanges(t *testing.T) {
 			want: []engine.FieldDiff{{Path: "description", Op: engine.FieldRemove, Before: "old text"}},
 		},
 		{
+			name: "fields below one gpuform set before and no longer sets",
+			key:  engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: "standard"},
+			mutate: func(u *unstructured.Unstructured) {
+				u.Object["extra"] = map[string]any{"a": "1", "b": map[string]any{"c": "2"}}
+				mf := u.GetManagedFields()
+				mf[0].FieldsV1.Raw = []byte(strings.Replace(string(mf[0].FieldsV1.Raw), `{`, `{"f:extra":{".":{},"f:a":{},"f:b":{"f:c":{}}},`, 1))
+				u.SetManagedFields(mf)
+			},
+			want: []engine.FieldDiff{
+				{Path: "extra.a", Op: engine.FieldRemove, Before: "1"},
+				{Path: "extra.b.c", Op: engine.FieldRemove, Before: "2"},
+			},
+		},
+		{
 			name: "field another manager added is not ours",
 			key:  engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: "standard"},
 			mutate: func(u *unstructured.Unstructured) {
@@ -206,35 +220,67 @@ func TestDiffFieldChanges(t *testing.T) {
 			},
 		},
 	}
+	// The managed fields as maps (what SetManagedFields leaves) and as
+	// refresh keeps them (fieldsV1 unparsed).
+	forms := []struct {
+		name string
+		form func(u *unstructured.Unstructured)
+	}{
+		{"maps", func(*unstructured.Unstructured) {}},
+		{"raw", rawManagedFields},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := quickstart(t)
-			live := applied(t, d)
-			u, ok := live.Objects[tt.key]
-			if !ok {
-				t.Fatalf("no %s in the compiled quickstart", tt.key)
-			}
-			tt.mutate(u)
-			p := mustDiff(t, d, live, engine.DiffOptions{})
-			if tt.want == nil {
-				if p.HasChanges() {
-					t.Fatalf("want no change, got %d: %+v", len(p.Changes), p.Changes[0].Fields)
+		for _, f := range forms {
+			t.Run(tt.name+"/"+f.name, func(t *testing.T) {
+				d := quickstart(t)
+				live := applied(t, d)
+				u, ok := live.Objects[tt.key]
+				if !ok {
+					t.Fatalf("no %s in the compiled quickstart", tt.key)
 				}
-				return
-			}
-			if len(p.Changes) != 1 || p.Changes[0].Action != engine.ActionUpdate || p.Changes[0].Key != tt.key {
-				t.Fatalf("want one update of %s, got %+v", tt.key, p.Changes)
-			}
-			got := p.Changes[0].Fields
-			if len(got) != len(tt.want) {
-				t.Fatalf("fields = %+v, want %+v", got, tt.want)
-			}
-			for i := range got {
-				if got[i].Path != tt.want[i].Path || got[i].Op != tt.want[i].Op || got[i].Before != tt.want[i].Before || got[i].After != tt.want[i].After {
-					t.Errorf("field %d = %+v, want %+v", i, got[i], tt.want[i])
-				}
-			}
-		})
+				tt.mutate(u)
+				f.form(u)
+				diffFieldsCase(t, d, live, tt.key, tt.want)
+			})
+		}
+	}
+}
+
+// rawManagedFields turns the fieldsV1 of u's managedFields entries into
+// *metav1.FieldsV1, as the Kubernetes provider's refresh keeps them.
+func rawManagedFields(u *unstructured.Unstructured) {
+	for _, e := range u.Object["metadata"].(map[string]any)["managedFields"].([]any) {
+		m := e.(map[string]any)
+		b, err := jsonMarshal(m["fieldsV1"])
+		if err != nil {
+			panic(err)
+		}
+		m["fieldsV1"] = &metav1.FieldsV1{Raw: b}
+	}
+}
+
+// diffFieldsCase checks that diffing d against live updates key with
+// exactly the field differences want (nil: no change at all).
+func diffFieldsCase(t *testing.T, d *engine.Desired, live *engine.Live, key engine.Key, want []engine.FieldDiff) {
+	t.Helper()
+	p := mustDiff(t, d, live, engine.DiffOptions{})
+	if want == nil {
+		if p.HasChanges() {
+			t.Fatalf("want no change, got %d: %+v", len(p.Changes), p.Changes[0].Fields)
+		}
+		return
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Action != engine.ActionUpdate || p.Changes[0].Key != key {
+		t.Fatalf("want one update of %s, got %+v", key, p.Changes)
+	}
+	got := p.Changes[0].Fields
+	if len(got) != len(want) {
+		t.Fatalf("fields = %+v, want %+v", got, want)
+	}
+	for i := range got {
+		if got[i].Path != want[i].Path || got[i].Op != want[i].Op || got[i].Before != want[i].Before || got[i].After != want[i].After {
+			t.Errorf("field %d = %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
 

@@ -10,7 +10,12 @@ import (
 // Live is what a provider's refresh read from the cluster: the objects of
 // the stack (one LIST per kind), the Nodes, and whatever stands in the way.
 type Live struct {
-	// Objects are the objects labelled with the stack, by key.
+	// Objects are the objects labelled with the stack, by key. A provider
+	// may leave out what the diff does not read of them (status, other
+	// field managers' managedFields entries) and give a managedFields
+	// entry's fieldsV1 as a *metav1.FieldsV1 (its JSON, unparsed) instead
+	// of a map: such an object encodes to JSON as it came, but
+	// runtime.DeepCopyJSON refuses it.
 	Objects map[Key]*unstructured.Unstructured
 	// Foreign are objects at a desired key that the stack does not own
 	// (unlabelled, or labelled with another stack), by key.

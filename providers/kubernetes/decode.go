@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	jsoniter "github.com/json-iterator/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -27,8 +28,8 @@ import (
 // Kubernetes itself decoded with for years.
 //
 // With trim, each item keeps only what the diff reads of a stack's own
-// objects: no status, and only field manager gpuform's managedFields
-// entries (kept whole). Repeated strings (field names, manager names,
+// objects (see ownObject): no status, and only field manager gpuform's
+// managedFields entries, their fieldsV1 unparsed. Repeated strings (field names, manager names,
 // versions) share one copy across the list, since these objects stay in
 // memory for the whole plan.
 func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
@@ -190,15 +191,18 @@ func (p *itemPool) wait() ([]*unstructured.Unstructured, error) {
 // item decodes one list item from its raw bytes.
 func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*unstructured.Unstructured, error) {
 	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, raw)
-	obj, ok := d.value(it).(map[string]any)
+	var obj map[string]any
+	var ok bool
+	if trim {
+		obj, ok = d.ownObject(it)
+	} else {
+		obj, ok = d.value(it).(map[string]any)
+	}
 	if it.Error != nil {
 		return nil, it.Error
 	}
 	if !ok {
 		return nil, fmt.Errorf("an item is not an object")
-	}
-	if trim {
-		trimObject(obj)
 	}
 	u := &unstructured.Unstructured{Object: obj}
 	if u.GetKind() == "" {
@@ -268,20 +272,62 @@ func (d *decoder) value(it *jsoniter.Iterator) any {
 	}
 }
 
-// trimObject drops what the diff never reads of a stack's own object: its
-// status and the managedFields entries of other field managers.
-func trimObject(obj map[string]any) {
-	delete(obj, "status")
-	md, _ := obj["metadata"].(map[string]any)
-	entries, _ := md["managedFields"].([]any)
-	if len(entries) == 0 {
-		return
+// ownObject reads one of the stack's own objects, skipping what the diff
+// never reads: its status and the managedFields entries of other field
+// managers. The fieldsV1 of gpuform's entries stay JSON (a
+// *metav1.FieldsV1), which the diff walks as a stream: built as maps they
+// were two fifths of the objects' memory, a map for every field.
+func (d *decoder) ownObject(it *jsoniter.Iterator) (map[string]any, bool) {
+	if it.WhatIsNext() != jsoniter.ObjectValue {
+		d.value(it)
+		return nil, false
 	}
-	kept := entries[:0]
-	for _, e := range entries {
-		if mf, _ := e.(map[string]any); mf["manager"] == engine.FieldManager {
+	obj := map[string]any{}
+	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
+		switch {
+		case key == "status":
+			it.Skip()
+		case key == "metadata" && it.WhatIsNext() == jsoniter.ObjectValue:
+			md := map[string]any{}
+			it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
+				if key == "managedFields" && it.WhatIsNext() == jsoniter.ArrayValue {
+					md[d.intern(key)] = d.ownManagedFields(it)
+				} else {
+					md[d.intern(key)] = d.value(it)
+				}
+				return it.Error == nil
+			})
+			obj[d.intern(key)] = md
+		default:
+			obj[d.intern(key)] = d.value(it)
+		}
+		return it.Error == nil
+	})
+	return obj, true
+}
+
+// ownManagedFields reads a managedFields list, keeping field manager
+// gpuform's entries only, each fieldsV1 as its JSON.
+func (d *decoder) ownManagedFields(it *jsoniter.Iterator) []any {
+	kept := []any{}
+	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+		if it.WhatIsNext() != jsoniter.ObjectValue {
+			it.Skip()
+			return it.Error == nil
+		}
+		e := map[string]any{}
+		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
+			if key == "fieldsV1" && it.WhatIsNext() == jsoniter.ObjectValue {
+				e[d.intern(key)] = &metav1.FieldsV1{Raw: it.SkipAndReturnBytes()}
+			} else {
+				e[d.intern(key)] = d.value(it)
+			}
+			return it.Error == nil
+		})
+		if e["manager"] == engine.FieldManager {
 			kept = append(kept, e)
 		}
-	}
-	md["managedFields"] = kept
+		return it.Error == nil
+	})
+	return kept
 }

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -128,6 +130,19 @@ func TestDecodeListTrim(t *testing.T) {
 		if m := e.(map[string]any)["manager"]; m != "gpuform" {
 			t.Errorf("kept the entry of %v", m)
 		}
+	}
+	// The kept entries' fieldsV1 stay JSON, and encode as they came.
+	fv, ok := mfs[0].(map[string]any)["fieldsV1"].(*metav1.FieldsV1)
+	if !ok || string(fv.Raw) != `{"f:spec":{"f:hard":{}}}` {
+		t.Errorf("fieldsV1 = %#v, want its JSON", mfs[0].(map[string]any)["fieldsV1"])
+	}
+	gotJSON, err := json.Marshal(mfs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(full[0].Object["metadata"].(map[string]any)["managedFields"].([]any)[0])
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("kept entry encodes to %s, want %s", gotJSON, wantJSON)
 	}
 	if !reflect.DeepEqual(got["spec"], full[0].Object["spec"]) || got["metadata"].(map[string]any)["name"] != "gpuform" {
 		t.Errorf("trim changed the rest: %v", got)
