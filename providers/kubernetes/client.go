@@ -113,6 +113,14 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 		cfg.Timeout = 60 * time.Second
 	}
 	cfg.UserAgent = "gpuform"
+	if len(cfg.TLSClientConfig.NextProtos) == 0 {
+		// HTTP/1.1, a connection per request in flight (up to the
+		// parallelism), instead of HTTP/2 streams on one connection: for
+		// thousands of small writes it costs both ends less CPU (a size-M
+		// apply from empty: 10% less CPU in all, 8-12% less time; plans
+		// alike). A NextProtos the configuration sets is kept.
+		cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	}
 	// Innermost, so that wrappers (request counting, -v logs) see each
 	// read once however often it was retried.
 	cfg.Wrap(retryReads)
