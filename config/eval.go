@@ -61,7 +61,7 @@ type node struct {
 	// unknown so that one mistake is reported once, by link.
 	missing []hcl.Traversal
 	value   cty.Value
-	state   int // 0 new, 1 visiting, 2 done
+	state   int // 0 to evaluate, 2 evaluated (or in a reference cycle)
 	bad     bool
 	// used is true when another node refers to this one. The value of a
 	// resource block nothing refers to (most models) is never built: it
@@ -358,18 +358,6 @@ func stronglyConnected(nodes []*node) [][]*node {
 		}
 	}
 	return out
-}
-
-// visit evaluates n after everything it depends on (depth-first post-order).
-func (l *loader) visit(n *node) {
-	if n.state != 0 {
-		return
-	}
-	n.state = 1
-	for _, d := range n.deps {
-		l.visit(d)
-	}
-	l.evalNode(n)
 }
 
 // evalNode evaluates n, whose dependencies are evaluated.
