@@ -2,9 +2,11 @@ package kubernetes
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -57,5 +59,50 @@ func TestClientSpeaksHTTP1(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClientReusesConnections checks that 40 requests in flight at once,
+// twice, open 40 connections in all: the second round reuses the first's
+// (client-go alone keeps 25 idle, so 15 more would be opened, each with a
+// TLS handshake).
+func TestClientReusesConnections(t *testing.T) {
+	var conns atomic.Int32
+	release := make(chan struct{})
+	var arrived sync.WaitGroup
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	c, err := NewForConfig(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "test", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inFlight = 40
+	for round := range 2 {
+		arrived.Add(inFlight)
+		var done sync.WaitGroup
+		for range inFlight {
+			done.Go(func() {
+				_ = c.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(context.Background()).Error()
+			})
+		}
+		arrived.Wait() // all 40 in flight at once
+		for range inFlight {
+			release <- struct{}{}
+		}
+		done.Wait()
+		if got := conns.Load(); got != inFlight {
+			t.Fatalf("after round %d: %d connections opened, want %d", round+1, got, inFlight)
+		}
 	}
 }
