@@ -115,24 +115,27 @@ func (l *loader) workersFor(n int) int {
 // walking every expression of 6,000 blocks is a fifth of their evaluation.
 func (l *loader) traversalsOf(nodes []*node) [][]hcl.Traversal {
 	out := make([][]hcl.Traversal, len(nodes))
-	workers := l.workersFor(len(nodes))
-	if workers <= 1 {
-		for i, n := range nodes {
-			out[i] = n.traversals()
+	inRuns(len(nodes), l.workersFor(len(nodes)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = nodes[i].traversals()
 		}
-		return out
+	})
+	return out
+}
+
+// inRuns calls run over [0, n) split into one contiguous run per worker,
+// concurrently when there is more than one (at most workers runs).
+func inRuns(n, workers int, run func(lo, hi int)) {
+	if workers <= 1 || n <= 1 {
+		run(0, n)
+		return
 	}
 	var wg sync.WaitGroup
-	per := (len(nodes) + workers - 1) / workers
-	for lo := 0; lo < len(nodes); lo += per {
-		wg.Go(func() {
-			for i := lo; i < min(lo+per, len(nodes)); i++ {
-				out[i] = nodes[i].traversals()
-			}
-		})
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		wg.Go(func() { run(lo, min(lo+per, n)) })
 	}
 	wg.Wait()
-	return out
 }
 
 // visitOrder returns the nodes still to evaluate in the order visit

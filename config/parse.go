@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
@@ -89,17 +88,7 @@ func parseChunks(src []byte, name string) (*hcl.File, bool) {
 			bodies[i] = cb
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), maxParseWorkers, len(chunks))
-	if workers <= 1 {
-		parseRun(0, len(chunks))
-	} else {
-		var wg sync.WaitGroup
-		per := (len(chunks) + workers - 1) / workers
-		for lo := 0; lo < len(chunks); lo += per {
-			wg.Go(func() { parseRun(lo, min(lo+per, len(chunks))) })
-		}
-		wg.Wait()
-	}
+	inRuns(len(chunks), min(runtime.GOMAXPROCS(0), maxParseWorkers), parseRun)
 	if failed.Load() {
 		return nil, false
 	}
