@@ -30,9 +30,13 @@ type sizeResult struct {
 	planNoop, planChanged  sample
 	load, list, diffK      sample
 	planRSS, applyRSS      int64
+	planNoopRSS            int64 // of the no-op plans only (planRSS: of every plan)
 	planReqs, applyReqs    int
 	changedReqs, listReqs  int
 	planLists, applyWrites int
+
+	// base is the baseline's measurements (nil without -baseline).
+	base *baselineResult
 }
 
 // sizeFiles are the paths of one size's generated files and clusters.
@@ -63,6 +67,9 @@ func newSizeFiles(dir string) sizeFiles {
 // measureSize runs every measurement of size s.
 func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error) {
 	res := &sizeResult{size: s}
+	if b.baseline != nil {
+		res.base = &baselineResult{}
+	}
 	f := newSizeFiles(filepath.Join(b.work, s.Name))
 	if err := writeConfigs(f, s.Options()); err != nil {
 		return nil, err
@@ -137,13 +144,19 @@ func (b *bench) render(ctx context.Context, res *sizeResult, f sizeFiles) error 
 }
 
 // measureApplies measures the applies from empty, heavy times each:
-// kubectl and gpuform alternate on fresh copies of the template. It
-// returns the last gpuform cluster, running, for the plan measurements; the
-// others are stopped before the next apply starts.
+// kubectl, the baseline (with -baseline) and gpuform alternate on fresh
+// copies of the template. It returns the last gpuform cluster, running, for
+// the plan measurements; the others are stopped before the next apply
+// starts.
 func (b *bench) measureApplies(ctx context.Context, res *sizeResult, f sizeFiles, heavy int) (*kubeapitest.Server, error) {
 	for i := range heavy {
 		if err := b.applyKubectl(ctx, res, f); err != nil {
 			return nil, err
+		}
+		if b.baseline != nil {
+			if err := b.applyBaseline(ctx, res, f); err != nil {
+				return nil, err
+			}
 		}
 		srv, err := b.applyGpuform(ctx, res, f)
 		if err != nil {
@@ -185,13 +198,19 @@ func (b *bench) measurePlans(ctx context.Context, res *sizeResult, f sizeFiles, 
 	return nil
 }
 
-// measurePlanRun measures once each: gpuform plan no-op, gpuform plan with
-// 10% changed, config load and the raw LISTs of the no-op plan.
+// measurePlanRun measures once each: gpuform plan no-op, the baseline's
+// (with -baseline), gpuform plan with 10% changed, config load and the raw
+// LISTs of the no-op plan.
 func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server, cfg *rest.Config) error {
 	settle(ctx, kept.PID())
 	lists, err := b.planNoop(ctx, res, f, kept)
 	if err != nil {
 		return err
+	}
+	if b.baseline != nil {
+		if err := b.planBaseline(ctx, res, f, kept); err != nil {
+			return err
+		}
 	}
 
 	r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", f.changed, "plan", "--detailed-exitcode")
@@ -227,6 +246,7 @@ func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept
 	}
 	res.planNoop = append(res.planNoop, r.wall)
 	res.planRSS = max(res.planRSS, r.maxRSS)
+	res.planNoopRSS = max(res.planNoopRSS, r.maxRSS)
 	reqs := requests(r.stderr)
 	res.planReqs = len(reqs)
 	lists := listURLs(reqs)
@@ -235,6 +255,29 @@ func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept
 	}
 	res.planLists = len(lists)
 	return lists, nil
+}
+
+// planBaseline measures the baseline's plan of the applied configuration on
+// the cluster gpuform applied. It should find nothing to do; where it finds
+// changes (the two builds render different objects) the number is kept and
+// shown next to its time, which then measures a plan with changes.
+func (b *bench) planBaseline(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) error {
+	settle(ctx, kept.PID())
+	r, err := b.runGpuform(ctx, b.baseline.bin, kept, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
+	if err != nil || (r.exit != 0 && r.exit != 2) {
+		return fmt.Errorf("baseline gpuform plan (no-op) exit %d, want 0 or 2: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+	}
+	res.base.planNoop = append(res.base.planNoop, r.wall)
+	res.base.planRSS = max(res.base.planRSS, r.maxRSS)
+	res.base.planReqs = len(requests(r.stderr))
+	n := 0
+	if r.exit == 2 {
+		n = changes(r.stdout)
+		res.base.planChanges = n
+	}
+	b.logf("size %s: baseline plan no-op %s (%d changes), this tree %s", res.size.Name,
+		secs(r.wall), n, secs(res.planNoop[len(res.planNoop)-1]))
+	return nil
 }
 
 // applyKubectl measures kubectl apply --server-side of the rendered objects
@@ -274,6 +317,21 @@ func (b *bench) applyGpuform(ctx context.Context, res *sizeResult, f sizeFiles) 
 	return srv, nil
 }
 
+// applyBaseline measures the baseline's apply of the configuration in full
+// on a fresh copy of the template cluster, and stops that cluster.
+func (b *bench) applyBaseline(ctx context.Context, res *sizeResult, f sizeFiles) error {
+	srv, r, reqs, err := b.applyFromEmpty(ctx, b.baseline.bin, f)
+	if err != nil {
+		return fmt.Errorf("baseline gpuform apply: %w", err)
+	}
+	srv.Stop()
+	res.base.applyG = append(res.base.applyG, r.wall)
+	res.base.applyRSS = max(res.base.applyRSS, r.maxRSS)
+	res.base.applyReqs = len(reqs)
+	b.logf("size %s: baseline gpuform apply %s (%d requests, peak RSS %d MB)", res.size.Name, secs(r.wall), len(reqs), r.maxRSS>>20)
+	return nil
+}
+
 // applyFromEmpty runs the gpuform binary bin's apply of the configuration
 // in full on a fresh copy of the template cluster, and returns that cluster,
 // running, with the run and the API requests it logged.
@@ -283,7 +341,7 @@ func (b *bench) applyFromEmpty(ctx context.Context, bin string, f sizeFiles) (*k
 		return nil, result{}, nil, err
 	}
 	settle(ctx, srv.PID())
-	r, err := run(ctx, nil, bin, "--kubeconfig", srv.Kubeconfig, "--no-color", "-v", "2", "--chdir", f.full, "apply", "--auto-approve")
+	r, err := b.runGpuform(ctx, bin, srv, "-v", "2", "--chdir", f.full, "apply", "--auto-approve")
 	if err != nil || r.exit != 0 {
 		srv.Stop()
 		return nil, r, nil, fmt.Errorf("exit %d: %v\n%s", r.exit, err, trim(r.stderr))
