@@ -51,18 +51,23 @@ large:
 ## side-by-side benchmark on the API server harness (testdata/bench): gpuform
 ## vs kubectl vs the raw LIST floor at sizes S, M and L, each measurement
 ## BENCH_RUNS times (the applies from empty and kubectl diff BENCH_HEAVY_RUNS
-## times at the sizes it names); it writes its table into docs/performance.md. kubectl is
-## $$KUBECTL, else bin/kubectl built from the Go module proxy (testdata/kubectl)
+## times at the sizes it names); it writes its table into BENCH_OUT (docs/performance.md;
+## empty: stdout only). kubectl is $$KUBECTL, else bin/kubectl built from the Go module proxy
+## (testdata/kubectl). BENCH_BASELINE=<git ref> also builds gpuform of that commit and measures
+## its no-op plan and apply from empty interleaved with this tree's, in a further table with
+## the ratio this tree / baseline
 BENCH_SIZES ?= S,M,L
 BENCH_RUNS ?= 3
 BENCH_HEAVY_RUNS ?= L=1
+BENCH_OUT ?= docs/performance.md
+BENCH_BASELINE ?=
 bench: bench-go bench-cluster
 
 bench-go: $(KUBEAPI_BIN)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/... ./providers/kubernetes/...
 
 bench-cluster: $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out docs/performance.md
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)')
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader, the
 ## saved-plan reader and the inventory annotation parser; crashers land in

@@ -2,7 +2,7 @@
 // floor (the same LIST requests issued raw, plus config load), on the real
 // kube-apiserver + etcd harness, at the workload sizes of testdata/gen:
 //
-//	go run ./testdata/bench [-sizes S,M,L] [-runs 3] [-heavy-runs L=1] [-out docs/performance.md]
+//	go run ./testdata/bench [-sizes S,M,L] [-runs 3] [-heavy-runs L=1] [-baseline REF] [-out docs/performance.md]
 //
 // For each size it generates the configuration (and a copy with 10% of the
 // tenants changed), renders it with `gpuform render`, prepares a template
@@ -15,6 +15,13 @@
 //     `kubectl diff --server-side` of the rendered objects, `gpuform
 //     validate` (config load) and the raw LIST requests plan issued;
 //   - gpuform's peak RSS and API request count (from its -v 2 log).
+//
+// With -baseline REF, gpuform is also built from the commit REF names (git
+// archive of it, so uncommitted changes are not part of it), and its apply
+// from empty and no-op plan are measured interleaved with the working
+// tree's (each apply: baseline, then this tree; each no-op plan: this tree,
+// then baseline, on the same cluster); a further table gives both medians
+// and the ratio this tree / baseline.
 //
 // It writes the table between the bench markers of the -out file. The
 // gpuform binary is built first; kubectl is $KUBECTL, else bin/kubectl built
@@ -44,10 +51,12 @@ import (
 // bench holds what every measurement needs.
 type bench struct {
 	gpuformBin, kubectlBin string
-	work                   string
-	runs                   int
-	heavyRuns              map[string]int
-	log                    io.Writer
+	// baseline is the gpuform build measured alongside (nil without -baseline).
+	baseline  *baseline
+	work      string
+	runs      int
+	heavyRuns map[string]int
+	log       io.Writer
 	// prepareOnly stops each size once its clusters are ready (-prepare).
 	prepareOnly bool
 }
@@ -56,35 +65,50 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == measureChildArg {
 		os.Exit(measureChild(os.Args[2:]))
 	}
-	sizes := flag.String("sizes", "S,M,L", "comma-separated sizes to measure (S, M, L)")
-	runs := flag.Int("runs", 3, "repetitions of every measurement")
-	kruns := flag.String("heavy-runs", "", "repetitions per size of the long measurements (applies from empty, kubectl diff), e.g. L=1 (default: -runs)")
-	out := flag.String("out", "docs/performance.md", "markdown file whose bench section receives the table (empty: stdout only)")
-	work := flag.String("work", "", "working directory for configs and clusters (default: a temporary one, removed)")
-	prepare := flag.Bool("prepare", false, "only prepare each size in -work: its configurations, the template cluster, and WORK/SIZE/run applied by gpuform (stopped; start it with bin/kubeapi --dir), for profiling by hand; measures nothing")
+	var o options
+	flag.StringVar(&o.sizes, "sizes", "S,M,L", "comma-separated sizes to measure (S, M, L)")
+	flag.IntVar(&o.runs, "runs", 3, "repetitions of every measurement")
+	flag.StringVar(&o.heavyRuns, "heavy-runs", "", "repetitions per size of the long measurements (applies from empty, kubectl diff), e.g. L=1 (default: -runs)")
+	flag.StringVar(&o.out, "out", "docs/performance.md", "markdown file whose bench section receives the table (empty: stdout only)")
+	flag.StringVar(&o.work, "work", "", "working directory for configs and clusters (default: a temporary one, removed)")
+	flag.BoolVar(&o.prepare, "prepare", false, "only prepare each size in -work: its configurations, the template cluster, and WORK/SIZE/run applied by gpuform (stopped; start it with bin/kubeapi --dir), for profiling by hand; measures nothing")
+	flag.StringVar(&o.baseline, "baseline", "", "git ref (e.g. main~5) whose gpuform is built and measured alongside this tree's, interleaved: its apply from empty and no-op plan, and the ratio this tree / baseline")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *prepare && *work == "" {
+	if o.prepare && o.work == "" {
 		fmt.Fprintln(os.Stderr, "bench: -prepare needs -work")
 		os.Exit(2)
 	}
-	if err := mainErr(ctx, *sizes, *runs, *kruns, *out, *work, *prepare); err != nil {
+	if o.prepare && o.baseline != "" {
+		fmt.Fprintln(os.Stderr, "bench: -prepare measures nothing, -baseline has nothing to compare")
+		os.Exit(2)
+	}
+	if err := mainErr(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work string, prepare bool) error {
-	if runs < 1 {
+// options are the command line's flags.
+type options struct {
+	sizes, heavyRuns, out, work string
+	runs                        int
+	prepare                     bool
+	// baseline is a git ref to build and measure alongside ("": none).
+	baseline string
+}
+
+func mainErr(ctx context.Context, o options) error {
+	if o.runs < 1 {
 		return fmt.Errorf("-runs must be at least 1")
 	}
 	root, err := repoRoot()
 	if err != nil {
 		return err
 	}
-	b := &bench{runs: runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: prepare}
-	for _, kv := range strings.Split(kruns, ",") {
+	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare}
+	for _, kv := range strings.Split(o.heavyRuns, ",") {
 		if kv == "" {
 			continue
 		}
@@ -95,6 +119,7 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 		}
 		b.heavyRuns[k] = n
 	}
+	work := o.work
 	if work == "" {
 		if work, err = os.MkdirTemp("", "gpuform-bench-"); err != nil {
 			return err
@@ -105,6 +130,12 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 	if b.gpuformBin, err = buildGpuform(ctx, root, work); err != nil {
 		return err
 	}
+	if o.baseline != "" {
+		if b.baseline, err = buildBaseline(ctx, root, work, o.baseline); err != nil {
+			return err
+		}
+		b.logf("baseline: gpuform of %s built", b.baseline.label())
+	}
 	if b.kubectlBin, err = findKubectl(ctx, root); err != nil {
 		return err
 	}
@@ -112,7 +143,7 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 		return fmt.Errorf("the API server harness is missing: run `make kubeapi` first: %w", err)
 	}
 	var results []*sizeResult
-	for _, name := range strings.Split(sizeList, ",") {
+	for _, name := range strings.Split(o.sizes, ",") {
 		var size *gen.Size
 		for _, s := range gen.Sizes() {
 			if s.Name == name {
@@ -126,15 +157,18 @@ func mainErr(ctx context.Context, sizeList string, runs int, kruns, out, work st
 		if err != nil {
 			return fmt.Errorf("size %s: %w", name, err)
 		}
-		if prepare {
+		if o.prepare {
 			continue
 		}
 		results = append(results, r)
 		report := machine(ctx, b) + "\n" + table(results)
+		if b.baseline != nil {
+			report += baselineTable(results, b.baseline)
+		}
 		fmt.Fprint(os.Stdout, report)
 		// Written after each size, so a long run keeps what it measured.
-		if out != "" {
-			if err := writeSection(filepath.Join(root, out), report); err != nil {
+		if o.out != "" {
+			if err := writeSection(filepath.Join(root, o.out), report); err != nil {
 				return err
 			}
 		}

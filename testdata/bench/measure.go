@@ -102,9 +102,15 @@ func measureChild(args []string) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// gpuform runs the gpuform binary against s.
+// gpuform runs the gpuform binary of the working tree against s.
 func (b *bench) gpuform(ctx context.Context, s *kubeapitest.Server, args ...string) (result, error) {
-	return run(ctx, nil, b.gpuformBin, append([]string{"--kubeconfig", s.Kubeconfig, "--no-color"}, args...)...)
+	return b.runGpuform(ctx, b.gpuformBin, s, args...)
+}
+
+// runGpuform runs the gpuform binary bin (this tree's or the baseline's)
+// against s.
+func (b *bench) runGpuform(ctx context.Context, bin string, s *kubeapitest.Server, args ...string) (result, error) {
+	return run(ctx, nil, bin, append([]string{"--kubeconfig", s.Kubeconfig, "--no-color"}, args...)...)
 }
 
 // kubectl runs kubectl against s with a discovery cache of its own, so

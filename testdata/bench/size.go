@@ -30,17 +30,88 @@ type sizeResult struct {
 	planNoop, planChanged  sample
 	load, list, diffK      sample
 	planRSS, applyRSS      int64
+	planNoopRSS            int64 // of the no-op plans only (planRSS: of every plan)
 	planReqs, applyReqs    int
 	changedReqs, listReqs  int
 	planLists, applyWrites int
+
+	// base is the baseline's measurements (nil without -baseline).
+	base *baselineResult
+}
+
+// sizeFiles are the paths of one size's generated files and clusters.
+type sizeFiles struct {
+	dir string
+	// full, changed and pools are the configurations: the size's, the
+	// same with 10% of the tenants changed, and its pools alone.
+	full, changed, pools string
+	// rendered is full's objects as YAML (gpuform render), for kubectl.
+	rendered string
+	// template is the stopped harness every run starts a copy of; run is
+	// where that copy runs.
+	template, run string
+}
+
+func newSizeFiles(dir string) sizeFiles {
+	return sizeFiles{
+		dir:      dir,
+		full:     filepath.Join(dir, "full"),
+		changed:  filepath.Join(dir, "changed"),
+		pools:    filepath.Join(dir, "pools"),
+		rendered: filepath.Join(dir, "objects.yaml"),
+		template: filepath.Join(dir, "template"),
+		run:      filepath.Join(dir, "run"),
+	}
 }
 
 // measureSize runs every measurement of size s.
 func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error) {
 	res := &sizeResult{size: s}
-	dir := filepath.Join(b.work, s.Name)
-	o := s.Options()
-	full, changed, pools := filepath.Join(dir, "full"), filepath.Join(dir, "changed"), filepath.Join(dir, "pools")
+	if b.baseline != nil {
+		res.base = &baselineResult{}
+	}
+	f := newSizeFiles(filepath.Join(b.work, s.Name))
+	if err := writeConfigs(f, s.Options()); err != nil {
+		return nil, err
+	}
+	if err := b.render(ctx, res, f); err != nil {
+		return nil, err
+	}
+	b.logf("size %s: %d tenants, %d models, %d nodes, %d objects", s.Name, s.Tenants, s.Models, s.Nodes, res.objects)
+
+	start := time.Now()
+	if err := b.prepareTemplate(ctx, f.template, f.pools, gen.Nodes(s.Nodes)); err != nil {
+		return nil, fmt.Errorf("prepare the cluster: %w", err)
+	}
+	b.logf("size %s: template cluster ready in %s", s.Name, time.Since(start).Round(time.Second))
+
+	if b.prepareOnly {
+		srv, err := b.applyGpuform(ctx, res, f)
+		if err != nil {
+			return nil, err
+		}
+		srv.Stop()
+		b.logf("size %s: prepared: %s (configuration), %s (applied cluster; bin/kubeapi --dir)", s.Name, f.full, f.run)
+		return res, nil
+	}
+	heavy := b.runs
+	if n, ok := b.heavyRuns[s.Name]; ok {
+		heavy = n
+	}
+	kept, err := b.measureApplies(ctx, res, f, heavy)
+	if err != nil {
+		return nil, err
+	}
+	defer kept.Stop()
+	if err := b.measurePlans(ctx, res, f, kept, heavy); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// writeConfigs generates the size's configurations: full (options o),
+// changed (10% of the tenants changed) and pools (the pools alone).
+func writeConfigs(f sizeFiles, o gen.Options) error {
 	oc := o
 	oc.ChangePercent = 10
 	op := o
@@ -48,138 +119,177 @@ func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error
 	for _, w := range []struct {
 		dir string
 		o   gen.Options
-	}{{full, o}, {changed, oc}, {pools, op}} {
+	}{{f.full, o}, {f.changed, oc}, {f.pools, op}} {
 		if err := gen.Write(w.dir, w.o); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// Pools are sized by the tenants' quotas (overcommit); the pools-only
 	// configuration must declare the same pools.
-	if err := copyPools(full, pools); err != nil {
-		return nil, err
-	}
-	rendered := filepath.Join(dir, "objects.yaml")
-	r, err := run(ctx, nil, b.gpuformBin, "--chdir", full, "render")
+	return copyPools(f.full, f.pools)
+}
+
+// render writes full's objects (gpuform render) to f.rendered and counts
+// them into res.
+func (b *bench) render(ctx context.Context, res *sizeResult, f sizeFiles) error {
+	r, err := run(ctx, nil, b.gpuformBin, "--chdir", f.full, "render")
 	if err != nil || r.exit != 0 {
-		return nil, fmt.Errorf("render: %v %s", err, trim(r.stderr))
+		return fmt.Errorf("render: %v %s", err, trim(r.stderr))
 	}
-	if err := os.WriteFile(rendered, []byte(r.stdout), 0o644); err != nil {
-		return nil, err
+	if err := os.WriteFile(f.rendered, []byte(r.stdout), 0o644); err != nil {
+		return err
 	}
 	res.objects = strings.Count(r.stdout, "\nkind: ") + strings.Count(r.stdout[:min(len(r.stdout), 6)], "kind: ")
-	b.logf("size %s: %d tenants, %d models, %d nodes, %d objects", s.Name, s.Tenants, s.Models, s.Nodes, res.objects)
+	return nil
+}
 
-	template := filepath.Join(dir, "template")
-	start := time.Now()
-	if err := b.prepareTemplate(ctx, template, pools, gen.Nodes(s.Nodes)); err != nil {
-		return nil, fmt.Errorf("prepare the cluster: %w", err)
-	}
-	b.logf("size %s: template cluster ready in %s", s.Name, time.Since(start).Round(time.Second))
-
-	if b.prepareOnly {
-		srv, err := b.applyGpuform(ctx, res, template, dir, full)
-		if err != nil {
-			return nil, err
-		}
-		srv.Stop()
-		b.logf("size %s: prepared: %s (configuration), %s (applied cluster; bin/kubeapi --dir)", s.Name, full, filepath.Join(dir, "run"))
-		return res, nil
-	}
-	heavy := b.runs
-	if n, ok := b.heavyRuns[s.Name]; ok {
-		heavy = n
-	}
-	var kept *kubeapitest.Server
-	defer func() {
-		if kept != nil {
-			kept.Stop()
-		}
-	}()
-	// Apply from empty: kubectl and gpuform alternate on fresh copies of the
-	// template; the last gpuform cluster stays up for the plan measurements.
+// measureApplies measures the applies from empty, heavy times each:
+// kubectl, the baseline (with -baseline) and gpuform alternate on fresh
+// copies of the template. It returns the last gpuform cluster, running, for
+// the plan measurements; the others are stopped before the next apply
+// starts.
+func (b *bench) measureApplies(ctx context.Context, res *sizeResult, f sizeFiles, heavy int) (*kubeapitest.Server, error) {
 	for i := range heavy {
-		if err := b.applyKubectl(ctx, res, template, dir, rendered); err != nil {
+		if err := b.applyKubectl(ctx, res, f); err != nil {
 			return nil, err
 		}
-		srv, err := b.applyGpuform(ctx, res, template, dir, full)
+		if b.baseline != nil {
+			if err := b.applyBaseline(ctx, res, f); err != nil {
+				return nil, err
+			}
+		}
+		srv, err := b.applyGpuform(ctx, res, f)
 		if err != nil {
 			return nil, err
 		}
 		if i == heavy-1 {
-			kept = srv
-		} else {
-			srv.Stop()
+			return srv, nil
 		}
+		srv.Stop()
 	}
+	return nil, fmt.Errorf("no apply measured (heavy runs %d)", heavy)
+}
 
+// measurePlans measures, on the cluster kept (applied by gpuform), the
+// plans, config load and raw LISTs -runs times and kubectl diff heavy times.
+func (b *bench) measurePlans(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server, heavy int) error {
 	cfg, err := kept.RESTConfig()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := range max(b.runs, heavy) {
 		if i < b.runs {
-			settle(ctx, kept.PID())
-			r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", full, "plan", "--detailed-exitcode")
-			if err != nil || r.exit != 0 {
-				return nil, fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+			if err := b.measurePlanRun(ctx, res, f, kept, cfg); err != nil {
+				return err
 			}
-			res.planNoop = append(res.planNoop, r.wall)
-			res.planRSS = max(res.planRSS, r.maxRSS)
-			reqs := requests(r.stderr)
-			res.planReqs = len(reqs)
-			lists := listURLs(reqs)
-			if len(lists) == 0 {
-				return nil, fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(r.stderr))
-			}
-			res.planLists = len(lists)
-
-			r, err = b.gpuform(ctx, kept, "-v", "2", "--chdir", changed, "plan", "--detailed-exitcode")
-			if err != nil || r.exit != 2 {
-				return nil, fmt.Errorf("gpuform plan (changed) exit %d, want 2: %v\n%s", r.exit, err, trim(r.stderr))
-			}
-			res.planChanged = append(res.planChanged, r.wall)
-			res.planRSS = max(res.planRSS, r.maxRSS)
-			res.changedReqs = len(requests(r.stderr))
-			res.changed = changes(r.stdout)
-
-			r, err = run(ctx, nil, b.gpuformBin, "--chdir", full, "validate")
-			if err != nil || r.exit != 0 {
-				return nil, fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
-			}
-			res.load = append(res.load, r.wall)
-
-			d, n, err := floorLists(ctx, cfg, lists)
-			if err != nil {
-				return nil, fmt.Errorf("floor: %w", err)
-			}
-			res.list = append(res.list, d)
-			res.listReqs = n
-			b.logf("size %s: plan no-op %s, changed %s (%d changes), load %s, raw LISTs %s (%d requests)", s.Name,
-				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(d), n)
+			b.logf("size %s: plan no-op %s, changed %s (%d changes), load %s, raw LISTs %s (%d requests)", res.size.Name,
+				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(res.list[i]), res.listReqs)
 		}
 		if i < heavy {
 			settle(ctx, kept.PID())
-			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", rendered)
+			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", f.rendered)
 			if err != nil || r.exit > 1 {
-				return nil, fmt.Errorf("kubectl diff: exit %d: %v\n%s", r.exit, err, trim(r.stderr))
+				return fmt.Errorf("kubectl diff: exit %d: %v\n%s", r.exit, err, trim(r.stderr))
 			}
 			res.diffK = append(res.diffK, r.wall)
-			b.logf("size %s: kubectl diff --server-side %s", s.Name, secs(r.wall))
+			b.logf("size %s: kubectl diff --server-side %s", res.size.Name, secs(r.wall))
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// measurePlanRun measures once each: gpuform plan no-op, the baseline's
+// (with -baseline), gpuform plan with 10% changed, config load and the raw
+// LISTs of the no-op plan.
+func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server, cfg *rest.Config) error {
+	settle(ctx, kept.PID())
+	lists, err := b.planNoop(ctx, res, f, kept)
+	if err != nil {
+		return err
+	}
+	if b.baseline != nil {
+		if err := b.planBaseline(ctx, res, f, kept); err != nil {
+			return err
+		}
+	}
+
+	r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", f.changed, "plan", "--detailed-exitcode")
+	if err != nil || r.exit != 2 {
+		return fmt.Errorf("gpuform plan (changed) exit %d, want 2: %v\n%s", r.exit, err, trim(r.stderr))
+	}
+	res.planChanged = append(res.planChanged, r.wall)
+	res.planRSS = max(res.planRSS, r.maxRSS)
+	res.changedReqs = len(requests(r.stderr))
+	res.changed = changes(r.stdout)
+
+	r, err = run(ctx, nil, b.gpuformBin, "--chdir", f.full, "validate")
+	if err != nil || r.exit != 0 {
+		return fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
+	}
+	res.load = append(res.load, r.wall)
+
+	d, n, err := floorLists(ctx, cfg, lists)
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	res.list = append(res.list, d)
+	res.listReqs = n
+	return nil
+}
+
+// planNoop measures gpuform plan of the applied configuration (it must find
+// nothing to do) and returns the LIST requests it made.
+func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) ([]string, error) {
+	r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
+	if err != nil || r.exit != 0 {
+		return nil, fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+	}
+	res.planNoop = append(res.planNoop, r.wall)
+	res.planRSS = max(res.planRSS, r.maxRSS)
+	res.planNoopRSS = max(res.planNoopRSS, r.maxRSS)
+	reqs := requests(r.stderr)
+	res.planReqs = len(reqs)
+	lists := listURLs(reqs)
+	if len(lists) == 0 {
+		return nil, fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(r.stderr))
+	}
+	res.planLists = len(lists)
+	return lists, nil
+}
+
+// planBaseline measures the baseline's plan of the applied configuration on
+// the cluster gpuform applied. It should find nothing to do; where it finds
+// changes (the two builds render different objects) the number is kept and
+// shown next to its time, which then measures a plan with changes.
+func (b *bench) planBaseline(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) error {
+	settle(ctx, kept.PID())
+	r, err := b.runGpuform(ctx, b.baseline.bin, kept, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
+	if err != nil || (r.exit != 0 && r.exit != 2) {
+		return fmt.Errorf("baseline gpuform plan (no-op) exit %d, want 0 or 2: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+	}
+	res.base.planNoop = append(res.base.planNoop, r.wall)
+	res.base.planRSS = max(res.base.planRSS, r.maxRSS)
+	res.base.planReqs = len(requests(r.stderr))
+	n := 0
+	if r.exit == 2 {
+		n = changes(r.stdout)
+		res.base.planChanges = n
+	}
+	b.logf("size %s: baseline plan no-op %s (%d changes), this tree %s", res.size.Name,
+		secs(r.wall), n, secs(res.planNoop[len(res.planNoop)-1]))
+	return nil
 }
 
 // applyKubectl measures kubectl apply --server-side of the rendered objects
 // on a fresh copy of the template cluster.
-func (b *bench) applyKubectl(ctx context.Context, res *sizeResult, template, dir, rendered string) error {
-	srv, err := startCopy(template, filepath.Join(dir, "run"))
+func (b *bench) applyKubectl(ctx context.Context, res *sizeResult, f sizeFiles) error {
+	srv, err := startCopy(f.template, f.run)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
 	settle(ctx, srv.PID())
-	r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", rendered)
+	r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", f.rendered)
 	if err != nil || r.exit != 0 {
 		return fmt.Errorf("kubectl apply: %v\n%s", err, trim(r.stderr))
 	}
@@ -190,20 +300,13 @@ func (b *bench) applyKubectl(ctx context.Context, res *sizeResult, template, dir
 
 // applyGpuform measures gpuform apply of the configuration in full on a
 // fresh copy of the template cluster, and returns that cluster, running.
-func (b *bench) applyGpuform(ctx context.Context, res *sizeResult, template, dir, full string) (*kubeapitest.Server, error) {
-	srv, err := startCopy(template, filepath.Join(dir, "run"))
+func (b *bench) applyGpuform(ctx context.Context, res *sizeResult, f sizeFiles) (*kubeapitest.Server, error) {
+	srv, r, reqs, err := b.applyFromEmpty(ctx, b.gpuformBin, f)
 	if err != nil {
-		return nil, err
-	}
-	settle(ctx, srv.PID())
-	r, err := b.gpuform(ctx, srv, "-v", "2", "--chdir", full, "apply", "--auto-approve")
-	if err != nil || r.exit != 0 {
-		srv.Stop()
-		return nil, fmt.Errorf("gpuform apply: %v\n%s", err, trim(r.stderr))
+		return nil, fmt.Errorf("gpuform apply: %w", err)
 	}
 	res.applyG = append(res.applyG, r.wall)
 	res.applyRSS = max(res.applyRSS, r.maxRSS)
-	reqs := requests(r.stderr)
 	res.applyReqs, res.applyWrites = len(reqs), 0
 	for _, q := range reqs {
 		if q.method != "GET" {
@@ -212,6 +315,38 @@ func (b *bench) applyGpuform(ctx context.Context, res *sizeResult, template, dir
 	}
 	b.logf("size %s: gpuform apply %s (%d requests, peak RSS %d MB)", res.size.Name, secs(r.wall), len(reqs), r.maxRSS>>20)
 	return srv, nil
+}
+
+// applyBaseline measures the baseline's apply of the configuration in full
+// on a fresh copy of the template cluster, and stops that cluster.
+func (b *bench) applyBaseline(ctx context.Context, res *sizeResult, f sizeFiles) error {
+	srv, r, reqs, err := b.applyFromEmpty(ctx, b.baseline.bin, f)
+	if err != nil {
+		return fmt.Errorf("baseline gpuform apply: %w", err)
+	}
+	srv.Stop()
+	res.base.applyG = append(res.base.applyG, r.wall)
+	res.base.applyRSS = max(res.base.applyRSS, r.maxRSS)
+	res.base.applyReqs = len(reqs)
+	b.logf("size %s: baseline gpuform apply %s (%d requests, peak RSS %d MB)", res.size.Name, secs(r.wall), len(reqs), r.maxRSS>>20)
+	return nil
+}
+
+// applyFromEmpty runs the gpuform binary bin's apply of the configuration
+// in full on a fresh copy of the template cluster, and returns that cluster,
+// running, with the run and the API requests it logged.
+func (b *bench) applyFromEmpty(ctx context.Context, bin string, f sizeFiles) (*kubeapitest.Server, result, []request, error) {
+	srv, err := startCopy(f.template, f.run)
+	if err != nil {
+		return nil, result{}, nil, err
+	}
+	settle(ctx, srv.PID())
+	r, err := b.runGpuform(ctx, bin, srv, "-v", "2", "--chdir", f.full, "apply", "--auto-approve")
+	if err != nil || r.exit != 0 {
+		srv.Stop()
+		return nil, r, nil, fmt.Errorf("exit %d: %v\n%s", r.exit, err, trim(r.stderr))
+	}
+	return srv, r, requests(r.stderr), nil
 }
 
 // copyPools writes the pool, priority and mig_layout blocks of full's
