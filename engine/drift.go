@@ -345,7 +345,7 @@ func (x *drifter) update(c *Change) {
 	}
 	if ds := x.desiredAt(s); ds != nil {
 		if o := x.has(ds, c.Key); o != nil {
-			hand, unapplied := splitFields(c.Fields, diffFields(o.Object.Object, c.Before, FieldManager))
+			hand, unapplied := splitFields(c.Fields, DiffFields(o.Object.Object, c.Before, FieldManager))
 			if len(hand) > 0 {
 				x.add(DriftLiveEdit, c, s, hand, "changed in the cluster since it was applied from "+ShortCommit(s)+"; apply sets it to the configuration at the ref")
 			}
@@ -466,7 +466,7 @@ func (x *drifter) failedMIG(hw map[string]*DriftItem) {
 			continue
 		}
 		for _, np := range x.desired.Pools {
-			if np.MIGState == "" || !selects(np.Selector, n.GetLabels()) {
+			if np.MIGState == "" || !Selects(np.Selector, n.GetLabels()) {
 				continue
 			}
 			state := n.GetLabels()[np.MIGState]
@@ -488,7 +488,7 @@ func isMIGField(path string) bool {
 
 // isMIGStateField reports whether a node field is a MIG state label or annotation.
 func isMIGStateField(path string) bool {
-	return path == statePath(LabelMIGState) || path == statePath(AnnotMIGState)
+	return path == MIGStatePath(LabelMIGState) || path == MIGStatePath(AnnotMIGState)
 }
 
 // node classifies a node's label and annotation changes against the newest
@@ -509,7 +509,7 @@ func (x *drifter) node(c *Change, hw map[string]*DriftItem) {
 		selected := false
 		if ds := x.desiredAt(s); ds != nil && !x.sameAsRef(s) {
 			for _, np := range ds.Pools {
-				if selects(np.Selector, c.Before.GetLabels()) {
+				if Selects(np.Selector, c.Before.GetLabels()) {
 					selected = true
 				}
 			}
@@ -527,7 +527,7 @@ func (x *drifter) node(c *Change, hw map[string]*DriftItem) {
 	case x.sameAsRef(s):
 		known = true // every difference from the ref is unexplained
 	case ds != nil:
-		if changes, err := diffNodes(ds, &Live{Nodes: []*unstructured.Unstructured{c.Before}}, DiffOptions{}); err == nil {
+		if changes, err := DiffNodes(ds, &Live{Nodes: []*unstructured.Unstructured{c.Before}}, DiffOptions{}); err == nil {
 			known = true
 			for _, sc := range changes {
 				sFields = append(sFields, sc.Fields...)
@@ -544,7 +544,7 @@ func (x *drifter) node(c *Change, hw map[string]*DriftItem) {
 				hardware(f, fmt.Sprintf("MIG state is %q, not success: re-partitioning has not finished; apply waits for it", state))
 			}
 		case known && (x.sameAsRef(s) || overlaps(f.Path, sFields)) && isMIGField(f.Path):
-			hardware(f, fmt.Sprintf("MIG configuration %s is %s, not the pool's layout %s, and not what was applied: changed on the node (by hand, or by the GPU Operator)", f.Path, formatValue(f.Before), formatValue(f.After)))
+			hardware(f, fmt.Sprintf("MIG configuration %s is %s, not the pool's layout %s, and not what was applied: changed on the node (by hand, or by the GPU Operator)", f.Path, FormatValue(f.Before), FormatValue(f.After)))
 		case known && (x.sameAsRef(s) || overlaps(f.Path, sFields)):
 			hand = append(hand, f)
 		default:
@@ -567,7 +567,7 @@ func (x *drifter) clusterPolicy(c *Change) {
 		return
 	}
 	if ds := x.desiredAt(s); ds != nil {
-		if changes, _, err := diffClusterPolicies(ds, &Live{ClusterPolicies: []*unstructured.Unstructured{c.Before}}); err == nil {
+		if changes, _, err := DiffClusterPolicies(ds, &Live{ClusterPolicies: []*unstructured.Unstructured{c.Before}}); err == nil {
 			var sFields []FieldDiff
 			for _, sc := range changes {
 				sFields = append(sFields, sc.Fields...)
@@ -596,7 +596,7 @@ func HardwareDrift(cfg *config.Config, live *Live, cat *mig.Catalog) []DriftItem
 	for _, p := range cfg.Pools {
 		var members []*unstructured.Unstructured
 		for _, n := range live.Nodes {
-			if selects(p.NodeSelector, n.GetLabels()) {
+			if Selects(p.NodeSelector, n.GetLabels()) {
 				members = append(members, n)
 			}
 		}
@@ -654,11 +654,11 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 	var inPlace bool
 	if cfg.Settings.MIGBackend == config.BackendAgent {
 		state = n.GetAnnotations()[AnnotMIGState]
-		layout, err := agentLayout(p.MIGLayout)
+		layout, err := AgentLayout(p.MIGLayout)
 		inPlace = err == nil && n.GetAnnotations()[AnnotMIGLayout] == layout
 	} else {
 		state = n.GetLabels()[LabelMIGState]
-		name, _ := migPartedName(p.MIGLayout)
+		name, _ := MIGPartedName(p.MIGLayout)
 		inPlace = n.GetLabels()[LabelMIGConfig] == name
 	}
 	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != "agent" && len(inv.MIG) == 0) {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
-
-// SensitiveValue is how every output shows a value derived from a sensitive variable.
-const SensitiveValue = "(sensitive)"
 
 // TextOptions tune the text renderer.
 type TextOptions struct {
@@ -173,7 +169,7 @@ func (r *textRenderer) field(f FieldDiff, sensitive bool) {
 		if sensitive {
 			return SensitiveValue
 		}
-		return formatValue(v)
+		return FormatValue(v)
 	}
 	switch f.Op {
 	case FieldAdd:
@@ -248,24 +244,6 @@ func isLong(s string) bool {
 	return strings.Contains(strings.TrimSuffix(s, "\n"), "\n") || len(s) > 120
 }
 
-// formatValue renders a field value in HCL-ish literal syntax.
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		b, _ := json.Marshal(x)
-		return string(b)
-	case map[string]any, []any:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return fmt.Sprint(x)
-		}
-		return string(b)
-	}
-	return fmt.Sprint(v)
-}
-
 type flatField struct {
 	path  string
 	value any
@@ -292,7 +270,7 @@ func flatten(obj map[string]any) []flatField {
 				walk(p, sub)
 				continue
 			}
-			out = append(out, flatField{path: formatPath(p), value: m[k]})
+			out = append(out, flatField{path: FormatPath(p), value: m[k]})
 		}
 	}
 	walk(nil, obj)
