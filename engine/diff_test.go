@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // nodeFor is a Node carrying a pool's selector labels, as a cluster would have.
@@ -389,9 +390,9 @@ func TestRenderPlanGolden(t *testing.T) {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{"plan.txt", func(b *bytes.Buffer) error { return engine.RenderText(b, p, engine.TextOptions{}) }},
-		{"plan.json", func(b *bytes.Buffer) error { return engine.RenderJSON(b, p) }},
-		{"plan.md", func(b *bytes.Buffer) error { return engine.RenderMarkdown(b, p) }},
+		{"plan.txt", func(b *bytes.Buffer) error { return render.Text(b, p, render.TextOptions{}) }},
+		{"plan.json", func(b *bytes.Buffer) error { return render.JSON(b, p) }},
+		{"plan.md", func(b *bytes.Buffer) error { return render.Markdown(b, p) }},
 	} {
 		var buf bytes.Buffer
 		if err := f.render(&buf); err != nil {

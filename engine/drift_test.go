@@ -11,7 +11,9 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // Commits of the drift tests' history: c1 was applied, c2 is newer.
@@ -128,14 +130,14 @@ func driftLive(t *testing.T, d *engine.Desired) *engine.Live {
 	return live
 }
 
-func checkDrift(t *testing.T, cfg *config.Config, d *engine.Desired, live *engine.Live, ref string, applied ...engine.AppliedConfig) *engine.DriftReport {
+func checkDrift(t *testing.T, cfg *config.Config, d *engine.Desired, live *engine.Live, ref string, applied ...drift.AppliedConfig) *drift.Report {
 	t.Helper()
 	p := mustDiff(t, d, live, engine.DiffOptions{})
-	return engine.Drift(p, d, live, ref, engine.DriftOptions{Applied: applied, Config: cfg, Catalog: mig.Default()})
+	return drift.Classify(p, d, live, ref, drift.Options{Applied: applied, Config: cfg, Catalog: mig.Default()})
 }
 
 // items returns the report's items as "class kind ns/name" strings.
-func items(r *engine.DriftReport) []string {
+func items(r *drift.Report) []string {
 	var out []string
 	for _, it := range r.Items {
 		out = append(out, string(it.Class)+" "+it.Key().String())
@@ -143,14 +145,14 @@ func items(r *engine.DriftReport) []string {
 	return out
 }
 
-func wantItems(t *testing.T, r *engine.DriftReport, want ...string) {
+func wantItems(t *testing.T, r *drift.Report, want ...string) {
 	t.Helper()
 	if got := strings.Join(items(r), "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("drift items:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
 
-func item(t *testing.T, r *engine.DriftReport, class engine.DriftClass, key string) engine.DriftItem {
+func item(t *testing.T, r *drift.Report, class drift.Class, key string) drift.Item {
 	t.Helper()
 	for _, it := range r.Items {
 		if it.Class == class && it.Key().String() == key {
@@ -158,10 +160,10 @@ func item(t *testing.T, r *engine.DriftReport, class engine.DriftClass, key stri
 		}
 	}
 	t.Fatalf("no %s item for %s in %v", class, key, items(r))
-	return engine.DriftItem{}
+	return drift.Item{}
 }
 
-func paths(it engine.DriftItem) string {
+func paths(it drift.Item) string {
 	var out []string
 	for _, f := range it.Fields {
 		out = append(out, f.Path)
@@ -181,7 +183,7 @@ func TestDriftInSync(t *testing.T) {
 	if !r.InSync() || len(r.Warnings) != 0 {
 		t.Fatalf("applied cluster: items %v, warnings %v", items(r), r.Warnings)
 	}
-	for _, c := range engine.DriftClasses {
+	for _, c := range drift.Classes() {
 		if n, ok := r.Counts()[c]; !ok || n != 0 {
 			t.Errorf("count of %s = %d, %v", c, n, ok)
 		}
@@ -222,18 +224,18 @@ func TestDriftUnappliedAndLiveEditFieldByField(t *testing.T) {
 	cfg2, d2 := stamped(t, c2, "gpus = 2", "gpus = 3", "admins  = [\"group:b\"]", "admins  = [\"group:b\"]\n  cpu = \"8\"")
 	live := driftLive(t, d1)
 	_ = unstructured.SetNestedField(quota(live, "b").Object, "4", "spec", "hard", "requests.nvidia.com/gpu")
-	r := checkDrift(t, cfg2, d2, live, c2, engine.AppliedConfig{Commit: c2, Desired: d2}, engine.AppliedConfig{Commit: c1, Desired: d1})
+	r := checkDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	wantItems(t, r,
 		"live-edit ResourceQuota b/gpuform",
 		"unapplied ResourceQuota a/gpuform",
 		"unapplied ResourceQuota b/gpuform")
-	if it := item(t, r, engine.DriftLiveEdit, "ResourceQuota b/gpuform"); paths(it) != gpuPath || it.Fields[0].Before != "4" || it.Fields[0].After != "1" {
+	if it := item(t, r, drift.LiveEdit, "ResourceQuota b/gpuform"); paths(it) != gpuPath || it.Fields[0].Before != "4" || it.Fields[0].After != "1" {
 		t.Errorf("hand edit of b: %+v", it.Fields)
 	}
-	if it := item(t, r, engine.DriftUnapplied, "ResourceQuota b/gpuform"); paths(it) != `spec.hard["requests.cpu"]` || it.AppliedCommit != c1 {
+	if it := item(t, r, drift.Unapplied, "ResourceQuota b/gpuform"); paths(it) != `spec.hard["requests.cpu"]` || it.AppliedCommit != c1 {
 		t.Errorf("unapplied change of b: %+v", it)
 	}
-	if it := item(t, r, engine.DriftUnapplied, "ResourceQuota a/gpuform"); paths(it) != gpuPath || it.Fields[0].Before != "2" || it.Fields[0].After != "3" {
+	if it := item(t, r, drift.Unapplied, "ResourceQuota a/gpuform"); paths(it) != gpuPath || it.Fields[0].Before != "2" || it.Fields[0].After != "3" {
 		t.Errorf("unapplied change of a: %+v", it.Fields)
 	}
 	// Without the configuration at c1, the stamps alone say unapplied.
@@ -244,7 +246,7 @@ func TestDriftUnappliedAndLiveEditFieldByField(t *testing.T) {
 	cfg3, d3 := stamped(t, c2, "gpus = 2", "gpus = 3")
 	live = driftLive(t, d1)
 	_ = unstructured.SetNestedField(quota(live, "b").Object, "4", "spec", "hard", "requests.nvidia.com/gpu")
-	r = checkDrift(t, cfg3, d3, live, c2, engine.AppliedConfig{Commit: c2, Desired: d3}, engine.AppliedConfig{Commit: c1, Desired: d1})
+	r = checkDrift(t, cfg3, d3, live, c2, drift.AppliedConfig{Commit: c2, Desired: d3}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	wantItems(t, r, "live-edit ResourceQuota b/gpuform", "unapplied ResourceQuota a/gpuform")
 }
 
@@ -262,7 +264,7 @@ func TestDriftMissing(t *testing.T) {
 	// stamp has it; the objects of a new tenant are unapplied.
 	_, d1 := stamped(t, c1)
 	cfg2, d2 := stamped(t, c2, `tenant "s" {`, "tenant \"c\" {\n  protect = false\n}\ntenant \"s\" {")
-	r = checkDrift(t, cfg2, d2, live, c2, engine.AppliedConfig{Commit: c2, Desired: d2}, engine.AppliedConfig{Commit: c1, Desired: d1})
+	r = checkDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	wantItems(t, r, "unapplied Namespace c", "missing RoleBinding a/gpuform-admins")
 	// Without the configuration at c1 the deleted binding cannot be told
 	// from a new one.
@@ -274,7 +276,7 @@ func TestDriftMissing(t *testing.T) {
 	_, d3 := stamped(t, "3333333333333333333333333333333333333333", `tenant "s" {`, "tenant \"c\" {\n  protect = false\n}\ntenant \"s\" {")
 	live = driftLive(t, d1b)
 	r = checkDrift(t, cfg2, d3, live, "3333333333333333333333333333333333333333",
-		engine.AppliedConfig{Commit: c2, Desired: d1b}, engine.AppliedConfig{Commit: c1, Desired: d0})
+		drift.AppliedConfig{Commit: c2, Desired: d1b}, drift.AppliedConfig{Commit: c1, Desired: d0})
 	wantItems(t, r, "unapplied Namespace c")
 }
 
@@ -286,13 +288,13 @@ func TestDriftDeletes(t *testing.T) {
 	extra.SetNamespace("rogue")
 	live.Objects[engine.KeyOf(extra)] = extra
 	cfg2, d2 := stamped(t, c2, "tenant \"b\" {\n  quota \"h100\" {\n    gpus = 1\n  }\n  admins  = [\"group:b\"]\n  protect = false\n}", "")
-	r := checkDrift(t, cfg2, d2, live, c2, engine.AppliedConfig{Commit: c2, Desired: d2}, engine.AppliedConfig{Commit: c1, Desired: d1})
+	r := checkDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	wantItems(t, r,
 		"live-edit ResourceQuota rogue/gpuform",
 		"unapplied Namespace b",
 		"unapplied ResourceQuota b/gpuform",
 		"unapplied RoleBinding b/gpuform-admins")
-	if it := item(t, r, engine.DriftUnapplied, "Namespace b"); it.Action != engine.ActionDelete || it.AppliedCommit != c1 {
+	if it := item(t, r, drift.Unapplied, "Namespace b"); it.Action != engine.ActionDelete || it.AppliedCommit != c1 {
 		t.Errorf("item = %+v", it)
 	}
 	// Against c1 itself the extra object is a live edit too.
@@ -315,17 +317,17 @@ func TestDriftNodes(t *testing.T) {
 	a.SetLabels(labels)
 	r := checkDrift(t, cfg, d, live, c1)
 	wantItems(t, r, "live-edit Node h100-0", "hardware Node a100-0")
-	if it := item(t, r, engine.DriftLiveEdit, "Node h100-0"); paths(it) != `metadata.labels["gpuform.dev/pool"]` || it.Action != engine.ActionUpdate {
+	if it := item(t, r, drift.LiveEdit, "Node h100-0"); paths(it) != `metadata.labels["gpuform.dev/pool"]` || it.Action != engine.ActionUpdate {
 		t.Errorf("item = %+v", it)
 	}
-	if it := item(t, r, engine.DriftHardware, "Node a100-0"); !strings.Contains(it.Details[0], `"all-disabled", not the pool's layout`) || it.Action != engine.ActionUpdate {
+	if it := item(t, r, drift.Hardware, "Node a100-0"); !strings.Contains(it.Details[0], `"all-disabled", not the pool's layout`) || it.Action != engine.ActionUpdate {
 		t.Errorf("item = %+v", it)
 	}
 	// A changed layout in a newer commit is unapplied, not hardware.
 	_, d1 := stamped(t, c1)
 	cfg2, d2 := stamped(t, c2, `"1g.10gb" = 7`, `"1g.10gb" = 3, "3g.40gb" = 1`)
 	live = driftLive(t, d1)
-	r = checkDrift(t, cfg2, d2, live, c2, engine.AppliedConfig{Commit: c2, Desired: d2}, engine.AppliedConfig{Commit: c1, Desired: d1})
+	r = checkDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	wantItems(t, r, "unapplied ConfigMap gpu-operator/gpuform-mig-parted", "unapplied Node a100-0")
 }
 
@@ -362,14 +364,14 @@ func TestDriftHardware(t *testing.T) {
 		"Node a100-old":    "runs driver 530.30.02; pool a100 needs >= 535",
 		"Node a100-seven":  "has 7 GPUs where the pool's other nodes have 8",
 	} {
-		if it := item(t, r, engine.DriftHardware, key); !strings.Contains(strings.Join(it.Details, " "), want) {
+		if it := item(t, r, drift.Hardware, key); !strings.Contains(strings.Join(it.Details, " "), want) {
 			t.Errorf("%s: details %q lack %q", key, it.Details, want)
 		}
 	}
-	if it := item(t, r, engine.DriftHardware, "Node a100-failed"); it.Action != engine.ActionUpdate || paths(it) != `metadata.labels["nvidia.com/mig.config.state"]` {
+	if it := item(t, r, drift.Hardware, "Node a100-failed"); it.Action != engine.ActionUpdate || paths(it) != `metadata.labels["nvidia.com/mig.config.state"]` {
 		t.Errorf("failed node: %+v", it)
 	}
-	if it := item(t, r, engine.DriftHardware, "Node a100-h100"); it.Action != "" || r.Fixable() != true {
+	if it := item(t, r, drift.Hardware, "Node a100-h100"); it.Action != "" || r.Fixable() != true {
 		t.Errorf("hardware apply cannot fix has action %q", it.Action)
 	}
 	// Only hardware: nothing for apply to do.
@@ -387,9 +389,9 @@ func TestDriftSensitiveValuesHidden(t *testing.T) {
 	r := checkDrift(t, cfg, d, live, c1)
 	wantItems(t, r, "live-edit ResourceQuota s/gpuform")
 	for _, render := range []func(*bytes.Buffer) error{
-		func(b *bytes.Buffer) error { return engine.RenderDriftJSON(b, r, nil) },
-		func(b *bytes.Buffer) error { return engine.RenderDriftText(b, r, engine.TextOptions{}) },
-		func(b *bytes.Buffer) error { return engine.RenderDriftMarkdown(b, r, nil) },
+		func(b *bytes.Buffer) error { return render.DriftJSON(b, r, nil) },
+		func(b *bytes.Buffer) error { return render.DriftText(b, r, render.TextOptions{}) },
+		func(b *bytes.Buffer) error { return render.DriftMarkdown(b, r, nil) },
 	} {
 		var b bytes.Buffer
 		if err := render(&b); err != nil {
@@ -409,7 +411,7 @@ func TestDriftRenderGolden(t *testing.T) {
 	_ = unstructured.SetNestedField(quota(live, "b").Object, "4", "spec", "hard", "requests.nvidia.com/gpu")
 	delete(live.Objects, engine.Key{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Namespace: "b", Name: "gpuform-admins"})
 	live.Nodes = append(live.Nodes, poolNode(t, d1, "a100", "a100-old", "NVIDIA-A100-SXM4-80GB", 8, "530.30.02"))
-	r := checkDrift(t, cfg2, d2, live, c2, engine.AppliedConfig{Commit: c2, Desired: d2}, engine.AppliedConfig{Commit: c1, Desired: d1})
+	r := checkDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	r.CheckedAt = time.Date(2025, 3, 1, 4, 0, 0, 0, time.UTC)
 	r.ConfigSource = &engine.ConfigSource{Ref: "main", Commit: c2}
 	wantItems(t, r,
@@ -421,10 +423,10 @@ func TestDriftRenderGolden(t *testing.T) {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{"drift.txt", func(b *bytes.Buffer) error { return engine.RenderDriftText(b, r, engine.TextOptions{}) }},
-		{"drift.json", func(b *bytes.Buffer) error { return engine.RenderDriftJSON(b, r, nil) }},
-		{"drift.md", func(b *bytes.Buffer) error { return engine.RenderDriftMarkdown(b, r, nil) }},
-		{"drift.prom", func(b *bytes.Buffer) error { return engine.WriteDriftMetrics(b, r) }},
+		{"drift.txt", func(b *bytes.Buffer) error { return render.DriftText(b, r, render.TextOptions{}) }},
+		{"drift.json", func(b *bytes.Buffer) error { return render.DriftJSON(b, r, nil) }},
+		{"drift.md", func(b *bytes.Buffer) error { return render.DriftMarkdown(b, r, nil) }},
+		{"drift.prom", func(b *bytes.Buffer) error { return render.DriftMetrics(b, r) }},
 	} {
 		var buf bytes.Buffer
 		if err := f.render(&buf); err != nil {
@@ -434,7 +436,7 @@ func TestDriftRenderGolden(t *testing.T) {
 	}
 	var j map[string]any
 	var buf bytes.Buffer
-	_ = engine.RenderDriftJSON(&buf, r, nil)
+	_ = render.DriftJSON(&buf, r, nil)
 	if err := json.Unmarshal(buf.Bytes(), &j); err != nil {
 		t.Fatal(err)
 	}
@@ -444,9 +446,9 @@ func TestDriftRenderGolden(t *testing.T) {
 }
 
 func TestDriftMetricsInSync(t *testing.T) {
-	r := &engine.DriftReport{Stack: `we"ird\stack`, CheckedAt: time.Unix(1700000000, 500000000)}
+	r := &drift.Report{Stack: `we"ird\stack`, CheckedAt: time.Unix(1700000000, 500000000)}
 	var b bytes.Buffer
-	if err := engine.WriteDriftMetrics(&b, r); err != nil {
+	if err := render.DriftMetrics(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"bufio"
@@ -6,12 +6,14 @@ import (
 	"io"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
-// RenderYAML writes the desired objects as multi-document YAML in apply
+// YAML writes the desired objects as multi-document YAML in apply
 // order, as kubectl apply -f takes them. An object holding values from
 // sensitive variables is replaced by a comment unless showSensitive is set.
-func RenderYAML(w io.Writer, d *Desired, showSensitive bool) error {
+func YAML(w io.Writer, d *engine.Desired, showSensitive bool) error {
 	bw := bufio.NewWriter(w)
 	for i, o := range d.InApplyOrder() {
 		if i > 0 {
@@ -19,7 +21,7 @@ func RenderYAML(w io.Writer, d *Desired, showSensitive bool) error {
 		}
 		fmt.Fprintf(bw, "# %s\n", o.Address)
 		if o.Sensitive && !showSensitive {
-			fmt.Fprintf(bw, "# %s: %s (holds values from sensitive variables; --show-sensitive prints it)\n", o.Key(), SensitiveValue)
+			fmt.Fprintf(bw, "# %s: %s (holds values from sensitive variables; --show-sensitive prints it)\n", o.Key(), engine.SensitiveValue)
 			continue
 		}
 		b, err := yaml.Marshal(o.Object.Object)
