@@ -1,4 +1,4 @@
-package engine_test
+package render_test
 
 import (
 	"fmt"
