@@ -8,18 +8,18 @@ import (
 	"github.com/gpuform/gpuform/engine"
 )
 
-// DiffLine is one line of a line diff; Op is "" for unchanged lines.
-type DiffLine struct {
+// diffLine is one line of a line diff; Op is "" for unchanged lines.
+type diffLine struct {
 	Op   engine.FieldOp
 	Text string
 }
 
-// LineDiff compares two multi-line strings line by line (sergi/go-diff).
-func LineDiff(before, after string) []DiffLine {
+// lineDiff compares two multi-line strings line by line (sergi/go-diff).
+func lineDiff(before, after string) []diffLine {
 	dmp := diffmatchpatch.New()
 	a, b, lines := dmp.DiffLinesToChars(before, after)
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
-	var out []DiffLine
+	var out []diffLine
 	for _, d := range diffs {
 		op := engine.FieldOp("")
 		switch d.Type {
@@ -29,12 +29,14 @@ func LineDiff(before, after string) []DiffLine {
 			op = engine.FieldRemove
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(d.Text, "\n"), "\n") {
-			out = append(out, DiffLine{Op: op, Text: line})
+			out = append(out, diffLine{Op: op, Text: line})
 		}
 	}
 	return out
 }
 
+// isLong reports whether a string value shows as a heredoc: more than one
+// line, or over 120 bytes.
 func isLong(s string) bool {
 	return strings.Contains(strings.TrimSuffix(s, "\n"), "\n") || len(s) > 120
 }

@@ -207,7 +207,7 @@ func writeConfigChanges(w io.Writer, changes []engine.BlockChange, r *textRender
 				line(" ", "    ", "EOT")
 			case f.Op == engine.FieldChange && bok && aok && (isLong(bs) || isLong(as)):
 				line(op, "    ", f.Path+" = <<-EOT")
-				for _, l := range LineDiff(bs, as) {
+				for _, l := range lineDiff(bs, as) {
 					o := string(l.Op)
 					if o == "" {
 						o = " "

@@ -199,7 +199,7 @@ func (r *textRenderer) heredoc(sym, path string, before, after *string) {
 			fmt.Fprintf(r.w, "            %s\n", line)
 		}
 	} else {
-		for _, l := range LineDiff(*before, *after) {
+		for _, l := range lineDiff(*before, *after) {
 			switch l.Op {
 			case engine.FieldAdd:
 				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("+"), l.Text)
