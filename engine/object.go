@@ -155,9 +155,9 @@ func (d *Desired) Lookup(k Key) *Object {
 	return nil
 }
 
-// InApplyOrder returns the desired objects in the order apply creates
-// them: every object after the objects it depends on.
-func (d *Desired) InApplyOrder() []*Object {
+// Ordered returns the desired objects in apply order (the order of a plan
+// that creates them all): every object after the objects it depends on.
+func (d *Desired) Ordered() ([]*Object, error) {
 	changes := make([]*Change, len(d.Objects))
 	byChange := make(map[*Change]*Object, len(d.Objects))
 	for i, o := range d.Objects {
@@ -168,7 +168,7 @@ func (d *Desired) InApplyOrder() []*Object {
 	for _, c := range order(changes, nil) {
 		out = append(out, byChange[c])
 	}
-	return out
+	return out, nil
 }
 
 // index maps keys to desired objects.

@@ -14,8 +14,12 @@ import (
 // order, as kubectl apply -f takes them. An object holding values from
 // sensitive variables is replaced by a comment unless showSensitive is set.
 func YAML(w io.Writer, d *engine.Desired, showSensitive bool) error {
+	objs, err := d.Ordered()
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
 	bw := bufio.NewWriter(w)
-	for i, o := range d.InApplyOrder() {
+	for i, o := range objs {
 		if i > 0 {
 			fmt.Fprintln(bw, "---")
 		}
