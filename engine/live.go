@@ -66,9 +66,10 @@ func (e *LockHeldError) Error() string {
 		e.Stack, e.Holder, e.Since.UTC().Format(time.RFC3339), e.ID, e.ID)
 }
 
-// CleanLive returns a copy of a live object without its status and the
-// metadata the server manages (managedFields, uid, resourceVersion,
-// generation, creationTimestamp).
+// CleanLive returns a live object without its status and the metadata the
+// server manages (managedFields, uid, resourceVersion, generation,
+// creationTimestamp). The top level and metadata are new maps; nested
+// values are shared with obj.
 func CleanLive(obj map[string]any) map[string]any {
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {
