@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
 
@@ -92,7 +93,7 @@ func BenchmarkRenderLarge(b *testing.B) {
 	b.Run("text", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := engine.RenderText(io.Discard, p, engine.TextOptions{}); err != nil {
+			if err := render.Text(io.Discard, p, render.TextOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -100,7 +101,7 @@ func BenchmarkRenderLarge(b *testing.B) {
 	b.Run("json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := engine.RenderJSON(io.Discard, p); err != nil {
+			if err := render.JSON(io.Discard, p); err != nil {
 				b.Fatal(err)
 			}
 		}

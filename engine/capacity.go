@@ -71,7 +71,7 @@ func CheckCapacityFrom(cfg *config.Config, live *Live, cat *mig.Catalog) (*Capac
 	for _, p := range cfg.Pools {
 		var members []NodeInventory
 		for _, n := range nodes {
-			if selects(p.NodeSelector, n.GetLabels()) {
+			if Selects(p.NodeSelector, n.GetLabels()) {
 				members = append(members, InventoryOf(n, cat))
 			}
 		}

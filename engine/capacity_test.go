@@ -11,6 +11,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // gpuNode is a Node as GPU Feature Discovery labels it.
@@ -148,7 +149,7 @@ func TestCapacity(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			p := &engine.Plan{Stack: "cap", Capacity: c}
-			if err := engine.RenderText(&buf, p, engine.TextOptions{}); err != nil {
+			if err := render.Text(&buf, p, render.TextOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "capacity/"+strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())

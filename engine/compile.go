@@ -116,14 +116,14 @@ func (c *compiler) pools() error {
 		np := &NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
 		switch {
 		case p.MIGLayout != nil && s.MIGBackend == config.BackendAgent:
-			layout, err := agentLayout(p.MIGLayout)
+			layout, err := AgentLayout(p.MIGLayout)
 			if err != nil {
 				return fmt.Errorf("compile %s: %w", p.Address, err)
 			}
 			np.Annotations = map[string]string{AnnotMIGLayout: layout}
 			np.MIGState = AnnotMIGState
 		case p.MIGLayout != nil:
-			name, conf := migPartedName(p.MIGLayout)
+			name, conf := MIGPartedName(p.MIGLayout)
 			np.Labels[LabelMIGConfig] = name
 			np.MIGState = LabelMIGState
 			migConfigs[name] = conf
@@ -173,10 +173,10 @@ func (c *compiler) pools() error {
 	return nil
 }
 
-// migPartedName names a layout's mig-parted config <layout>-<hash of its
+// MIGPartedName names a layout's mig-parted config <layout>-<hash of its
 // content>, so that editing a layout changes the nodes' nvidia.com/mig.config
 // label, which is what makes mig-manager re-partition them.
-func migPartedName(l *config.MIGLayout) (string, []any) {
+func MIGPartedName(l *config.MIGLayout) (string, []any) {
 	conf := migPartedConfig(l)
 	b, _ := json.Marshal(conf)
 	h := sha256.Sum256(b)
@@ -203,9 +203,9 @@ func migPartedConfig(l *config.MIGLayout) []any {
 	return out
 }
 
-// agentLayout is the node annotation the gpuform agent reads: the same
+// AgentLayout is the node annotation the gpuform agent reads: the same
 // mig-parted shape for the one layout, as compact JSON.
-func agentLayout(l *config.MIGLayout) (string, error) {
+func AgentLayout(l *config.MIGLayout) (string, error) {
 	b, err := yaml.Marshal(map[string]any{"name": l.Name, "gpu": l.GPU, "config": migPartedConfig(l)})
 	if err != nil {
 		return "", err

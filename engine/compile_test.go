@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 func TestCompileGolden(t *testing.T) {
@@ -29,12 +30,12 @@ func TestCompileGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := engine.RenderYAML(&buf, d, false); err != nil {
+			if err := render.YAML(&buf, d, false); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range d.Pools {
 				buf.WriteString("# node pool " + p.Address + "\n")
-				if err := engine.RenderYAML(&buf, &engine.Desired{Objects: []*engine.Object{{Address: p.Address, Object: nodeFor(p)}}}, false); err != nil {
+				if err := render.YAML(&buf, &engine.Desired{Objects: []*engine.Object{{Address: p.Address, Object: nodeFor(p)}}}, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -143,7 +144,7 @@ tenant "t" {
 		t.Fatalf("the quota holding a sensitive value is not marked sensitive: %+v", rq)
 	}
 	var buf bytes.Buffer
-	if err := engine.RenderYAML(&buf, d, false); err != nil {
+	if err := render.YAML(&buf, d, false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), `requests.nvidia.com/gpu: "3"`) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // compact renders a config diff one line per block and attribute.
@@ -145,8 +146,8 @@ func TestConfigDiff(t *testing.T) {
 			b, _ := json.Marshal(changes)
 			var text strings.Builder
 			pv := &engine.Preview{Plan: &engine.Plan{Stack: "bank-prod"}, ConfigChanges: changes}
-			_ = engine.RenderPreviewText(&text, pv, engine.TextOptions{})
-			for _, out := range []string{string(b), text.String(), engine.RenderPreviewMarkdown(pv)} {
+			_ = render.PreviewText(&text, pv, render.TextOptions{})
+			for _, out := range []string{string(b), text.String(), render.PreviewMarkdown(pv)} {
 				if strings.Contains(out, "very-secret") {
 					t.Errorf("the sensitive value leaks:\n%s", out)
 				}
@@ -209,7 +210,7 @@ priority "p" {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("ConfigDiff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	md := engine.RenderPreviewMarkdown(&engine.Preview{Plan: &engine.Plan{Stack: "s"}, ConfigChanges: changes})
+	md := render.PreviewMarkdown(&engine.Preview{Plan: &engine.Plan{Stack: "s"}, ConfigChanges: changes})
 	for _, line := range []string{"~     description = <<-EOT", "-         line two", "+         line 2", "          line three"} {
 		if !strings.Contains(md, line+"\n") {
 			t.Errorf("the long string is not a line diff (no %q):\n%s", line, md)

@@ -53,7 +53,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 			c.Before = cur
 			if opts.Adopt {
 				c.Action = ActionAdopt
-				c.Fields = diffFields(o.Object.Object, cur, FieldManager)
+				c.Fields = DiffFields(o.Object.Object, cur, FieldManager)
 			} else {
 				c.Action = ActionConflict
 				c.Reason = fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur))
@@ -63,7 +63,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		}
 		changes = append(changes, c)
 	}
-	nodeChanges, err := diffNodes(d, live, opts)
+	nodeChanges, err := DiffNodes(d, live, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 		p.ReadVersions[KeyOf(n)] = NodeVersion(n)
 	}
 	changes = append(changes, nodeChanges...)
-	policyChanges, warnings, err := diffClusterPolicies(d, live)
+	policyChanges, warnings, err := DiffClusterPolicies(d, live)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 // diffObjectsBatch is the fewest objects worth a goroutine of diffObjects.
 const diffObjectsBatch = 512
 
-// diffObjects returns diffFields of every desired object against its live
+// diffObjects returns DiffFields of every desired object against its live
 // copy in the stack (nil where there is none), index by index, computed on
 // every processor: comparing the fields is most of a large diff's time.
 func diffObjects(objs []*Object, live map[Key]*unstructured.Unstructured) [][]FieldDiff {
@@ -133,7 +133,7 @@ func diffObjects(objs []*Object, live map[Key]*unstructured.Unstructured) [][]Fi
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
 				if cur, ok := live[objs[i].Key()]; ok {
-					out[i] = diffFields(objs[i].Object.Object, cur, FieldManager)
+					out[i] = DiffFields(objs[i].Object.Object, cur, FieldManager)
 				}
 			}
 		})
@@ -192,13 +192,13 @@ func installHint(k Kind) string {
 	return "install the CRD that serves it"
 }
 
-// diffNodes computes the label and annotation changes pools ask of Nodes.
-func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
+// DiffNodes computes the label and annotation changes pools ask of Nodes.
+func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 	var out []*Change
 	for _, n := range live.Nodes {
 		var pools []*NodePool
 		for _, np := range d.Pools {
-			if selects(np.Selector, n.GetLabels()) {
+			if Selects(np.Selector, n.GetLabels()) {
 				pools = append(pools, np)
 			}
 		}
@@ -223,7 +223,7 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 			}
 		}
 		manager := NodeFieldManager(d.Stack)
-		fields := diffFields(want.Object, n, manager)
+		fields := DiffFields(want.Object, n, manager)
 		if len(fields) == 0 && len(pools) == 1 {
 			fields = unfinishedMIG(pools[0], n)
 		}
@@ -234,7 +234,7 @@ func diffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 			address = "pool (removed)"
 		}
 		c := &Change{Address: address, Key: KeyOf(n), APIVersion: "v1", Action: ActionUpdate, Before: n, After: want, Fields: fields, DependsOn: deps}
-		if len(pools) == 1 && pools[0].MIGState != "" && (migChanged(fields) || fields[0].Path == statePath(pools[0].MIGState)) {
+		if len(pools) == 1 && pools[0].MIGState != "" && (migChanged(fields) || fields[0].Path == MIGStatePath(pools[0].MIGState)) {
 			c.Wait = pools[0].MIGState
 			c.Throttle = pools[0].Address
 		}
@@ -266,15 +266,15 @@ func unfinishedMIG(np *NodePool, n *unstructured.Unstructured) []FieldDiff {
 	if !ok || state == "success" {
 		return nil
 	}
-	return []FieldDiff{{Path: statePath(np.MIGState), Op: FieldChange, Before: state, After: "success"}}
+	return []FieldDiff{{Path: MIGStatePath(np.MIGState), Op: FieldChange, Before: state, After: "success"}}
 }
 
-// statePath is the field path of a MIG state label or annotation.
-func statePath(key string) string {
+// MIGStatePath is the field path of a MIG state label or annotation.
+func MIGStatePath(key string) string {
 	if key == AnnotMIGState {
-		return formatPath([]string{"metadata", "annotations", key})
+		return FormatPath([]string{"metadata", "annotations", key})
 	}
-	return formatPath([]string{"metadata", "labels", key})
+	return FormatPath([]string{"metadata", "labels", key})
 }
 
 // migChanged reports whether a node change touches its MIG layout.
@@ -344,8 +344,9 @@ func otherPoolOwner(n *unstructured.Unstructured, mine string) string {
 	return ""
 }
 
-// selects reports whether every selector label matches.
-func selects(sel, labels map[string]string) bool {
+// Selects reports whether a node with labels is selected by sel: sel is
+// not empty and every one of its labels matches.
+func Selects(sel, labels map[string]string) bool {
 	if len(sel) == 0 {
 		return false
 	}
@@ -368,10 +369,10 @@ func stringMapAny(m map[string]string) map[string]any {
 // ignoredMeta reports whether a metadata field is the object's identity.
 func ignoredMeta(field string) bool { return field == "name" || field == "namespace" }
 
-// diffFields compares the fields of desired with live: every field desired
+// DiffFields compares the fields of desired with live: every field desired
 // sets, plus every field gpuform owned in live (managedFields) that desired
 // no longer sets.
-func diffFields(desired map[string]any, live *unstructured.Unstructured, manager string) []FieldDiff {
+func DiffFields(desired map[string]any, live *unstructured.Unstructured, manager string) []FieldDiff {
 	var out []FieldDiff
 	walkDesired(make([]string, 0, 8), desired, live.Object, &out)
 	for _, path := range removedPaths(live, desired, manager) {
@@ -382,7 +383,7 @@ func diffFields(desired map[string]any, live *unstructured.Unstructured, manager
 		if !ok {
 			continue
 		}
-		out = append(out, FieldDiff{Path: formatPath(path), Op: FieldRemove, Before: v})
+		out = append(out, FieldDiff{Path: FormatPath(path), Op: FieldRemove, Before: v})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
@@ -390,7 +391,7 @@ func diffFields(desired map[string]any, live *unstructured.Unstructured, manager
 
 // walkDesired appends to out the differences of have from want below path.
 // Paths share one backing array (callers format them, never keep them), and
-// keys are visited in map order: diffFields sorts the result.
+// keys are visited in map order: DiffFields sorts the result.
 func walkDesired(path []string, want map[string]any, have map[string]any, out *[]FieldDiff) {
 	for k, w := range want {
 		p := append(path, k)
@@ -410,7 +411,7 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 				if len(wm) == 0 {
 					continue
 				}
-				*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldAdd, After: w})
+				*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldAdd, After: w})
 				continue
 			}
 			walkDesired(p, wm, hm, out)
@@ -420,7 +421,7 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 			if isZero(w) {
 				continue // the server drops zero values it defaults (omitempty)
 			}
-			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldAdd, After: w})
+			*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldAdd, After: w})
 			continue
 		}
 		if wl, ok := w.([]any); ok {
@@ -430,7 +431,7 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 			}
 		}
 		if !equalDesired(w, h) {
-			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldChange, Before: h, After: w})
+			*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldChange, Before: h, After: w})
 		}
 	}
 }
@@ -454,7 +455,7 @@ func walkList(path []string, want, have []any, out *[]FieldDiff) {
 			continue
 		}
 		if !equalDesired(want[i], have[i]) {
-			*out = append(*out, FieldDiff{Path: formatPath(p), Op: FieldChange, Before: have[i], After: want[i]})
+			*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldChange, Before: have[i], After: want[i]})
 		}
 	}
 }
@@ -634,9 +635,9 @@ func getPath(m map[string]any, path []string) (any, bool) {
 	return cur, true
 }
 
-// formatPath renders a field path: identifiers joined by dots, other keys
+// FormatPath renders a field path: identifiers joined by dots, other keys
 // in brackets (spec.hard["requests.nvidia.com/gpu"]).
-func formatPath(path []string) string {
+func FormatPath(path []string) string {
 	var b strings.Builder
 	for i, p := range path {
 		if isIndex(p) {
@@ -677,10 +678,11 @@ func isIdent(s string) bool {
 	return true
 }
 
-// diffClusterPolicies points the GPU Operator at gpuform's mig-parted and
-// device-plugin ConfigMaps. With MIG or time-slicing pools on the
-// gpu-operator backend, a cluster without a ClusterPolicy is an error.
-func diffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
+// DiffClusterPolicies returns the changes that point the GPU Operator at
+// gpuform's mig-parted and device-plugin ConfigMaps, and warnings. With MIG
+// or time-slicing pools on the gpu-operator backend, a cluster without a
+// ClusterPolicy is an error.
+func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
 	want := map[string]string{} // spec path component -> ConfigMap name
 	var needers []string
 	for _, o := range d.Objects {
@@ -721,7 +723,7 @@ func diffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
 			"metadata": map[string]any{"name": cp.GetName()},
 			"spec":     spec,
 		}}
-		fields := diffFields(obj.Object, cp, FieldManager)
+		fields := DiffFields(obj.Object, cp, FieldManager)
 		if len(fields) == 0 {
 			continue
 		}

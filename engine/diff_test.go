@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -369,38 +368,6 @@ func TestDiffMissingKind(t *testing.T) {
 	var mk *engine.MissingKindError
 	if !errors.As(err, &mk) || !strings.Contains(err.Error(), "model.sentiment") || !strings.Contains(err.Error(), "KServe") {
 		t.Fatalf("want a MissingKindError naming model.sentiment and KServe, got %v", err)
-	}
-}
-
-func TestRenderPlanGolden(t *testing.T) {
-	d := quickstart(t)
-	live := applied(t, d)
-	_ = unstructured.SetNestedField(live.Objects[engine.Key{Kind: "ResourceQuota", Namespace: "research", Name: "gpuform"}].Object, "1", "spec", "hard", "requests.nvidia.com/mig-3g.40gb")
-	cm := engine.Key{Kind: "ConfigMap", Namespace: "gpu-operator", Name: "gpuform-mig-parted"}
-	data := live.Objects[cm].Object["data"].(map[string]any)
-	data["config.yaml"] = strings.Replace(data["config.yaml"].(string), "3g.40gb: 2", "3g.40gb: 1\n          1g.10gb: 1", 1)
-	isvc := engine.Key{Group: "serving.kserve.io", Kind: "InferenceService", Namespace: "serving", Name: "sentiment"}
-	gone := live.Objects[isvc].DeepCopy()
-	gone.SetName("old-model")
-	live.Objects[engine.KeyOf(gone)] = gone
-	delete(live.Objects, engine.Key{Kind: "Namespace", Name: "serving"})
-	p := mustDiff(t, d, live, engine.DiffOptions{})
-	for _, f := range []struct {
-		name   string
-		render func(*bytes.Buffer) error
-	}{
-		{"plan.txt", func(b *bytes.Buffer) error { return engine.RenderText(b, p, engine.TextOptions{}) }},
-		{"plan.json", func(b *bytes.Buffer) error { return engine.RenderJSON(b, p) }},
-		{"plan.md", func(b *bytes.Buffer) error { return engine.RenderMarkdown(b, p) }},
-	} {
-		var buf bytes.Buffer
-		if err := f.render(&buf); err != nil {
-			t.Fatal(err)
-		}
-		golden(t, "render/"+f.name, buf.String())
-	}
-	if p.Summary != (engine.Summary{Add: 1, Change: 2, Destroy: 1, Unchanged: len(d.Objects) - 3}) {
-		t.Errorf("summary = %+v", p.Summary)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // fuzzClusterPolicy is a GPU Operator ClusterPolicy; Diff needs one for MIG
@@ -119,14 +120,14 @@ func checkPlanFile(t *testing.T, pf *engine.PlanFile) {
 		t.Fatalf("Plan() has %d changes, the file %d", len(p.Changes), len(pf.Changes))
 	}
 	for _, color := range []bool{false, true} {
-		if err := engine.RenderText(io.Discard, p, engine.TextOptions{Color: color}); err != nil {
+		if err := render.Text(io.Discard, p, render.TextOptions{Color: color}); err != nil {
 			t.Fatalf("RenderText: %v", err)
 		}
 	}
-	if err := engine.RenderJSON(io.Discard, p); err != nil {
+	if err := render.JSON(io.Discard, p); err != nil {
 		t.Fatalf("RenderJSON: %v", err)
 	}
-	if err := engine.RenderMarkdown(io.Discard, p); err != nil {
+	if err := render.Markdown(io.Discard, p); err != nil {
 		t.Fatalf("RenderMarkdown: %v", err)
 	}
 	pf.StaleObjects(&engine.Live{ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy("x")}})

@@ -65,3 +65,29 @@ func (e *LockHeldError) Error() string {
 	return fmt.Sprintf("the state lock of stack %s is held by %s since %s (lock ID %s). Wait for that run to finish, retry with --lock-timeout, or, if it was killed, run gpuform force-unlock %s",
 		e.Stack, e.Holder, e.Since.UTC().Format(time.RFC3339), e.ID, e.ID)
 }
+
+// CleanLive returns a live object without its status and the metadata the
+// server manages (managedFields, uid, resourceVersion, generation,
+// creationTimestamp). The top level and metadata are new maps; nested
+// values are shared with obj.
+func CleanLive(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k == "status" {
+			continue
+		}
+		out[k] = v
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(meta))
+		for k, v := range meta {
+			switch k {
+			case "managedFields", "uid", "resourceVersion", "generation", "creationTimestamp":
+				continue
+			}
+			m[k] = v
+		}
+		out["metadata"] = m
+	}
+	return out
+}

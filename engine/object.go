@@ -155,6 +155,22 @@ func (d *Desired) Lookup(k Key) *Object {
 	return nil
 }
 
+// Ordered returns the desired objects in apply order (the order of a plan
+// that creates them all): every object after the objects it depends on.
+func (d *Desired) Ordered() ([]*Object, error) {
+	changes := make([]*Change, len(d.Objects))
+	byChange := make(map[*Change]*Object, len(d.Objects))
+	for i, o := range d.Objects {
+		changes[i] = &Change{Address: o.Address, Key: o.Key(), DependsOn: o.DependsOn}
+		byChange[changes[i]] = o
+	}
+	out := make([]*Object, 0, len(changes))
+	for _, c := range order(changes, nil) {
+		out = append(out, byChange[c])
+	}
+	return out, nil
+}
+
 // index maps keys to desired objects.
 func (d *Desired) index() map[Key]*Object {
 	m := make(map[Key]*Object, len(d.Objects))

@@ -88,7 +88,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 			sc.After = c.After.Object
 		}
 		if c.Before != nil {
-			sc.Before = cleanLive(c.Before.Object)
+			sc.Before = CleanLive(c.Before.Object)
 			meta, _ := sc.Before["metadata"].(map[string]any)
 			if meta != nil {
 				meta["resourceVersion"] = c.Before.GetResourceVersion()

@@ -18,7 +18,9 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
@@ -94,10 +96,10 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 	if err != nil {
 		return err
 	}
-	var after *engine.DriftReport
+	var after *drift.Report
 	if f.fix && !rep.InSync() {
 		if format == formatText {
-			if err := engine.RenderDriftText(g.stdout, rep, engine.TextOptions{Color: g.color(g.stdout)}); err != nil {
+			if err := render.DriftText(g.stdout, rep, render.TextOptions{Color: g.color(g.stdout)}); err != nil {
 				return err
 			}
 		}
@@ -126,17 +128,17 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 	}
 	switch {
 	case format == formatJSON:
-		err = engine.RenderDriftJSON(g.stdout, rep, after)
+		err = render.DriftJSON(g.stdout, rep, after)
 	case format == formatMarkdown:
-		err = engine.RenderDriftMarkdown(g.stdout, rep, after)
+		err = render.DriftMarkdown(g.stdout, rep, after)
 	default:
-		err = engine.RenderDriftText(g.stdout, final, engine.TextOptions{Color: g.color(g.stdout)})
+		err = render.DriftText(g.stdout, final, render.TextOptions{Color: g.color(g.stdout)})
 	}
 	if err != nil {
 		return err
 	}
 	if f.metricsFile != "" {
-		if err := writeFileAtomic(g.path(f.metricsFile), func(w io.Writer) error { return engine.WriteDriftMetrics(w, final) }); err != nil {
+		if err := writeFileAtomic(g.path(f.metricsFile), func(w io.Writer) error { return render.DriftMetrics(w, final) }); err != nil {
 			return fmt.Errorf("write metrics file: %w", err)
 		}
 	}
@@ -147,7 +149,7 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 }
 
 // checkDrift reads the cluster, plans and classifies.
-func (g *globals) checkDrift(ctx context.Context, client cluster, in *driftInputs) (*engine.DriftReport, error) {
+func (g *globals) checkDrift(ctx context.Context, client cluster, in *driftInputs) (*drift.Report, error) {
 	live, err := client.Refresh(ctx, in.desired, engine.RefreshOptions{})
 	if err != nil {
 		return nil, err
@@ -158,7 +160,7 @@ func (g *globals) checkDrift(ctx context.Context, client cluster, in *driftInput
 		return nil, fmt.Errorf("plan stack %s: %w", in.desired.Stack, err)
 	}
 	applied, warnings := in.appliedConfigs(live)
-	rep := engine.Drift(p, in.desired, live, in.commit, engine.DriftOptions{Applied: applied, Config: in.cfg, Catalog: mig.Default()})
+	rep := drift.Classify(p, in.desired, live, in.commit, drift.Options{Applied: applied, Config: in.cfg, Catalog: mig.Default()})
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.CheckedAt = checked
 	src := in.src
@@ -169,7 +171,7 @@ func (g *globals) checkDrift(ctx context.Context, client cluster, in *driftInput
 // fixDrift applies the configuration at the ref as apply --auto-approve
 // does (lock, plan under the lock, capacity and safety checks, ordered
 // apply) and checks again, under the lock, what is left.
-func (g *globals) fixDrift(ctx context.Context, client cluster, in *driftInputs, f *driftFlags, progress io.Writer) (*engine.DriftReport, error) {
+func (g *globals) fixDrift(ctx context.Context, client cluster, in *driftInputs, f *driftFlags, progress io.Writer) (*drift.Report, error) {
 	ctx, release, err := g.lock(ctx, client, in.desired.Stack, &f.apply)
 	if err != nil {
 		return nil, err
@@ -313,7 +315,7 @@ func commitTime(fsys fs.FS) time.Time {
 // appliedConfigs compiles the configuration at every commit stamped on the
 // live objects (at most maxAppliedCommits), newest first, with the ref
 // among them, and says which stamps could not be read.
-func (in *driftInputs) appliedConfigs(live *engine.Live) ([]engine.AppliedConfig, []string) {
+func (in *driftInputs) appliedConfigs(live *engine.Live) ([]drift.AppliedConfig, []string) {
 	objects := map[string]int{}
 	for _, u := range live.Objects {
 		if s := u.GetAnnotations()[engine.AnnotCommit]; s != "" && s != in.commit {
@@ -353,7 +355,7 @@ func (in *driftInputs) appliedConfigs(live *engine.Live) ([]engine.AppliedConfig
 			in.cache[s] = e
 		}
 		if e.desired == nil {
-			unread = append(unread, engine.ShortCommit(s))
+			unread = append(unread, drift.ShortCommit(s))
 			unreadObjects += objects[s]
 		}
 		entries = append(entries, entry{commit: s, when: e.when, d: e.desired})
@@ -365,9 +367,9 @@ func (in *driftInputs) appliedConfigs(live *engine.Live) ([]engine.AppliedConfig
 		}
 		return a.After(b)
 	})
-	out := make([]engine.AppliedConfig, len(entries))
+	out := make([]drift.AppliedConfig, len(entries))
 	for i, e := range entries {
-		out[i] = engine.AppliedConfig{Commit: e.commit, Desired: e.d}
+		out[i] = drift.AppliedConfig{Commit: e.commit, Desired: e.d}
 	}
 	var warnings []string
 	if len(unread) > 0 {

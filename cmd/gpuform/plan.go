@@ -16,6 +16,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -230,14 +231,14 @@ func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
 func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
 	switch format {
 	case formatJSON:
-		return engine.RenderJSON(w, p)
+		return render.JSON(w, p)
 	case formatMarkdown:
-		return engine.RenderMarkdown(w, p)
+		return render.Markdown(w, p)
 	}
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		fmt.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
-	return engine.RenderText(w, p, engine.TextOptions{Color: g.color(w)})
+	return render.Text(w, p, render.TextOptions{Color: g.color(w)})
 }
 
 func pluralWord(n int, one, many string) string {
@@ -347,11 +348,11 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 
 	switch format {
 	case formatJSON:
-		err = engine.RenderPreviewJSON(g.stdout, pv)
+		err = render.PreviewJSON(g.stdout, pv)
 	case formatMarkdown:
-		err = g.writeComments(engine.RenderPreviewMarkdown(pv), p.Stack, f.outDir)
+		err = g.writeComments(render.PreviewMarkdown(pv), p.Stack, f.outDir)
 	default:
-		err = engine.RenderPreviewText(g.stdout, pv, engine.TextOptions{Color: g.color(g.stdout)})
+		err = render.PreviewText(g.stdout, pv, render.TextOptions{Color: g.color(g.stdout)})
 	}
 	if err != nil {
 		return err
@@ -397,7 +398,7 @@ func firstError(diags hcl.Diagnostics) string {
 // "<!-- gpuform comment N/M -->". Stale comment files of an earlier, longer
 // run are removed.
 func (g *globals) writeComments(md, stack, dir string) error {
-	parts := engine.SplitComments(md, stack, engine.MaxCommentSize)
+	parts := render.SplitComments(md, stack, render.MaxCommentSize)
 	if dir == "" {
 		w := bufio.NewWriter(g.stdout)
 		for i, part := range parts {

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 func newRenderCommand(g *globals) *cobra.Command {
@@ -20,7 +20,7 @@ func newRenderCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return engine.RenderYAML(g.stdout, desired, showSensitive)
+			return render.YAML(g.stdout, desired, showSensitive)
 		},
 	}
 	cmd.Flags().BoolVar(&showSensitive, "show-sensitive", false, "print objects that hold sensitive values")

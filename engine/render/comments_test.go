@@ -1,4 +1,4 @@
-package engine_test
+package render_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // bigPreview is a preview whose plan has n objects: creates, updates (some
@@ -57,7 +58,7 @@ func bigPreview(n int) *engine.Preview {
 // checkParts checks the invariants of split comments: numbered markers,
 // under the limit, fences and <details> balanced in each, tables never
 // continued without their header, and nothing lost.
-func checkParts(t *testing.T, md string, parts []engine.CommentPart, stack string, limit int) {
+func checkParts(t *testing.T, md string, parts []render.CommentPart, stack string, limit int) {
 	t.Helper()
 	var bodies strings.Builder
 	for i, part := range parts {
@@ -98,15 +99,15 @@ func checkParts(t *testing.T, md string, parts []engine.CommentPart, stack strin
 // and nothing lost.
 func TestSplitCommentsAtGitHubLimit(t *testing.T) {
 	pv := bigPreview(3000)
-	md := engine.RenderPreviewMarkdown(pv)
-	if len(md) < 3*engine.MaxCommentSize {
+	md := render.PreviewMarkdown(pv)
+	if len(md) < 3*render.MaxCommentSize {
 		t.Fatalf("the 3,000-object preview is only %d bytes; the test needs several comments", len(md))
 	}
-	parts := engine.SplitComments(md, "big", engine.MaxCommentSize)
+	parts := render.SplitComments(md, "big", render.MaxCommentSize)
 	if len(parts) < 4 {
 		t.Errorf("%d parts for %d bytes", len(parts), len(md))
 	}
-	checkParts(t, md, parts, "big", engine.MaxCommentSize)
+	checkParts(t, md, parts, "big", render.MaxCommentSize)
 	first := parts[0].String()
 	// The summary line and warnings come first, never collapsed.
 	if !strings.Contains(first, "**Plan: 1000 to add, 1000 to change, 1000 to destroy · capacity: over quota on pool a100**") {
@@ -131,10 +132,10 @@ func TestSplitCommentsAtGitHubLimit(t *testing.T) {
 
 // At every limit, down to a few lines per comment, the invariants hold.
 func TestSplitCommentsAtSmallLimits(t *testing.T) {
-	md := engine.RenderPreviewMarkdown(bigPreview(60))
+	md := render.PreviewMarkdown(bigPreview(60))
 	for _, limit := range []int{400, 512, 777, 1000, 2048, 4096, 10000, len(md) + 100} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			parts := engine.SplitComments(md, "s", limit)
+			parts := render.SplitComments(md, "s", limit)
 			checkParts(t, md, parts, "s", limit)
 			if limit > len(md)+60 && len(parts) != 1 {
 				t.Errorf("%d parts for a text that fits one", len(parts))
@@ -147,22 +148,22 @@ func TestSplitCommentsAtSmallLimits(t *testing.T) {
 // longer than a comment is cut at a UTF-8 boundary.
 func TestSplitCommentsBoundary(t *testing.T) {
 	const limit = 1000
-	overhead := len(engine.CommentMarker("s", 999999, 999999)) + 1
+	overhead := len(render.CommentMarker("s", 999999, 999999)) + 1
 	fits := strings.Repeat(strings.Repeat("x", 9)+"\n", (limit-overhead)/10)
-	if parts := engine.SplitComments(fits, "s", limit); len(parts) != 1 {
+	if parts := render.SplitComments(fits, "s", limit); len(parts) != 1 {
 		t.Errorf("%d bytes: %d parts, want 1", len(fits), len(parts))
 	}
 	over := fits + "y\n"
 	for len(over)+overhead <= limit {
 		over += "y\n"
 	}
-	parts := engine.SplitComments(over, "s", limit)
+	parts := render.SplitComments(over, "s", limit)
 	if len(parts) != 2 {
 		t.Errorf("%d bytes: %d parts, want 2", len(over), len(parts))
 	}
 	checkParts(t, over, parts, "s", limit)
 	long := strings.Repeat("é", 3000) + "\n"
-	parts = engine.SplitComments(long, "s", limit)
+	parts = render.SplitComments(long, "s", limit)
 	checkParts(t, long, parts, "s", limit)
 	for _, p := range parts {
 		if !utf8.ValidString(p.Body) {
@@ -172,11 +173,11 @@ func TestSplitCommentsBoundary(t *testing.T) {
 }
 
 func TestPreviewMarkdownCollapsesLongSections(t *testing.T) {
-	small := engine.RenderPreviewMarkdown(bigPreview(3))
+	small := render.PreviewMarkdown(bigPreview(3))
 	if strings.Contains(small, "<details>") {
 		t.Errorf("sections of 12 lines or fewer are collapsed:\n%s", small)
 	}
-	big := engine.RenderPreviewMarkdown(bigPreview(30))
+	big := render.PreviewMarkdown(bigPreview(30))
 	for _, s := range []string{"<details><summary>Configuration changes (", "<details><summary>Changes (", "<details><summary>Field changes ("} {
 		if !strings.Contains(big, s) {
 			t.Errorf("no %q in:\n%s", s, big)

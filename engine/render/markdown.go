@@ -1,15 +1,17 @@
-package engine
+package render
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
-// RenderMarkdown writes the plan as GitHub-flavoured Markdown: the summary
+// Markdown writes the plan as GitHub-flavoured Markdown: the summary
 // line first, a table of changes, then field changes in a diff block.
-func RenderMarkdown(w io.Writer, p *Plan) error {
+func Markdown(w io.Writer, p *engine.Plan) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "### gpuform plan for stack `%s`\n\n", p.Stack)
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
@@ -27,7 +29,7 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 	var details strings.Builder
 	tr := textRenderer{w: bufio.NewWriter(&details)}
 	for _, c := range p.Changes {
-		if c.Action == ActionUpdate || c.Action == ActionAdopt || c.Action == ActionConflict {
+		if c.Action == engine.ActionUpdate || c.Action == engine.ActionAdopt || c.Action == engine.ActionConflict {
 			tr.change(c)
 		}
 	}
@@ -38,7 +40,7 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 	return bw.Flush()
 }
 
-func writeMarkdownWarnings(w io.Writer, p *Plan) {
+func writeMarkdownWarnings(w io.Writer, p *engine.Plan) {
 	if len(p.Warnings) == 0 {
 		return
 	}
@@ -52,7 +54,7 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-func writeMarkdownCapacity(w io.Writer, p *Plan) {
+func writeMarkdownCapacity(w io.Writer, p *engine.Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}

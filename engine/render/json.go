@@ -1,8 +1,10 @@
-package engine
+package render
 
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
 // JSONFormatVersion is the version of the --json plan schema (docs/plan.md).
@@ -10,48 +12,48 @@ const JSONFormatVersion = "1.0"
 
 // JSONPlan is the --json form of a plan.
 type JSONPlan struct {
-	FormatVersion   string        `json:"format_version"`
-	Stack           string        `json:"stack"`
-	Source          string        `json:"source"`
-	ResourceChanges []JSONChange  `json:"resource_changes"`
-	Summary         Summary       `json:"summary"`
-	Warnings        []string      `json:"warnings"`
-	Capacity        []CapacityRow `json:"capacity"`
+	FormatVersion   string               `json:"format_version"`
+	Stack           string               `json:"stack"`
+	Source          string               `json:"source"`
+	ResourceChanges []JSONChange         `json:"resource_changes"`
+	Summary         engine.Summary       `json:"summary"`
+	Warnings        []string             `json:"warnings"`
+	Capacity        []engine.CapacityRow `json:"capacity"`
 	// ConfigSource is the commit the configuration was read at; absent
 	// when the configuration is not in a git repository.
-	ConfigSource *ConfigSource `json:"config_source,omitempty"`
+	ConfigSource *engine.ConfigSource `json:"config_source,omitempty"`
 	// BaseSource, ConfigChanges and CapacityBefore are set by plan --base:
 	// the base commit, the semantic diff of the configuration from base to
 	// head, and the base configuration's capacity on the same nodes.
-	BaseSource     *ConfigSource `json:"base_source,omitempty"`
-	ConfigChanges  []BlockChange `json:"config_changes,omitempty"`
-	CapacityBefore []CapacityRow `json:"capacity_before,omitempty"`
+	BaseSource     *engine.ConfigSource `json:"base_source,omitempty"`
+	ConfigChanges  []engine.BlockChange `json:"config_changes,omitempty"`
+	CapacityBefore []engine.CapacityRow `json:"capacity_before,omitempty"`
 }
 
 // JSONChange is one entry of resource_changes.
 type JSONChange struct {
-	Address      string      `json:"address"`
-	APIVersion   string      `json:"api_version"`
-	Kind         string      `json:"kind"`
-	Namespace    string      `json:"namespace,omitempty"`
-	Name         string      `json:"name"`
-	Action       Action      `json:"action"`
-	Before       any         `json:"before"`
-	After        any         `json:"after"`
-	ChangedPaths []FieldDiff `json:"changed_paths"`
-	DependsOn    []Key       `json:"depends_on,omitempty"`
-	Reason       string      `json:"reason,omitempty"`
-	Sensitive    bool        `json:"sensitive,omitempty"`
+	Address      string             `json:"address"`
+	APIVersion   string             `json:"api_version"`
+	Kind         string             `json:"kind"`
+	Namespace    string             `json:"namespace,omitempty"`
+	Name         string             `json:"name"`
+	Action       engine.Action      `json:"action"`
+	Before       any                `json:"before"`
+	After        any                `json:"after"`
+	ChangedPaths []engine.FieldDiff `json:"changed_paths"`
+	DependsOn    []engine.Key       `json:"depends_on,omitempty"`
+	Reason       string             `json:"reason,omitempty"`
+	Sensitive    bool               `json:"sensitive,omitempty"`
 }
 
 // NewJSONPlan converts a plan to its --json form. Sensitive objects show
 // "(sensitive)" in place of before, after and field values.
-func NewJSONPlan(p *Plan) JSONPlan {
+func NewJSONPlan(p *engine.Plan) JSONPlan {
 	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings, ConfigSource: p.ConfigSource}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
-	out.Capacity = []CapacityRow{}
+	out.Capacity = []engine.CapacityRow{}
 	if p.Capacity != nil {
 		out.Capacity = append(out.Capacity, p.Capacity.Rows...)
 	}
@@ -61,7 +63,7 @@ func NewJSONPlan(p *Plan) JSONPlan {
 			Action: c.Action, ChangedPaths: c.Fields, DependsOn: c.DependsOn, Reason: c.Reason, Sensitive: c.Sensitive,
 		}
 		if jc.ChangedPaths == nil {
-			jc.ChangedPaths = []FieldDiff{}
+			jc.ChangedPaths = []engine.FieldDiff{}
 		}
 		if c.After != nil {
 			jc.After = c.After.Object
@@ -70,14 +72,14 @@ func NewJSONPlan(p *Plan) JSONPlan {
 			if c.After != nil {
 				jc.Before = project(c.After.Object, c.Before.Object)
 			} else {
-				jc.Before = cleanLive(c.Before.Object)
+				jc.Before = engine.CleanLive(c.Before.Object)
 			}
 		}
 		if c.Sensitive {
 			jc.Before, jc.After = hideIfSet(jc.Before), hideIfSet(jc.After)
-			fields := make([]FieldDiff, len(jc.ChangedPaths))
+			fields := make([]engine.FieldDiff, len(jc.ChangedPaths))
 			for i, f := range jc.ChangedPaths {
-				fields[i] = FieldDiff{Path: f.Path, Op: f.Op, Before: hideIfSet(f.Before), After: hideIfSet(f.After)}
+				fields[i] = engine.FieldDiff{Path: f.Path, Op: f.Op, Before: hideIfSet(f.Before), After: hideIfSet(f.After)}
 			}
 			jc.ChangedPaths = fields
 		}
@@ -90,11 +92,11 @@ func hideIfSet(v any) any {
 	if v == nil {
 		return nil
 	}
-	return SensitiveValue
+	return engine.SensitiveValue
 }
 
-// RenderJSON writes the plan as indented JSON.
-func RenderJSON(w io.Writer, p *Plan) error {
+// JSON writes the plan as indented JSON.
+func JSON(w io.Writer, p *engine.Plan) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(NewJSONPlan(p))
@@ -116,29 +118,6 @@ func project(desired, live map[string]any) map[string]any {
 			continue
 		}
 		out[k] = lv
-	}
-	return out
-}
-
-// cleanLive drops server-managed metadata and status from a live object.
-func cleanLive(obj map[string]any) map[string]any {
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		if k == "status" {
-			continue
-		}
-		out[k] = v
-	}
-	if meta, ok := obj["metadata"].(map[string]any); ok {
-		m := make(map[string]any, len(meta))
-		for k, v := range meta {
-			switch k {
-			case "managedFields", "uid", "resourceVersion", "generation", "creationTimestamp":
-				continue
-			}
-			m[k] = v
-		}
-		out["metadata"] = m
 	}
 	return out
 }

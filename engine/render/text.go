@@ -1,19 +1,15 @@
-package engine
+package render
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/gpuform/gpuform/engine"
 )
-
-// SensitiveValue is how every output shows a value derived from a sensitive variable.
-const SensitiveValue = "(sensitive)"
 
 // TextOptions tune the text renderer.
 type TextOptions struct {
@@ -21,9 +17,9 @@ type TextOptions struct {
 	Color bool
 }
 
-// RenderText writes the plan the way Terraform does: changes grouped by
+// Text writes the plan the way Terraform does: changes grouped by
 // config address with + ~ - symbols and field paths, then a summary line.
-func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
+func Text(w io.Writer, p *engine.Plan, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	r := textRenderer{w: bw, color: opts.Color}
 	r.plan(p)
@@ -57,9 +53,9 @@ func (r *textRenderer) symbol(s string) string {
 }
 
 // groups returns changes grouped by address, groups in order of first appearance.
-func groups(changes []*Change) [][]*Change {
+func groups(changes []*engine.Change) [][]*engine.Change {
 	idx := map[string]int{}
-	var out [][]*Change
+	var out [][]*engine.Change
 	for _, c := range changes {
 		i, ok := idx[c.Address]
 		if !ok {
@@ -72,7 +68,7 @@ func groups(changes []*Change) [][]*Change {
 	return out
 }
 
-func (r *textRenderer) plan(p *Plan) {
+func (r *textRenderer) plan(p *engine.Plan) {
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
 		fmt.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
 		r.capacity(p)
@@ -92,7 +88,7 @@ func (r *textRenderer) plan(p *Plan) {
 }
 
 // capacity prints the GPU capacity table.
-func (r *textRenderer) capacity(p *Plan) {
+func (r *textRenderer) capacity(p *engine.Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}
@@ -105,14 +101,14 @@ func (r *textRenderer) capacity(p *Plan) {
 	_ = tw.Flush()
 }
 
-func (r *textRenderer) warnings(p *Plan) {
+func (r *textRenderer) warnings(p *engine.Plan) {
 	for _, w := range p.Warnings {
 		fmt.Fprintf(r.w, "\n%s %s\n", r.paint("1;33", "Warning:"), w)
 	}
 }
 
 // SummaryLine is the plan's last line: Plan: X to add, Y to change, Z to destroy.
-func SummaryLine(p *Plan) string {
+func SummaryLine(p *engine.Plan) string {
 	s := fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy.", p.Summary.Add, p.Summary.Change, p.Summary.Destroy)
 	if p.Summary.Conflicts > 0 {
 		s += fmt.Sprintf(" %d %s in the way (see above; --adopt takes them over).", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object", "objects"))
@@ -128,61 +124,61 @@ func pluralWord(n int, one, many string) string {
 }
 
 // groupVerb says what happens to a config address as a whole.
-func groupVerb(g []*Change) string {
-	acts := map[Action]bool{}
+func groupVerb(g []*engine.Change) string {
+	acts := map[engine.Action]bool{}
 	for _, c := range g {
 		acts[c.Action] = true
 	}
 	switch {
-	case len(acts) == 1 && acts[ActionCreate]:
+	case len(acts) == 1 && acts[engine.ActionCreate]:
 		return "will be created"
-	case len(acts) == 1 && acts[ActionDelete]:
+	case len(acts) == 1 && acts[engine.ActionDelete]:
 		return "will be destroyed"
-	case len(acts) == 1 && acts[ActionConflict]:
+	case len(acts) == 1 && acts[engine.ActionConflict]:
 		return "is blocked by existing objects"
 	}
 	return "will be updated"
 }
 
-func (r *textRenderer) change(c *Change) {
+func (r *textRenderer) change(c *engine.Change) {
 	header := fmt.Sprintf("  %s %s", r.symbol(c.Action.Symbol()), c.Key)
 	switch c.Action {
-	case ActionAdopt:
-		header += " (adopt: take over from " + Owner(c.Before) + ")"
-	case ActionDelete:
+	case engine.ActionAdopt:
+		header += " (adopt: take over from " + engine.Owner(c.Before) + ")"
+	case engine.ActionDelete:
 		header += r.paint("2", "  # not in the configuration any more")
 	}
 	fmt.Fprintln(r.w, header)
 	switch c.Action {
-	case ActionCreate:
+	case engine.ActionCreate:
 		for _, f := range flatten(c.After.Object) {
-			r.field(FieldDiff{Path: f.path, Op: FieldAdd, After: f.value}, c.Sensitive)
+			r.field(engine.FieldDiff{Path: f.path, Op: engine.FieldAdd, After: f.value}, c.Sensitive)
 		}
-	case ActionUpdate, ActionAdopt:
+	case engine.ActionUpdate, engine.ActionAdopt:
 		for _, f := range c.Fields {
 			r.field(f, c.Sensitive)
 		}
-	case ActionConflict:
+	case engine.ActionConflict:
 		fmt.Fprintf(r.w, "      %s\n", c.Reason)
 	}
 }
 
-func (r *textRenderer) field(f FieldDiff, sensitive bool) {
+func (r *textRenderer) field(f engine.FieldDiff, sensitive bool) {
 	sym := r.symbol(string(f.Op))
 	show := func(v any) string {
 		if sensitive {
-			return SensitiveValue
+			return engine.SensitiveValue
 		}
-		return formatValue(v)
+		return engine.FormatValue(v)
 	}
 	switch f.Op {
-	case FieldAdd:
+	case engine.FieldAdd:
 		if s, ok := f.After.(string); ok && isLong(s) && !sensitive {
 			r.heredoc(sym, f.Path, nil, &s)
 			return
 		}
 		fmt.Fprintf(r.w, "      %s %s = %s\n", sym, f.Path, show(f.After))
-	case FieldRemove:
+	case engine.FieldRemove:
 		fmt.Fprintf(r.w, "      %s %s = %s -> null\n", sym, f.Path, show(f.Before))
 	default:
 		bs, bok := f.Before.(string)
@@ -203,11 +199,11 @@ func (r *textRenderer) heredoc(sym, path string, before, after *string) {
 			fmt.Fprintf(r.w, "            %s\n", line)
 		}
 	} else {
-		for _, l := range LineDiff(*before, *after) {
+		for _, l := range lineDiff(*before, *after) {
 			switch l.Op {
-			case FieldAdd:
+			case engine.FieldAdd:
 				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("+"), l.Text)
-			case FieldRemove:
+			case engine.FieldRemove:
 				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("-"), l.Text)
 			default:
 				fmt.Fprintf(r.w, "            %s\n", l.Text)
@@ -215,55 +211,6 @@ func (r *textRenderer) heredoc(sym, path string, before, after *string) {
 		}
 	}
 	fmt.Fprintf(r.w, "        EOT\n")
-}
-
-// DiffLine is one line of a line diff; Op is "" for unchanged lines.
-type DiffLine struct {
-	Op   FieldOp
-	Text string
-}
-
-// LineDiff compares two multi-line strings line by line (sergi/go-diff).
-func LineDiff(before, after string) []DiffLine {
-	dmp := diffmatchpatch.New()
-	a, b, lines := dmp.DiffLinesToChars(before, after)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
-	var out []DiffLine
-	for _, d := range diffs {
-		op := FieldOp("")
-		switch d.Type {
-		case diffmatchpatch.DiffInsert:
-			op = FieldAdd
-		case diffmatchpatch.DiffDelete:
-			op = FieldRemove
-		}
-		for _, line := range strings.Split(strings.TrimSuffix(d.Text, "\n"), "\n") {
-			out = append(out, DiffLine{Op: op, Text: line})
-		}
-	}
-	return out
-}
-
-func isLong(s string) bool {
-	return strings.Contains(strings.TrimSuffix(s, "\n"), "\n") || len(s) > 120
-}
-
-// formatValue renders a field value in HCL-ish literal syntax.
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		b, _ := json.Marshal(x)
-		return string(b)
-	case map[string]any, []any:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return fmt.Sprint(x)
-		}
-		return string(b)
-	}
-	return fmt.Sprint(v)
 }
 
 type flatField struct {
@@ -292,7 +239,7 @@ func flatten(obj map[string]any) []flatField {
 				walk(p, sub)
 				continue
 			}
-			out = append(out, flatField{path: formatPath(p), value: m[k]})
+			out = append(out, flatField{path: engine.FormatPath(p), value: m[k]})
 		}
 	}
 	walk(nil, obj)
@@ -311,7 +258,7 @@ func skipFlat(p []string) bool {
 	}
 	if len(p) == 3 {
 		switch p[2] {
-		case LabelManagedBy, LabelStack, AnnotAddress, AnnotCommit:
+		case engine.LabelManagedBy, engine.LabelStack, engine.AnnotAddress, engine.AnnotCommit:
 			return true
 		}
 	}
@@ -328,4 +275,12 @@ func beforeAfter(before, after int) string {
 		return fmt.Sprintf("? -> %d", after)
 	}
 	return fmt.Sprintf("%d -> %d", before, after)
+}
+
+// count renders n things, with a plural s.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

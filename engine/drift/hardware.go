@@ -1,0 +1,178 @@
+package drift
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// CheckHardware checks every pool's nodes against the pool: a node that
+// reports no GPUs, GPUs of another model, another number of GPUs than most
+// of the pool's nodes, a driver outside driver_version, an inventory the
+// node's labels contradict, a failed MIG state, or (MIG state success and
+// the layout in place) MIG instances other than the layout's. One item per
+// node, Action empty: apply cannot fix hardware.
+func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []Item {
+	var out []Item
+	for _, p := range cfg.Pools {
+		var members []*unstructured.Unstructured
+		for _, n := range live.Nodes {
+			if engine.Selects(p.NodeSelector, n.GetLabels()) {
+				members = append(members, n)
+			}
+		}
+		invs := make([]engine.NodeInventory, len(members))
+		counts := map[int]int{}
+		for i, n := range members {
+			invs[i] = engine.InventoryOf(n, cat)
+			if invs[i].GPUs > 0 {
+				counts[invs[i].GPUs]++
+			}
+		}
+		usual := 0 // the most common GPU count; ties go to the larger
+		for gpus, n := range counts {
+			if n > counts[usual] || (n == counts[usual] && gpus > usual) {
+				usual = gpus
+			}
+		}
+		want := catalogKey(cat, p.GPU)
+		for i, n := range members {
+			inv := invs[i]
+			var details []string
+			switch {
+			case inv.Source == "none" || inv.GPUs == 0:
+				details = append(details, fmt.Sprintf("reports no GPUs; pool %s wants %s GPUs", p.Name, want))
+			case inv.Source != "capacity" && inv.Model != want:
+				details = append(details, fmt.Sprintf("has %s GPUs; pool %s wants %s", inv.Model, p.Name, want))
+			}
+			if inv.GPUs > 0 && usual > 0 && inv.GPUs != usual && counts[usual] > 1 {
+				details = append(details, fmt.Sprintf("has %s where the pool's other nodes have %d: a GPU may have failed or fallen off the bus", count(inv.GPUs, "GPU"), usual))
+			}
+			if inv.Warning != "" {
+				details = append(details, inv.Warning)
+			}
+			if p.DriverVersion != "" && inv.Driver != "" {
+				if ok, err := config.SatisfiesVersion(p.DriverVersion, inv.Driver); err == nil && !ok {
+					details = append(details, fmt.Sprintf("runs driver %s; pool %s needs %s", inv.Driver, p.Name, p.DriverVersion))
+				}
+			}
+			if p.MIGLayout != nil {
+				details = append(details, migHardware(cfg, p, n, inv)...)
+			}
+			if len(details) > 0 {
+				out = append(out, Item{Class: Hardware, Address: p.Address, APIVersion: "v1", Kind: "Node", Name: n.GetName(), Fields: []engine.FieldDiff{}, Details: details})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// migHardware checks a MIG pool's node: a failed state, and, when the
+// state is success and the node carries the layout, the MIG instances.
+func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured, inv engine.NodeInventory) []string {
+	var state string
+	var inPlace bool
+	if cfg.Settings.MIGBackend == config.BackendAgent {
+		state = n.GetAnnotations()[engine.AnnotMIGState]
+		layout, err := engine.AgentLayout(p.MIGLayout)
+		inPlace = err == nil && n.GetAnnotations()[engine.AnnotMIGLayout] == layout
+	} else {
+		state = n.GetLabels()[engine.LabelMIGState]
+		name, _ := engine.MIGPartedName(p.MIGLayout)
+		inPlace = n.GetLabels()[engine.LabelMIGConfig] == name
+	}
+	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != "agent" && len(inv.MIG) == 0) {
+		return nil // not done yet, not ours yet, or nothing reported to compare
+	}
+	want := layoutInstances(p.MIGLayout, inv.GPUs)
+	if equalCounts(want, inv.MIG) {
+		return nil
+	}
+	return []string{fmt.Sprintf("MIG state is success but the node has MIG instances %s where layout %s on %s asks for %s", countsString(inv.MIG), p.MIGLayout.Name, count(inv.GPUs, "GPU"), countsString(want))}
+}
+
+// layoutInstances is how many instances of each profile a layout makes on
+// a node of gpus GPUs.
+func layoutInstances(l *config.MIGLayout, gpus int) map[string]int {
+	out := map[string]int{}
+	if len(l.Devices) == 0 {
+		for prof, n := range l.Slices {
+			if n > 0 {
+				out[prof] += n * gpus
+			}
+		}
+		return out
+	}
+	for _, g := range l.Devices {
+		if !g.Enabled {
+			continue
+		}
+		for _, i := range g.Indexes {
+			if i >= gpus {
+				continue
+			}
+			for prof, n := range g.Slices {
+				if n > 0 {
+					out[prof] += n
+				}
+			}
+		}
+	}
+	return out
+}
+
+func equalCounts(a, b map[string]int) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// countsString renders profile counts as "1g.10gb x14, 3g.40gb x2" (or "none").
+func countsString(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v > 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "none"
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// catalogKey maps a product name to its catalog key, or returns it as is.
+func catalogKey(cat *mig.Catalog, name string) string {
+	if g, ok := cat.Lookup(name); ok {
+		return g.Key
+	}
+	return name
+}
+
+// count renders n things, with a plural s.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -1,0 +1,200 @@
+// Package enginetest holds the fixtures the tests of engine's sub-packages
+// share: clusters as the API server would return them after an apply,
+// example configurations, plans, and golden-file comparison. Only tests
+// import it.
+package enginetest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// Golden compares got with the file at path (relative to the test's
+// package directory), or rewrites the file with got when update is set
+// (each test package's -update flag).
+func Golden(t *testing.T, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden %s: %v (run go test -update)", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from golden (go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// RepoRoot is the directory of the repository's go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("enginetest: cannot locate its own source file")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// LoadExample loads examples/<dir>/main.hcl, with optional text
+// replacements (old, new pairs), and fails the test on any error
+// diagnostic of loading or validation.
+func LoadExample(t testing.TB, dir string, replace ...string) *config.Config {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(RepoRoot(t), "examples", dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(text, replace[i]) {
+			t.Fatalf("example %s has no %q to replace", dir, replace[i])
+		}
+		text = strings.ReplaceAll(text, replace[i], replace[i+1])
+	}
+	return LoadSource(t, text)
+}
+
+// LoadSource loads one main.hcl and fails the test on any error diagnostic
+// of loading or validation.
+func LoadSource(t testing.TB, src string) *config.Config {
+	t.Helper()
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatalf("load: %s", diags.Error())
+	}
+	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+		t.Fatalf("validate: %s", diags.Error())
+	}
+	return cfg
+}
+
+// Quickstart compiles examples/quickstart.
+func Quickstart(t testing.TB) *engine.Desired {
+	t.Helper()
+	d, err := engine.Compile(LoadExample(t, "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// MustDiff plans d against live and fails the test on an error.
+func MustDiff(t testing.TB, d *engine.Desired, live *engine.Live, opts engine.DiffOptions) *engine.Plan {
+	t.Helper()
+	p, err := engine.Diff(d, live, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ServerCopy returns obj as the API server would store it after gpuform
+// applied it: defaults filled in, status, resourceVersion and managedFields.
+func ServerCopy(t testing.TB, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	u := obj.DeepCopy()
+	u.SetResourceVersion("42")
+	u.SetUID("0000")
+	u.Object["status"] = map[string]any{"phase": "Active"}
+	if u.GetKind() == "ValidatingAdmissionPolicy" {
+		spec := u.Object["spec"].(map[string]any)
+		mc := spec["matchConstraints"].(map[string]any)
+		mc["matchPolicy"] = "Equivalent"
+		rr := mc["resourceRules"].([]any)[0].(map[string]any)
+		rr["scope"] = "*"
+	}
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{
+		Manager: engine.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: u.GetAPIVersion(),
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldsV1(t, obj.Object)},
+	}})
+	return u
+}
+
+// fieldsV1 builds the managedFields tree of every leaf of obj.
+func fieldsV1(t testing.TB, obj map[string]any) []byte {
+	var tree func(m map[string]any) map[string]any
+	tree = func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				out["f:"+k] = tree(sub)
+			} else {
+				out["f:"+k] = map[string]any{}
+			}
+		}
+		return out
+	}
+	cp := k8sruntime.DeepCopyJSON(obj)
+	delete(cp, "apiVersion")
+	delete(cp, "kind")
+	b, err := json.Marshal(tree(cp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// EmptyLive is a cluster with nothing of the stack and the GPU Operator
+// installed, its ClusterPolicy already pointing at gpuform's mig-parted
+// ConfigMap (the quickstart has no time-sliced pool).
+func EmptyLive(t testing.TB) *engine.Live {
+	spec := map[string]any{
+		"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
+	}
+	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
+	return &engine.Live{Source: "test", ClusterPolicies: []*unstructured.Unstructured{ServerCopy(t, cp)}}
+}
+
+// Applied is the live state after the desired objects were applied.
+func Applied(t testing.TB, d *engine.Desired) *engine.Live {
+	live := EmptyLive(t)
+	live.Objects, live.Foreign = map[engine.Key]*unstructured.Unstructured{}, map[engine.Key]*unstructured.Unstructured{}
+	for _, o := range d.Objects {
+		live.Objects[o.Key()] = ServerCopy(t, o.Object)
+	}
+	return live
+}
+
+// GPUNode is a Node as GPU Feature Discovery labels it: node group, GPU
+// product, GPU count and, when driver is set, the CUDA driver version.
+func GPUNode(name, group, product string, count int, driver string) *unstructured.Unstructured {
+	labels := map[string]any{
+		"gpuform.dev/node-group": group,
+		"nvidia.com/gpu.product": product,
+		"nvidia.com/gpu.count":   strconv.Itoa(count),
+	}
+	if driver != "" {
+		parts := strings.SplitN(driver, ".", 3)
+		labels["nvidia.com/cuda.driver.major"] = parts[0]
+		if len(parts) > 1 {
+			labels["nvidia.com/cuda.driver.minor"] = parts[1]
+		}
+		if len(parts) > 2 {
+			labels["nvidia.com/cuda.driver.rev"] = parts[2]
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": name, "labels": labels},
+	}}
+}

@@ -1,0 +1,109 @@
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// CollapseLines is the length, in lines, above which a Markdown section is
+// folded into <details>.
+const CollapseLines = 12
+
+// PreviewMarkdown returns a preview as one GitHub-flavoured Markdown
+// text: the summary line first, warnings never collapsed, then the
+// configuration changes, the plan and the capacity, each folded into
+// <details> when longer than CollapseLines. SplitComments cuts it into
+// comments.
+func PreviewMarkdown(pv *engine.Preview) string {
+	var b strings.Builder
+	p := pv.Plan
+	code := func(s string) string { return "`" + s + "`" }
+	fmt.Fprintf(&b, "### gpuform plan for stack `%s`\n\n", p.Stack)
+	fmt.Fprintf(&b, "**%s**\n\n", PreviewSummary(pv))
+	fmt.Fprintf(&b, "Configuration: %s, compared with base %s.\n", describeSource(p.ConfigSource, code), describeSource(pv.Base, code))
+	if warns := PreviewWarnings(pv); len(warns) > 0 {
+		fmt.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
+		for _, w := range warns {
+			fmt.Fprintf(&b, "- %s\n", mdInline(w))
+		}
+	}
+
+	fmt.Fprintf(&b, "\n#### 1. Configuration changes\n\n")
+	if len(pv.ConfigChanges) == 0 {
+		fmt.Fprintf(&b, "The configuration is the same as at base.\n")
+	} else {
+		var body strings.Builder
+		body.WriteString("```diff\n")
+		writeConfigChanges(&body, pv.ConfigChanges, nil, true)
+		body.WriteString("```\n")
+		fmt.Fprintf(&b, "%s\n\n", configChangesSummary(pv.ConfigChanges))
+		collapse(&b, "Configuration changes", body.String())
+	}
+
+	fmt.Fprintf(&b, "\n#### 2. What apply would do to the cluster now\n\n")
+	if !p.HasChanges() && p.Summary.Conflicts == 0 {
+		fmt.Fprintf(&b, "No changes. The cluster matches this configuration.\n")
+	} else {
+		var table strings.Builder
+		table.WriteString("| | Object | Address |\n|---|---|---|\n")
+		for _, c := range p.Changes {
+			fmt.Fprintf(&table, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
+		}
+		fmt.Fprintf(&b, "%s\n\n", SummaryLine(p))
+		collapse(&b, "Changes", table.String())
+		var details strings.Builder
+		tr := textRenderer{w: bufio.NewWriter(&details)}
+		for _, c := range p.Changes {
+			if c.Action == engine.ActionUpdate || c.Action == engine.ActionAdopt || c.Action == engine.ActionConflict {
+				tr.change(c)
+			}
+		}
+		_ = tr.w.Flush()
+		if details.Len() > 0 {
+			b.WriteString("\n")
+			collapse(&b, "Field changes", "```diff\n"+details.String()+"```\n")
+		}
+	}
+
+	fmt.Fprintf(&b, "\n#### 3. GPU capacity per pool (base → this change)\n\n")
+	pairs := capacityPairs(pv)
+	if len(pairs) == 0 {
+		fmt.Fprintf(&b, "No GPU pools.\n")
+	} else {
+		var table strings.Builder
+		table.WriteString("| Pool | Resource | Total | Quota | Requested | Free | Status |\n|---|---|---:|---:|---:|---:|---|\n")
+		for _, c := range pairs {
+			total, quota, requested, free, status := c.cells("→")
+			if status != "OK" && status != "removed" {
+				status = "⚠️ " + status
+			}
+			fmt.Fprintf(&table, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(c.pool), c.resource, total, quota, requested, free, status)
+		}
+		collapse(&b, "GPU capacity", table.String())
+	}
+	return b.String()
+}
+
+// collapse writes body, folded into <details> when over CollapseLines
+// lines (not counting code fences).
+func collapse(b *strings.Builder, summary, body string) {
+	n := 0
+	for _, l := range strings.SplitAfter(body, "\n") {
+		if l != "" && !strings.HasPrefix(l, "```") {
+			n++
+		}
+	}
+	if n <= CollapseLines {
+		b.WriteString(body)
+		return
+	}
+	fmt.Fprintf(b, "<details><summary>%s (%d lines)</summary>\n\n%s\n</details>\n", summary, n, body)
+}
+
+// mdInline escapes text for a Markdown list item.
+func mdInline(s string) string {
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
+}
