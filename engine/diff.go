@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // DiffOptions tune Diff.
@@ -19,9 +21,11 @@ type DiffOptions struct {
 // Diff compares the desired state with the live one and returns the ordered
 // plan. Only fields gpuform sets are compared, so server defaults never show
 // as changes; fields gpuform set before (managedFields) and no longer sets
-// show as removed.
+// show as removed. The plan is ordered by d's registry of kinds; changes
+// that depend on each other in a cycle are a *DependencyCycleError.
 func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
-	if err := missingKinds(d, live); err != nil {
+	reg := d.KindRegistry()
+	if err := missingKinds(reg, d, live); err != nil {
 		return nil, err
 	}
 	p := &Plan{Stack: d.Stack, Source: live.Source, ReadVersions: map[Key]string{}}
@@ -31,33 +35,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	for k, u := range live.Foreign {
 		p.ReadVersions[k] = ReadVersion(u)
 	}
-	var changes []*Change
-	fields := diffObjects(d.Objects, live.Objects)
-	for i, o := range d.Objects {
-		k := o.Key()
-		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
-		if cur, ok := live.Objects[k]; ok {
-			c.Before = cur
-			c.Fields = fields[i]
-			if len(c.Fields) == 0 {
-				p.Summary.Unchanged++
-				continue
-			}
-			c.Action = ActionUpdate
-		} else if cur, ok := live.Foreign[k]; ok {
-			c.Before = cur
-			if opts.Adopt {
-				c.Action = ActionAdopt
-				c.Fields = diffFields(o.Object.Object, cur, FieldManager)
-			} else {
-				c.Action = ActionConflict
-				c.Reason = fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur))
-			}
-		} else {
-			c.Action = ActionCreate
-		}
-		changes = append(changes, c)
-	}
+	changes := diffDesired(d, live, opts, &p.Summary)
 	nodeChanges, err := diffNodes(d, live, opts)
 	if err != nil {
 		return nil, err
@@ -82,11 +60,56 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 			p.Throttles[np.Address] = np.MaxUnavailable
 		}
 	}
+	if p.Changes, err = order(reg, changes, prunes(d, live)); err != nil {
+		return nil, fmt.Errorf("order the plan: %w", err)
+	}
+	p.Summary.count(p.Changes)
+	return p, nil
+}
+
+// diffDesired returns the change of every desired object that differs from
+// its live copy (an update), has none (a create), or meets an object of
+// another owner (an adoption with opts.Adopt, else a conflict), counting
+// the unchanged ones in s.
+func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change {
+	var changes []*Change
+	fields := diffObjects(d.Objects, live.Objects)
+	for i, o := range d.Objects {
+		k := o.Key()
+		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
+		if cur, ok := live.Objects[k]; ok {
+			c.Before = cur
+			c.Fields = fields[i]
+			if len(c.Fields) == 0 {
+				s.Unchanged++
+				continue
+			}
+			c.Action = ActionUpdate
+		} else if cur, ok := live.Foreign[k]; ok {
+			c.Before = cur
+			if opts.Adopt {
+				c.Action = ActionAdopt
+				c.Fields = diffFields(o.Object.Object, cur, FieldManager)
+			} else {
+				c.Action = ActionConflict
+				c.Reason = fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur))
+			}
+		} else {
+			c.Action = ActionCreate
+		}
+		changes = append(changes, c)
+	}
+	return changes
+}
+
+// prunes returns a delete for every object of the stack the configuration
+// no longer has, unless its deletion has begun (a terminating Namespace).
+func prunes(d *Desired, live *Live) []*Change {
 	desired := d.index()
 	var deletes []*Change
 	for k, u := range live.Objects {
 		if _, ok := desired[k]; ok || u.GetDeletionTimestamp() != nil {
-			continue // wanted, or already being deleted (a terminating Namespace)
+			continue
 		}
 		deletes = append(deletes, &Change{
 			Address:    u.GetAnnotations()[AnnotAddress],
@@ -96,20 +119,23 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 			Before:     u,
 		})
 	}
-	p.Changes = order(changes, deletes)
-	for _, c := range p.Changes {
+	return deletes
+}
+
+// count adds the changes to the summary, by action.
+func (s *Summary) count(changes []*Change) {
+	for _, c := range changes {
 		switch c.Action {
 		case ActionCreate:
-			p.Summary.Add++
+			s.Add++
 		case ActionUpdate, ActionAdopt:
-			p.Summary.Change++
+			s.Change++
 		case ActionDelete:
-			p.Summary.Destroy++
+			s.Destroy++
 		case ActionConflict:
-			p.Summary.Conflicts++
+			s.Conflicts++
 		}
 	}
-	return p, nil
 }
 
 // diffObjectsBatch is the fewest objects worth a goroutine of diffObjects.
@@ -137,8 +163,9 @@ func diffObjects(objs []*Object, live map[Key]*unstructured.Unstructured) [][]Fi
 	return out
 }
 
-// missingKinds fails when a desired object needs a kind the cluster lacks.
-func missingKinds(d *Desired, live *Live) error {
+// missingKinds fails when a desired object needs a kind the cluster lacks,
+// saying what to install (from reg).
+func missingKinds(reg *kinds.Registry, d *Desired, live *Live) error {
 	if len(live.MissingKinds) == 0 {
 		return nil
 	}
@@ -155,7 +182,7 @@ func missingKinds(d *Desired, live *Live) error {
 			continue
 		}
 		seen[o.Address+k.Kind] = true
-		msgs = append(msgs, fmt.Sprintf("%s needs %s (%s), which this cluster does not serve: %s", o.Address, k.Kind, k.GroupVersion(), installHint(k)))
+		msgs = append(msgs, fmt.Sprintf("%s needs %s (%s), which this cluster does not serve: %s", o.Address, k.Kind, k.GroupVersion(), reg.InstallHint(k.GroupKind())))
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -169,20 +196,7 @@ func missingKinds(d *Desired, live *Live) error {
 // MissingKindError says which blocks need a CRD the cluster does not have.
 type MissingKindError struct{ Messages []string }
 
+// Error lists the blocks and the kinds they need.
 func (e *MissingKindError) Error() string {
 	return "the cluster lacks API kinds the configuration needs:\n  " + strings.Join(e.Messages, "\n  ")
-}
-
-func installHint(k Kind) string {
-	switch k.Group {
-	case "kueue.x-k8s.io":
-		return "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
-	case "scheduling.volcano.sh":
-		return "install Volcano or set scheduler = \"none\" in the gpuform block"
-	case "serving.kserve.io":
-		return "install KServe (https://kserve.github.io), or remove the model blocks"
-	case "nvidia.com":
-		return "install the NVIDIA GPU Operator"
-	}
-	return "install the CRD that serves it"
 }

@@ -12,8 +12,12 @@ import (
 // order, as kubectl apply -f takes them. An object holding values from
 // sensitive variables is replaced by a comment unless showSensitive is set.
 func RenderYAML(w io.Writer, d *Desired, showSensitive bool) error {
+	objs, err := d.Ordered()
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
 	bw := bufio.NewWriter(w)
-	for i, o := range orderedObjects(d) {
+	for i, o := range objs {
 		if i > 0 {
 			fmt.Fprintln(bw, "---")
 		}
@@ -29,19 +33,4 @@ func RenderYAML(w io.Writer, d *Desired, showSensitive bool) error {
 		bw.Write(b)
 	}
 	return bw.Flush()
-}
-
-// orderedObjects returns the desired objects in dependency order.
-func orderedObjects(d *Desired) []*Object {
-	changes := make([]*Change, len(d.Objects))
-	byChange := make(map[*Change]*Object, len(d.Objects))
-	for i, o := range d.Objects {
-		changes[i] = &Change{Address: o.Address, Key: o.Key(), DependsOn: o.DependsOn}
-		byChange[changes[i]] = o
-	}
-	out := make([]*Object, 0, len(changes))
-	for _, c := range order(changes, nil) {
-		out = append(out, byChange[c])
-	}
-	return out
 }
