@@ -308,6 +308,7 @@ type ServerFailingError struct {
 	Last     error
 }
 
+// Error says why the change was not started.
 func (e *ServerFailingError) Error() string {
 	return fmt.Sprintf("not started: %d changes in a row failed after all their retries, so the API server looks unavailable (last error: %v)", e.Failures, e.Last)
 }
@@ -317,6 +318,7 @@ func (e *ServerFailingError) Error() string {
 // errors.Is.
 type RunTimeoutError struct{ Limit time.Duration }
 
+// Error names the limit that ran out.
 func (e *RunTimeoutError) Error() string {
 	return fmt.Sprintf("the run exceeded --timeout %s", e.Limit)
 }
