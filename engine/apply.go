@@ -10,6 +10,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/dag"
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // Target is what Apply needs from a provider.
@@ -51,7 +54,12 @@ type Result struct {
 
 // Report is the account of an apply.
 type Report struct {
+	// Results has the end of every change but conflicts, in plan order.
 	Results []*Result
+	// Refused, when set, is why the apply wrote nothing at all: its
+	// changes depend on each other in a cycle (a *DependencyCycleError).
+	// Every change is then skipped with it.
+	Refused error
 }
 
 // Count returns how many changes ended with outcome o.
@@ -125,6 +133,9 @@ type ApplyOptions struct {
 	// retries: the API server is gone or overloaded, and trying every
 	// remaining change would only take longer. Zero means 3.
 	MaxFailuresInARow int
+	// Kinds is the registry of kinds whose ranks order the deletes; nil
+	// means kinds.Builtin().
+	Kinds *kinds.Registry
 }
 
 // Apply executes the plan against t: a change starts when every change it
@@ -132,35 +143,82 @@ type ApplyOptions struct {
 // independent branches go on; deletes run after the applies, in reverse
 // dependency order, rank by rank. Transient errors are retried with backoff.
 // Cancelling ctx stops new changes from starting; changes in flight finish.
+// A plan whose changes depend on each other in a cycle is refused before
+// anything is written: the report's Refused says why, and every change is
+// skipped.
 func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
-	if opts.Parallelism <= 0 {
-		opts.Parallelism = DefaultParallelism
-	}
-	if opts.MIGTimeout <= 0 {
-		opts.MIGTimeout = 15 * time.Minute
-	}
-	if opts.InterruptGrace <= 0 {
-		opts.InterruptGrace = 500 * time.Millisecond
-	}
-	if opts.MaxFailuresInARow <= 0 {
-		opts.MaxFailuresInARow = 3
+	opts = opts.withDefaults()
+	w := newWalk(p, opts.Kinds)
+	if _, err := w.graph.Sort(); err != nil {
+		return w.refuse(cycleError(err, (*job).key))
 	}
 	ctx, trip := context.WithCancelCause(ctx)
 	defer trip(nil)
-	ex := &executor{trip: trip, t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack), throttles: map[string]chan struct{}{}}
+	ex := &executor{trip: trip, t: t, opts: opts, sem: make(chan struct{}, opts.Parallelism), nodeManager: NodeFieldManager(p.Stack), throttles: map[string]chan struct{}{}, total: len(w.changes)}
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
-	var jobs []*job
+	var wg sync.WaitGroup
+	for _, j := range w.graph.Nodes() {
+		j.deps = w.graph.DependsOn(j)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ex.run(ctx, j)
+		}()
+	}
+	wg.Wait()
+	rep := &Report{}
+	for _, j := range w.changes {
+		rep.Results = append(rep.Results, j.result)
+	}
+	return rep
+}
+
+// withDefaults fills in the zero options.
+func (o ApplyOptions) withDefaults() ApplyOptions {
+	if o.Parallelism <= 0 {
+		o.Parallelism = DefaultParallelism
+	}
+	if o.MIGTimeout <= 0 {
+		o.MIGTimeout = 15 * time.Minute
+	}
+	if o.InterruptGrace <= 0 {
+		o.InterruptGrace = 500 * time.Millisecond
+	}
+	if o.MaxFailuresInARow <= 0 {
+		o.MaxFailuresInARow = 3
+	}
+	if o.Kinds == nil {
+		o.Kinds = kinds.Builtin()
+	}
+	return o
+}
+
+// walk is the dependency graph of an apply: a job per change to make
+// (conflicts are never made) and the barriers that run the deletes after
+// the applies, rank by rank.
+type walk struct {
+	graph *dag.Graph[*job]
+	// changes are the jobs of changes, in the plan's order.
+	changes []*job
+}
+
+// newWalk builds the graph of p's changes. An apply depends on the applies
+// of the keys in its DependsOn; every delete waits for a barrier that ends
+// when the applies and the deletes of every rank above it (reg's ranks)
+// ended.
+func newWalk(p *Plan, reg *kinds.Registry) *walk {
+	w := &walk{graph: dag.New[*job](len(p.Changes) + 1)}
 	byKey := map[Key]*job{}
-	var applies []*job
-	var deletes []*job
+	var applies, deletes []*job
 	for _, c := range p.Changes {
 		if c.Action == ActionConflict {
 			continue
 		}
 		j := &job{c: c, done: make(chan struct{})}
-		jobs = append(jobs, j)
+		w.changes = append(w.changes, j)
+		w.graph.Add(j)
 		if c.Action == ActionDelete {
 			deletes = append(deletes, j)
 		} else {
@@ -170,46 +228,49 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	}
 	for _, j := range applies {
 		for _, d := range j.c.DependsOn {
-			if dj, ok := byKey[d]; ok && dj != j {
-				j.deps = append(j.deps, dj)
+			if dj, ok := byKey[d]; ok {
+				w.graph.AddEdge(j, dj)
 			}
 		}
 	}
 	// Deletes run rank by rank, highest first, after every apply ended: a
 	// barrier per rank ends when the deletes of the ranks above it ended.
-	barrier := &job{done: make(chan struct{}), barrier: true, deps: applies}
-	sort.SliceStable(deletes, func(a, b int) bool { return applyRank(deletes[a].c.Key) > applyRank(deletes[b].c.Key) })
+	rank := func(j *job) int { return reg.Rank(groupKind(j.c.Key)) }
+	barrier := &job{done: make(chan struct{}), barrier: true}
+	for _, j := range applies {
+		w.graph.AddEdge(barrier, j)
+	}
+	sort.SliceStable(deletes, func(a, b int) bool { return rank(deletes[a]) > rank(deletes[b]) })
 	var rankJobs []*job
 	prev := barrier
 	for i, j := range deletes {
-		if i > 0 && applyRank(j.c.Key) != applyRank(deletes[i-1].c.Key) {
-			next := &job{done: make(chan struct{}), barrier: true, deps: append([]*job{prev}, rankJobs...)}
-			jobs = append(jobs, next)
+		if i > 0 && rank(j) != rank(deletes[i-1]) {
+			next := &job{done: make(chan struct{}), barrier: true}
+			w.graph.AddEdge(next, prev)
+			for _, rj := range rankJobs {
+				w.graph.AddEdge(next, rj)
+			}
 			prev, rankJobs = next, nil
 		}
-		j.deps = []*job{prev}
+		w.graph.AddEdge(j, prev)
 		rankJobs = append(rankJobs, j)
 	}
-	jobs = append(jobs, barrier)
-	ex.total = len(applies) + len(deletes)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ex.run(ctx, j)
-		}()
-	}
-	wg.Wait()
-	rep := &Report{}
-	for _, j := range jobs {
-		if !j.barrier {
-			rep.Results = append(rep.Results, j.result)
-		}
+	w.graph.Add(barrier)
+	return w
+}
+
+// refuse is the report of an apply refused before it began: every change
+// skipped because of err.
+func (w *walk) refuse(err error) *Report {
+	rep := &Report{Refused: err}
+	for _, j := range w.changes {
+		rep.Results = append(rep.Results, &Result{Change: j.c, Outcome: OutcomeSkipped, Err: err})
 	}
 	return rep
 }
 
+// job is one node of an apply's walk: a change, or a barrier that ends when
+// what it depends on ended.
 type job struct {
 	c       *Change
 	deps    []*job
@@ -247,6 +308,7 @@ type ServerFailingError struct {
 	Last     error
 }
 
+// Error says why the change was not started.
 func (e *ServerFailingError) Error() string {
 	return fmt.Sprintf("not started: %d changes in a row failed after all their retries, so the API server looks unavailable (last error: %v)", e.Failures, e.Last)
 }
@@ -256,6 +318,7 @@ func (e *ServerFailingError) Error() string {
 // errors.Is.
 type RunTimeoutError struct{ Limit time.Duration }
 
+// Error names the limit that ran out.
 func (e *RunTimeoutError) Error() string {
 	return fmt.Sprintf("the run exceeded --timeout %s", e.Limit)
 }
@@ -344,6 +407,16 @@ func (ex *executor) run(ctx context.Context, j *job) {
 	ex.finish(j.result)
 }
 
+// key is the key of the job's change (the zero key for a barrier).
+func (j *job) key() Key {
+	if j.c == nil {
+		return Key{}
+	}
+	return j.c.Key
+}
+
+// succeeded reports whether the job's change was applied, or for a
+// barrier, whether every delete above it succeeded.
 func (j *job) succeeded() bool {
 	if j.barrier {
 		return !j.failed

@@ -4,36 +4,52 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
-// The kinds gpuform writes. Optional ones come from CRDs that may be absent.
+// Kind is an API kind gpuform manages or reads, with its scope; the
+// registry of kinds (package kinds) holds the rest of what gpuform knows
+// of it.
+type Kind = kinds.Kind
+
+// The builtin kinds, as the builtin registry (kinds.Builtin) describes
+// them: read-only views, not a second table. Optional ones come from CRDs
+// that may be absent.
 var (
-	KindNamespace       = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}}
-	KindResourceQuota   = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, Namespaced: true}
-	KindConfigMap       = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}
-	KindRoleBinding     = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}, Namespaced: true}
-	KindPriorityClass   = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}}
-	KindVAP             = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}}
-	KindVAPBinding      = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}}
-	KindResourceFlavor  = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "ResourceFlavor"}, Optional: true}
-	KindClusterQueue    = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "ClusterQueue"}, Optional: true}
-	KindLocalQueue      = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "LocalQueue"}, Namespaced: true, Optional: true}
-	KindWorkloadPrio    = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "WorkloadPriorityClass"}, Optional: true}
-	KindVolcanoQueue    = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "Queue"}, Optional: true}
-	KindInferenceServic = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "serving.kserve.io", Version: "v1beta1", Kind: "InferenceService"}, Namespaced: true, Optional: true}
-	KindNode            = Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Node"}}
-	KindClusterPolicy   = Kind{GroupVersionKind: schema.GroupVersionKind{Group: "nvidia.com", Version: "v1", Kind: "ClusterPolicy"}, Optional: true}
+	KindNamespace       = builtinKind("", "Namespace")
+	KindResourceQuota   = builtinKind("", "ResourceQuota")
+	KindConfigMap       = builtinKind("", "ConfigMap")
+	KindRoleBinding     = builtinKind("rbac.authorization.k8s.io", "RoleBinding")
+	KindPriorityClass   = builtinKind("scheduling.k8s.io", "PriorityClass")
+	KindVAP             = builtinKind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
+	KindVAPBinding      = builtinKind("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding")
+	KindResourceFlavor  = builtinKind("kueue.x-k8s.io", "ResourceFlavor")
+	KindClusterQueue    = builtinKind("kueue.x-k8s.io", "ClusterQueue")
+	KindLocalQueue      = builtinKind("kueue.x-k8s.io", "LocalQueue")
+	KindWorkloadPrio    = builtinKind("kueue.x-k8s.io", "WorkloadPriorityClass")
+	KindVolcanoQueue    = builtinKind("scheduling.volcano.sh", "Queue")
+	KindInferenceServic = builtinKind("serving.kserve.io", "InferenceService")
+	KindNode            = builtinKind("", "Node")
+	KindClusterPolicy   = builtinKind("nvidia.com", "ClusterPolicy")
 )
+
+// builtinKind is the kind of group and kind in the builtin registry.
+func builtinKind(group, kind string) Kind {
+	e, ok := kinds.Builtin().Lookup(schema.GroupKind{Group: group, Kind: kind})
+	if !ok {
+		panic("engine: the builtin registry of kinds has no " + kind)
+	}
+	return e.Kind
+}
 
 // ManagedKinds are the kinds gpuform may own in any stack, in apply order
-// (cluster-scoped prerequisites first). Refresh lists each once.
-func ManagedKinds() []Kind {
-	return []Kind{
-		KindNamespace, KindPriorityClass, KindWorkloadPrio, KindResourceFlavor, KindVolcanoQueue,
-		KindConfigMap, KindResourceQuota, KindRoleBinding, KindVAP, KindVAPBinding,
-		KindClusterQueue, KindLocalQueue, KindInferenceServic,
-	}
-}
+// (cluster-scoped prerequisites first): the builtin registry's managed
+// kinds. Refresh lists each once.
+func ManagedKinds() []Kind { return kinds.Builtin().Managed() }
+
+// groupKind is the group and kind of a key.
+func groupKind(k Key) schema.GroupKind { return schema.GroupKind{Group: k.Group, Kind: k.Kind} }
 
 // Well-known names of the objects a tenant becomes.
 const (

@@ -2,7 +2,8 @@ package engine
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // Ownership labels and annotations carried by every object gpuform writes.
@@ -63,15 +64,6 @@ func (k Key) Less(o Key) bool {
 	return k.Name < o.Name
 }
 
-// Kind is an API kind gpuform manages, with its scope.
-type Kind struct {
-	schema.GroupVersionKind
-	// Namespaced is true for namespaced kinds.
-	Namespaced bool
-	// Optional kinds come from CRDs (Kueue, Volcano, KServe) that may be absent.
-	Optional bool
-}
-
 // Object is one desired Kubernetes object and what it waits for.
 type Object struct {
 	// Address is the config address of the block that produced the object.
@@ -116,6 +108,18 @@ type Desired struct {
 	Kinds   []Kind
 	// Sources maps each config address to the range of its block, for messages.
 	Sources map[string]string
+	// Registry is the registry of kinds the configuration was compiled
+	// with, which orders the plan and explains missing kinds; nil means
+	// kinds.Builtin().
+	Registry *kinds.Registry
+}
+
+// KindRegistry returns d.Registry, or the builtin registry when it is nil.
+func (d *Desired) KindRegistry() *kinds.Registry {
+	if d.Registry != nil {
+		return d.Registry
+	}
+	return kinds.Builtin()
 }
 
 // gpuOperatorNamespace is the namespace of the GPU Operator ConfigMaps.
@@ -153,22 +157,6 @@ func (d *Desired) Lookup(k Key) *Object {
 		}
 	}
 	return nil
-}
-
-// Ordered returns the desired objects in apply order (the order of a plan
-// that creates them all): every object after the objects it depends on.
-func (d *Desired) Ordered() ([]*Object, error) {
-	changes := make([]*Change, len(d.Objects))
-	byChange := make(map[*Change]*Object, len(d.Objects))
-	for i, o := range d.Objects {
-		changes[i] = &Change{Address: o.Address, Key: o.Key(), DependsOn: o.DependsOn}
-		byChange[changes[i]] = o
-	}
-	out := make([]*Object, 0, len(changes))
-	for _, c := range order(changes, nil) {
-		out = append(out, byChange[c])
-	}
-	return out, nil
 }
 
 // index maps keys to desired objects.

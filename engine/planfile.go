@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // PlanFileVersion is the version of the saved plan format.
@@ -170,21 +172,38 @@ func ReadPlanFile(r io.Reader) (*PlanFile, error) {
 	if sum != pf.Checksum {
 		return nil, errors.New("read plan file: the checksum does not match its content, so the file was edited or damaged after gpuform wrote it; make the plan again")
 	}
+	reg := kinds.Builtin()
 	for i, sc := range pf.Changes {
-		if err := sc.check(pf.Stack); err != nil {
+		if err := sc.check(reg, pf.Stack); err != nil {
 			return nil, fmt.Errorf("read plan file: change %d (%s): %w; make the plan again", i+1, sc.Key, err)
 		}
 	}
+	if err := checkDependencies(pf.Plan().toApply()); err != nil {
+		return nil, fmt.Errorf("read plan file: %w; make the plan again", err)
+	}
 	return &pf, nil
+}
+
+// toApply returns the changes an apply makes in dependency order: every
+// change but deletes (which run after them) and conflicts (never made).
+func (p *Plan) toApply() []*Change {
+	var out []*Change
+	for _, c := range p.Changes {
+		if c.Action != ActionDelete && c.Action != ActionConflict {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // check refuses a saved change that gpuform cannot have written: an unknown
 // action, one without the object it applies or reports on, one on a kind
 // gpuform does not write, one whose object is not the one its key names, or
-// one whose object does not carry the stack's labels. The checksum is not a
+// one whose object does not carry the stack's labels (reg says which kinds
+// gpuform writes and owns). The checksum is not a
 // signature (whoever edits the file can recompute it), so these bound what
 // an edited plan file can make apply do to what gpuform itself could plan.
-func (sc *SavedChange) check(stack string) error {
+func (sc *SavedChange) check(reg *kinds.Registry, stack string) error {
 	switch sc.Action {
 	case ActionCreate, ActionUpdate:
 		if len(sc.After) == 0 {
@@ -198,7 +217,8 @@ func (sc *SavedChange) check(stack string) error {
 	default:
 		return fmt.Errorf("unknown action %q", sc.Action)
 	}
-	if !writtenKind(sc.Key) {
+	e, ok := reg.Lookup(groupKind(sc.Key))
+	if !ok || !e.Use.InPlan() {
 		return fmt.Errorf("a change of a %s, a kind gpuform does not write", sc.Key.Kind)
 	}
 	if len(sc.After) == 0 {
@@ -208,24 +228,13 @@ func (sc *SavedChange) check(stack string) error {
 	if k := KeyOf(after); k != sc.Key {
 		return fmt.Errorf("the object it applies is %s, not the one its key names", k)
 	}
-	if sc.Key.Kind == KindNode.Kind || sc.Key.Kind == KindClusterPolicy.Kind {
-		return nil
+	if e.Use != kinds.Managed {
+		return nil // Nodes and ClusterPolicies: gpuform sets fields of objects it does not own
 	}
 	if l := after.GetLabels(); l[LabelManagedBy] != ManagedByValue || l[LabelStack] != stack {
 		return fmt.Errorf("the object it applies is not labelled %s=%s and %s=%s", LabelManagedBy, ManagedByValue, LabelStack, stack)
 	}
 	return nil
-}
-
-// writtenKind reports whether gpuform writes objects of k's kind: the
-// managed kinds, Nodes (pool labels) and the GPU Operator's ClusterPolicy.
-func writtenKind(k Key) bool {
-	for _, kind := range append(ManagedKinds(), KindNode, KindClusterPolicy) {
-		if kind.Group == k.Group && kind.Kind == k.Kind {
-			return true
-		}
-	}
-	return false
 }
 
 // StaleObjects compares the versions a saved plan read with the cluster

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/kinds"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
@@ -193,10 +194,15 @@ func TestRBACExampleRoles(t *testing.T) {
 		cfg, _ := srv.RESTConfig()
 		dc, _ := discovery.NewDiscoveryClientForConfig(cfg)
 		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+		reg := kinds.Builtin()
 		for _, k := range append(engine.ManagedKinds(), engine.KindNode, engine.KindClusterPolicy) {
-			resource := strings.ToLower(k.Kind) + "s" // kinds without their CRD here (Volcano)
+			e, _ := reg.Lookup(k.GroupKind())
+			resource := e.Resource // kinds without their CRD here (Volcano): the registry's word
 			if m, err := mapper.RESTMapping(k.GroupKind(), k.Version); err == nil {
 				resource = m.Resource.Resource
+				if resource != e.Resource {
+					t.Errorf("the registry of kinds names %s's resource %q, the API server %q", k.Kind, e.Resource, resource)
+				}
 			} else if !meta.IsNoMatchError(err) {
 				t.Fatal(err)
 			}

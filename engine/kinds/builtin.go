@@ -1,0 +1,72 @@
+package kinds
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// API groups of the builtin kinds.
+const (
+	groupRBAC       = "rbac.authorization.k8s.io"
+	groupScheduling = "scheduling.k8s.io"
+	groupAdmission  = "admissionregistration.k8s.io"
+	groupKueue      = "kueue.x-k8s.io"
+	groupVolcano    = "scheduling.volcano.sh"
+	groupKServe     = "serving.kserve.io"
+	groupNVIDIA     = "nvidia.com"
+	groupLease      = "coordination.k8s.io"
+)
+
+// Install hints of the optional kinds.
+const (
+	hintKueue   = "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
+	hintVolcano = "install Volcano or set scheduler = \"none\" in the gpuform block"
+	hintKServe  = "install KServe (https://kserve.github.io), or remove the model blocks"
+	hintNVIDIA  = "install the NVIDIA GPU Operator"
+)
+
+// builtin is the table of the kinds gpuform manages and reads. Ranks are
+// apply order (what others depend on comes first), ten apart so that a
+// kind can go between two. The order of the table is the order of the RBAC
+// rules' resources.
+func builtin() []Entry {
+	gvk := func(group, version, kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
+	}
+	// What the roles need on a managed kind: plan and drift read it; apply
+	// lists it (refresh), writes it with server-side apply (a PATCH, which
+	// needs create too when it creates the object) and prunes it (DELETE).
+	managedAccess := Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbCreate | VerbPatch | VerbDelete}
+	return []Entry{
+		// The managed kinds: a tenant's namespace, quota, configuration and bindings,
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Namespace")}, Resource: "namespaces", Use: Managed, Rank: 0, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ResourceQuota"), Namespaced: true}, Resource: "resourcequotas", Use: Managed, Rank: 60, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ConfigMap"), Namespaced: true}, Resource: "configmaps", Use: Managed, Rank: 50, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 70, Access: managedAccess},
+		// priorities and the stack's admission policy,
+		{Kind: Kind{GroupVersionKind: gvk(groupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, Access: managedAccess},
+		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, Access: managedAccess},
+		// Nodes: pool labels and MIG annotations (server-side apply); apply
+		// GETs one for its MIG state or after a label change raced a heartbeat.
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbGet | VerbPatch}},
+		// The GPU Operator's ClusterPolicy: pointed at gpuform's ConfigMaps.
+		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1", "ClusterPolicy"), Optional: true}, Resource: "clusterpolicies", Use: Patched, Rank: 140, InstallHint: hintNVIDIA,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbPatch}},
+		// The GPU pods a MIG re-partitioning would disrupt.
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Pod"), Namespaced: true}, Resource: "pods", Use: Read,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
+		// The stack's apply lock, gpuform-system/gpuform-<stack>.
+		{Kind: Kind{GroupVersionKind: gvk(groupLease, "v1", "Lease"), Namespaced: true}, Resource: "leases", Use: Auxiliary,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbGet | VerbCreate | VerbUpdate | VerbDelete}},
+		// A tenant's RoleBindings grant the built-in roles: Kubernetes lets
+		// an identity bind a role only if it holds all of it or may bind it.
+		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "ClusterRole")}, Resource: "clusterroles", Use: Auxiliary,
+			Access: Access{Apply: VerbBind, ResourceNames: []string{"admin", "edit", "view"}}},
+	}
+}

@@ -1,0 +1,193 @@
+package kinds_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine/kinds"
+)
+
+// widget is a fake optional kind, in tests only.
+func widget(rank int) kinds.Entry {
+	return kinds.Entry{
+		Kind:        kinds.Kind{GroupVersionKind: schema.GroupVersionKind{Group: "example.gpuform.dev", Version: "v1alpha1", Kind: "Widget"}, Namespaced: true, Optional: true},
+		Resource:    "widgets",
+		Use:         kinds.Managed,
+		Rank:        rank,
+		InstallHint: "install the widget operator",
+		Access:      kinds.Access{Plan: kinds.VerbsRead, Drift: kinds.VerbsRead, Apply: kinds.VerbList | kinds.VerbCreate | kinds.VerbPatch | kinds.VerbDelete},
+	}
+}
+
+func gk(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
+
+// The managed kinds, in the apply order gpuform has always used.
+func TestBuiltinManagedInApplyOrder(t *testing.T) {
+	want := []string{
+		"/v1, Kind=Namespace", "scheduling.k8s.io/v1, Kind=PriorityClass", "kueue.x-k8s.io/v1beta2, Kind=WorkloadPriorityClass",
+		"kueue.x-k8s.io/v1beta2, Kind=ResourceFlavor", "scheduling.volcano.sh/v1beta1, Kind=Queue", "/v1, Kind=ConfigMap",
+		"/v1, Kind=ResourceQuota", "rbac.authorization.k8s.io/v1, Kind=RoleBinding",
+		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding",
+		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "serving.kserve.io/v1beta1, Kind=InferenceService",
+	}
+	var got []string
+	for _, k := range kinds.Builtin().Managed() {
+		got = append(got, k.GroupVersionKind.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Managed() =\n%v\nwant\n%v", got, want)
+	}
+}
+
+// The ranks order kinds as the switch on kind names they replace did:
+// the same order and the same ties, pair by pair.
+func TestBuiltinRanksKeepTheApplyOrder(t *testing.T) {
+	before := map[schema.GroupKind]int{
+		gk("", "Namespace"): 0, gk("scheduling.k8s.io", "PriorityClass"): 1, gk("kueue.x-k8s.io", "WorkloadPriorityClass"): 2,
+		gk("kueue.x-k8s.io", "ResourceFlavor"): 3, gk("scheduling.volcano.sh", "Queue"): 4, gk("", "ConfigMap"): 5,
+		gk("", "ResourceQuota"): 6, gk("rbac.authorization.k8s.io", "RoleBinding"): 7,
+		gk("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): 8, gk("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): 9,
+		gk("kueue.x-k8s.io", "ClusterQueue"): 10, gk("kueue.x-k8s.io", "LocalQueue"): 11, gk("", "Node"): 12,
+		gk("serving.kserve.io", "InferenceService"): 13, gk("nvidia.com", "ClusterPolicy"): 14,
+	}
+	r := kinds.Builtin()
+	sign := func(n int) int { return min(max(n, -1), 1) }
+	for a, ra := range before {
+		for b, rb := range before {
+			if got, want := sign(r.Rank(a)-r.Rank(b)), sign(ra-rb); got != want {
+				t.Errorf("%s vs %s: ranks %d and %d order them %d, want %d", a, b, r.Rank(a), r.Rank(b), got, want)
+			}
+		}
+		if r.Rank(a) >= r.Rank(gk("example.com", "Unknown")) {
+			t.Errorf("%s ranks %d, not before an unknown kind (%d)", a, r.Rank(a), r.Rank(gk("example.com", "Unknown")))
+		}
+	}
+}
+
+func TestBuiltinLookups(t *testing.T) {
+	r := kinds.Builtin()
+	tests := []struct {
+		gk       schema.GroupKind
+		inPlan   bool
+		hint     string
+		resource string
+	}{
+		{gk("", "Namespace"), true, kinds.DefaultInstallHint, "namespaces"},
+		{gk("kueue.x-k8s.io", "LocalQueue"), true, "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block", "localqueues"},
+		{gk("scheduling.volcano.sh", "Queue"), true, "install Volcano or set scheduler = \"none\" in the gpuform block", "queues"},
+		{gk("serving.kserve.io", "InferenceService"), true, "install KServe (https://kserve.github.io), or remove the model blocks", "inferenceservices"},
+		{gk("", "Node"), true, kinds.DefaultInstallHint, "nodes"},
+		{gk("nvidia.com", "ClusterPolicy"), true, "install the NVIDIA GPU Operator", "clusterpolicies"},
+		{gk("", "Pod"), false, kinds.DefaultInstallHint, "pods"},
+		{gk("coordination.k8s.io", "Lease"), false, kinds.DefaultInstallHint, "leases"},
+		{gk("", "Secret"), false, kinds.DefaultInstallHint, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gk.String(), func(t *testing.T) {
+			if got := r.InPlan(tt.gk); got != tt.inPlan {
+				t.Errorf("InPlan = %v, want %v", got, tt.inPlan)
+			}
+			if got := r.InstallHint(tt.gk); got != tt.hint {
+				t.Errorf("InstallHint = %q, want %q", got, tt.hint)
+			}
+			e, ok := r.Lookup(tt.gk)
+			if ok != (tt.resource != "") || e.Resource != tt.resource {
+				t.Errorf("Lookup = %q, %v; want resource %q", e.Resource, ok, tt.resource)
+			}
+		})
+	}
+}
+
+func TestNewRefusesBadEntries(t *testing.T) {
+	noVersion := widget(0)
+	noVersion.Version = ""
+	plural := widget(0)
+	plural.Resource = "Widgets"
+	noUse := widget(0)
+	noUse.Use = 0
+	badVerbs := widget(0)
+	badVerbs.Access.Apply = 1 << 15
+	tests := []struct {
+		name    string
+		entries []kinds.Entry
+		want    string
+	}{
+		{"duplicate", []kinds.Entry{widget(0), widget(1)}, "twice"},
+		{"no version", []kinds.Entry{noVersion}, "version"},
+		{"resource not lower-case", []kinds.Entry{plural}, "lower-case"},
+		{"no use", []kinds.Entry{noUse}, "use"},
+		{"unknown verbs", []kinds.Entry{badVerbs}, "verbs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := kinds.New(tt.entries...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New: %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := kinds.Builtin().With(widget(0), widget(0)); err == nil {
+		t.Error("With accepted one kind twice")
+	}
+}
+
+// A registry cannot be changed through what it returns.
+func TestRegistryIsImmutable(t *testing.T) {
+	r := kinds.Builtin()
+	cr := gk("rbac.authorization.k8s.io", "ClusterRole")
+	e, _ := r.Lookup(cr)
+	e.Access.ResourceNames[0] = "cluster-admin"
+	for i := range r.Entries() {
+		r.Entries()[i].Access.ResourceNames = nil
+	}
+	if e, _ := r.Lookup(cr); !slices.Equal(e.Access.ResourceNames, []string{"admin", "edit", "view"}) {
+		t.Errorf("the registry changed: %v", e.Access.ResourceNames)
+	}
+	if _, err := r.With(widget(55)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Lookup(widget(0).GroupKind()); ok {
+		t.Error("With changed the registry it was called on")
+	}
+}
+
+// A kind added to a registry takes its place in the apply order, gives its
+// own install hint, and is part of the plans.
+func TestWithFakeKind(t *testing.T) {
+	r, err := kinds.Builtin().With(widget(55)) // between ConfigMap (50) and ResourceQuota (60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := widget(0).GroupKind()
+	if !r.InPlan(w) || r.InstallHint(w) != "install the widget operator" || r.Rank(w) != 55 {
+		t.Errorf("InPlan %v, InstallHint %q, Rank %d", r.InPlan(w), r.InstallHint(w), r.Rank(w))
+	}
+	var names []string
+	for _, k := range r.Managed() {
+		names = append(names, k.Kind)
+	}
+	i := slices.Index(names, "Widget")
+	if i < 1 || names[i-1] != "ConfigMap" || names[i+1] != "ResourceQuota" {
+		t.Errorf("Managed() = %v: the widget is not between ConfigMap and ResourceQuota", names)
+	}
+}
+
+func TestVerbsStrings(t *testing.T) {
+	tests := []struct {
+		v    kinds.Verbs
+		want []string
+	}{
+		{0, nil},
+		{kinds.VerbsRead, []string{"get", "list", "watch"}},
+		{kinds.VerbDelete | kinds.VerbList | kinds.VerbBind, []string{"list", "delete", "bind"}},
+		{kinds.VerbUpdate | kinds.VerbCreate | kinds.VerbPatch, []string{"create", "update", "patch"}},
+	}
+	for _, tt := range tests {
+		if got := tt.v.Strings(); !slices.Equal(got, tt.want) {
+			t.Errorf("%#x.Strings() = %v, want %v", uint(tt.v), got, tt.want)
+		}
+	}
+}
