@@ -11,46 +11,8 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
-// The config tag.
-//
-// Every field of Config and of the block structs (Settings, Tenant, Quota
-// ...) carries a `config` struct tag that names the attribute or block it
-// holds, so that a block's attributes are described once, next to their
-// fields: Flatten reads the tags, and the PR preview's config diff
-// (engine.ConfigDiff) compares what Flatten lists. A field without a tag
-// is a programming error that Flatten reports by panicking, so a new field
-// cannot silently stay out of the diff. A tag is a name, then options
-// separated by commas:
-//
-//	config:"-"                        not an attribute (Variable.Source, Quota.Pool)
-//	config:"weight"                   an attribute, always listed
-//	config:"replicas.min"             part of an object attribute, listed as that path;
-//	                                  sensitive when the attribute (replicas) is
-//	config:"cohort,omitempty"         left out when zero: "", 0, false, nil, an empty list
-//	config:"gpus,alt=slices"          an alternative to attribute slices: left out when
-//	                                  zero while slices is not empty
-//	config:"value,sensitiveif=sensitive"
-//	                                  also sensitive whenever the bool attribute
-//	                                  sensitive is true
-//	config:"pool,ref"                 a reference to another block (*T or []*T): listed
-//	                                  as its address (a list of addresses), never sensitive
-//	config:"quota,block"              a nested block, *T (at most one) or []*T; its
-//	                                  attributes are listed under quota["label"]. (keyed
-//	                                  by the block's label field, in label order) or
-//	                                  device[0]. (by index, for a block without a label)
-//	                                  or time_slicing. (for *T); they are sensitive when
-//	                                  the parent's attribute of that name is
-//	config:"pool,label"               the block's label: the key of a keyed nested
-//	                                  block, not an attribute of its own
-//
-// Config's fields name its top-level blocks (`config:"tenant,block"`); there,
-// omitempty leaves out a block that lists no attribute (the zero Cluster of a
-// configuration without a cluster block).
-//
-// Values are listed as plain Go values: strings, bools and numbers as the
-// field holds them, lists as []any, maps as one path per key
-// (labels["team"]) in key order, cty values (a variable's) as their JSON
-// decoding (nil when unknown).
+// tagKey is the struct tag key of the config tags (see the package
+// documentation).
 const tagKey = "config"
 
 // FlatAttr is one attribute of a block instance, flattened to a path.

@@ -9,7 +9,9 @@ import (
 // with variables resolved, for_each/count expanded and references linked.
 //
 // The config tags of Config and of the block types name the block or
-// attribute each field holds; Flatten reads them (see tagKey).
+// attribute each field holds, and Flatten reads them (see the package documentation): a field
+// of a block type holds the evaluated value of the attribute its tag names,
+// which docs/language.md describes.
 type Config struct {
 	// Dir is the directory the configuration was read from ("." for an fs.FS root).
 	Dir string `config:"-"`
