@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -120,7 +119,7 @@ func (p *structPlan) flatten(out []FlatAttr, v reflect.Value, prefix string, inh
 			if f.omitEmpty && isEmpty(fv) || f.alt != "" && isEmpty(fv) && !isEmpty(v.Field(p.field(f.alt).index)) {
 				continue
 			}
-			s := sensitive(strings.SplitN(f.name, ".", 2)[0])
+			s := sensitive(f.root)
 			if f.sensitiveIf != "" && v.Field(p.field(f.sensitiveIf).index).Bool() {
 				s = true
 			}
@@ -186,7 +185,7 @@ func refValue(v reflect.Value) any {
 		if p.IsNil() {
 			return nil
 		}
-		return p.Elem().FieldByName("Meta").FieldByName("Address").String()
+		return p.Interface().(metaOf).meta().Address
 	}
 	if v.Kind() == reflect.Pointer {
 		return address(v)

@@ -20,8 +20,11 @@ const (
 
 // tagField is one tagged field of a struct, parsed.
 type tagField struct {
-	index     int // in the struct
-	name      string
+	index int // in the struct
+	name  string
+	// root is name up to its first dot: the attribute whose sensitivity
+	// a part of an object attribute (replicas.min) has.
+	root      string
 	kind      fieldKind
 	omitEmpty bool
 	// alt and sensitiveIf name sibling attributes (see the config tag).
@@ -42,8 +45,11 @@ type structPlan struct {
 
 // metaOf returns the Meta of v, a struct of p's type, or nil.
 func (p *structPlan) metaOf(v reflect.Value) *Meta {
-	if p.meta < 0 {
+	switch {
+	case p.meta < 0:
 		return nil
+	case v.CanAddr():
+		return v.Field(p.meta).Addr().Interface().(*Meta)
 	}
 	m := v.Field(p.meta).Interface().(Meta)
 	return &m
@@ -141,6 +147,7 @@ func fieldOf(i int, sf reflect.StructField, top bool, within map[reflect.Type]bo
 func parseTag(index int, tag string) (tagField, error) {
 	parts := strings.Split(tag, ",")
 	f := tagField{index: index, name: parts[0]}
+	f.root, _, _ = strings.Cut(f.name, ".")
 	if f.name == "" {
 		return f, fmt.Errorf("tag %q names nothing", tag)
 	}
