@@ -20,7 +20,8 @@ type FlatAttr struct {
 	// labels["team"], quota["a100"].gpus, device[0].slices["1g.10gb"],
 	// replicas.min.
 	Path string
-	// Value is the attribute's value as plain Go (see the config tag).
+	// Value is the attribute's value as plain Go (see the package
+	// documentation).
 	Value any
 	// Sensitive is true when the value derives from a sensitive variable;
 	// outputs must not show Value then.
@@ -109,7 +110,7 @@ func (p *structPlan) flatten(out []FlatAttr, v reflect.Value, prefix string, inh
 		switch f.kind {
 		case kindLabel:
 		case kindBlock:
-			out = p.flattenNested(out, fv, f, prefix, sensitive(f.name))
+			out = flattenNested(out, fv, f, prefix, sensitive(f.name))
 		case kindRef:
 			if f.omitEmpty && isEmpty(fv) {
 				continue
@@ -130,7 +131,7 @@ func (p *structPlan) flatten(out []FlatAttr, v reflect.Value, prefix string, inh
 }
 
 // flattenNested appends the attributes of the nested blocks field fv holds.
-func (p *structPlan) flattenNested(out []FlatAttr, fv reflect.Value, f tagField, prefix string, sensitive bool) []FlatAttr {
+func flattenNested(out []FlatAttr, fv reflect.Value, f tagField, prefix string, sensitive bool) []FlatAttr {
 	insts := blockInstances(fv)
 	if fv.Kind() == reflect.Pointer {
 		for _, inst := range insts {
