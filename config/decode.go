@@ -91,127 +91,157 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 	var extra map[string]cty.Value
 	switch n.typ {
 	case TypePriority:
-		p := &Priority{Meta: meta}
-		p.Value = d.int64("value", 0)
-		p.Preemption = d.enum("preemption", PreemptLowerPriority, PreemptLowerPriority, PreemptNever)
-		p.Description = d.str("description", "")
-		p.Meta = meta
-		if d.ok && ok {
-			record(l.insts, l.insts.priorities, &l.insts.cfg.Priorities, meta.Address, p)
-		}
+		l.decodePriority(&d, ok)
 	case TypeMIGLayout:
-		m := &MIGLayout{Meta: meta}
-		m.GPU = d.str("gpu", "")
-		m.Slices = d.intMap("slices")
-		m.Devices = l.decodeDevices(&d, content, ctx, schema)
-		if d.has("slices") && len(m.Devices) > 0 {
-			d.fail("Conflicting MIG layout", "A mig_layout takes either slices (the same on every GPU) or device blocks, not both.", meta.Range("slices"))
-		}
-		if !d.has("slices") && len(m.Devices) == 0 && len(content.Blocks) == 0 && ok {
-			d.fail("Empty MIG layout", "A mig_layout needs slices (profile = count on every GPU) or device blocks.", meta.DeclRange)
-		}
-		m.Meta = meta
-		if d.ok && ok {
-			record(l.insts, l.insts.layouts, &l.insts.cfg.MIGLayouts, meta.Address, m)
-		}
+		l.decodeMIGLayout(&d, content, ctx, schema, ok)
 	case TypePool:
-		p := &Pool{Meta: meta}
-		p.GPU = d.str("gpu", "")
-		p.NodeSelector = d.strMap("node_selector")
-		if p.NodeSelector == nil {
-			p.NodeSelector = map[string]string{"gpuform.dev/node-group": meta.Name}
-		}
-		if addr := d.ref("mig_layout", TypeMIGLayout); addr != "" {
-			p.MIGLayout = lookup(l.insts, l.insts.layouts, addr)
-		}
-		p.Overcommit = d.float("overcommit", 1)
-		if p.Overcommit <= 0 {
-			d.fail("Invalid overcommit", "overcommit must be greater than zero (1.0 means quotas may sum to exactly the pool's capacity).", meta.Range("overcommit"))
-		}
-		p.MaxUnavailable = d.int("max_unavailable", 1)
-		if p.MaxUnavailable < 1 {
-			d.fail("Invalid max_unavailable", "max_unavailable must be at least 1: the number of nodes re-partitioned at once.", meta.Range("max_unavailable"))
-		}
-		p.DriverVersion = d.str("driver_version", "")
-		if p.DriverVersion != "" {
-			if _, _, err := ParseVersionConstraint(p.DriverVersion); err != nil {
-				d.fail("Invalid driver_version", err.Error(), meta.Range("driver_version"))
-			}
-		}
-		p.TimeSlicing = l.decodeTimeSlicing(&d, content, ctx, schema)
-		p.Meta = meta
-		if d.ok && ok {
-			record(l.insts, l.insts.pools, &l.insts.cfg.Pools, meta.Address, p)
-		}
+		l.decodePool(&d, content, ctx, schema, ok)
 	case TypeTenant:
-		t := &Tenant{Meta: meta}
-		t.Namespace = d.str("namespace", meta.Name)
-		t.Labels = d.strMap("labels")
-		t.Cohort = d.str("cohort", l.stack())
-		t.Weight = d.int("weight", 1)
-		t.Reclaimable = d.bool("reclaimable", true)
-		t.CPU = d.str("cpu", "")
-		t.Memory = d.str("memory", "")
-		t.Pods = d.int("pods", 0)
-		for _, addr := range d.refList("priorities", TypePriority) {
-			if p := lookup(l.insts, l.insts.priorities, addr); p != nil {
-				t.Priorities = append(t.Priorities, p)
-			}
-		}
-		if addr := d.ref("default_priority", TypePriority); addr != "" {
-			t.DefaultPriority = lookup(l.insts, l.insts.priorities, addr)
-		}
-		t.Admins = d.strList("admins")
-		t.Editors = d.strList("editors")
-		t.Viewers = d.strList("viewers")
-		t.Protect = d.bool("protect", true)
-		t.Quotas = l.decodeQuotas(&d, content, ctx, schema)
-		t.Meta = meta
-		extra = map[string]cty.Value{"namespace": cty.StringVal(t.Namespace)}
-		if d.ok && ok {
-			record(l.insts, l.insts.tenants, &l.insts.cfg.Tenants, meta.Address, t)
-		}
+		extra = l.decodeTenant(&d, content, ctx, schema, ok)
 	case TypeModel:
-		m := &Model{Meta: meta}
-		if addr := d.ref("tenant", TypeTenant); addr != "" {
-			m.Tenant = lookup(l.insts, l.insts.tenants, addr)
-		}
-		if addr := d.ref("pool", TypePool); addr != "" {
-			m.Pool = lookup(l.insts, l.insts.pools, addr)
-		}
-		m.Slice = d.str("slice", "")
-		m.GPUs = d.int("gpus", 0)
-		if m.Slice == "" && !d.has("gpus") {
-			m.GPUs = 1
-		}
-		if m.Slice != "" && d.has("gpus") {
-			d.fail("Conflicting GPU request", "A model asks for either one MIG slice (slice) or whole GPUs (gpus), not both.", meta.Range("gpus"))
-		}
-		m.Format = d.str("format", "")
-		m.Runtime = d.str("runtime", "")
-		m.DeploymentMode = d.enum("deployment_mode", DeploymentStandard, DeploymentStandard, DeploymentKnative, DeploymentModelMesh)
-		m.StorageURI = d.str("storage_uri", "")
-		m.MinReplicas, m.MaxReplicas = 1, 1
-		if r, ok := vals["replicas"]; ok {
-			r, _ = r.Unmark()
-			m.MinReplicas = d.intValue(r.GetAttr("min"), "replicas", 1)
-			m.MaxReplicas = d.intValue(r.GetAttr("max"), "replicas", m.MinReplicas)
-			if m.MaxReplicas < m.MinReplicas {
-				d.fail("Invalid replicas", fmt.Sprintf("replicas.max (%d) is less than replicas.min (%d).", m.MaxReplicas, m.MinReplicas), meta.Range("replicas"))
-			}
-		}
-		if addr := d.ref("priority", TypePriority); addr != "" {
-			m.Priority = lookup(l.insts, l.insts.priorities, addr)
-		}
-		m.Meta = meta
-		if d.ok && ok {
-			record(l.insts, l.insts.models, &l.insts.cfg.Models, meta.Address, m)
-		}
+		l.decodeModel(&d, ok)
 	}
 	if !n.used {
 		return cty.DynamicVal, d.ok && ok
 	}
 	return objectValue(&meta, vals, extra), d.ok && ok
+}
+
+// The decodeX methods below decode one instance of a resource block from
+// d's values and record it when it is valid; ok says whether its attribute
+// values evaluated.
+
+func (l *loader) decodePriority(d *decoder, ok bool) {
+	p := &Priority{Meta: *d.meta}
+	p.Value = d.int64("value", 0)
+	p.Preemption = d.enum("preemption", PreemptLowerPriority, PreemptLowerPriority, PreemptNever)
+	p.Description = d.str("description", "")
+	p.Meta = *d.meta
+	if d.ok && ok {
+		record(l.insts, l.insts.priorities, &l.insts.cfg.Priorities, p.Address, p)
+	}
+}
+
+func (l *loader) decodeMIGLayout(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, ok bool) {
+	meta := d.meta
+	m := &MIGLayout{Meta: *meta}
+	m.GPU = d.str("gpu", "")
+	m.Slices = d.intMap("slices")
+	m.Devices = l.decodeDevices(d, content, ctx, schema)
+	if d.has("slices") && len(m.Devices) > 0 {
+		d.fail("Conflicting MIG layout", "A mig_layout takes either slices (the same on every GPU) or device blocks, not both.", meta.Range("slices"))
+	}
+	if !d.has("slices") && len(m.Devices) == 0 && len(content.Blocks) == 0 && ok {
+		d.fail("Empty MIG layout", "A mig_layout needs slices (profile = count on every GPU) or device blocks.", meta.DeclRange)
+	}
+	m.Meta = *meta
+	if d.ok && ok {
+		record(l.insts, l.insts.layouts, &l.insts.cfg.MIGLayouts, m.Address, m)
+	}
+}
+
+func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, ok bool) {
+	meta := d.meta
+	p := &Pool{Meta: *meta}
+	p.GPU = d.str("gpu", "")
+	p.NodeSelector = d.strMap("node_selector")
+	if p.NodeSelector == nil {
+		p.NodeSelector = map[string]string{"gpuform.dev/node-group": meta.Name}
+	}
+	if addr := d.ref("mig_layout", TypeMIGLayout); addr != "" {
+		p.MIGLayout = lookup(l.insts, l.insts.layouts, addr)
+	}
+	p.Overcommit = d.float("overcommit", 1)
+	if p.Overcommit <= 0 {
+		d.fail("Invalid overcommit", "overcommit must be greater than zero (1.0 means quotas may sum to exactly the pool's capacity).", meta.Range("overcommit"))
+	}
+	p.MaxUnavailable = d.int("max_unavailable", 1)
+	if p.MaxUnavailable < 1 {
+		d.fail("Invalid max_unavailable", "max_unavailable must be at least 1: the number of nodes re-partitioned at once.", meta.Range("max_unavailable"))
+	}
+	p.DriverVersion = d.str("driver_version", "")
+	if p.DriverVersion != "" {
+		if _, _, err := ParseVersionConstraint(p.DriverVersion); err != nil {
+			d.fail("Invalid driver_version", err.Error(), meta.Range("driver_version"))
+		}
+	}
+	p.TimeSlicing = l.decodeTimeSlicing(d, content, ctx, schema)
+	p.Meta = *meta
+	if d.ok && ok {
+		record(l.insts, l.insts.pools, &l.insts.cfg.Pools, p.Address, p)
+	}
+}
+
+// decodeTenant also returns the values a tenant's references see besides
+// its attributes: the namespace, defaulted.
+func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, ok bool) map[string]cty.Value {
+	meta := d.meta
+	t := &Tenant{Meta: *meta}
+	t.Namespace = d.str("namespace", meta.Name)
+	t.Labels = d.strMap("labels")
+	t.Cohort = d.str("cohort", l.stack())
+	t.Weight = d.int("weight", 1)
+	t.Reclaimable = d.bool("reclaimable", true)
+	t.CPU = d.str("cpu", "")
+	t.Memory = d.str("memory", "")
+	t.Pods = d.int("pods", 0)
+	for _, addr := range d.refList("priorities", TypePriority) {
+		if p := lookup(l.insts, l.insts.priorities, addr); p != nil {
+			t.Priorities = append(t.Priorities, p)
+		}
+	}
+	if addr := d.ref("default_priority", TypePriority); addr != "" {
+		t.DefaultPriority = lookup(l.insts, l.insts.priorities, addr)
+	}
+	t.Admins = d.strList("admins")
+	t.Editors = d.strList("editors")
+	t.Viewers = d.strList("viewers")
+	t.Protect = d.bool("protect", true)
+	t.Quotas = l.decodeQuotas(d, content, ctx, schema)
+	t.Meta = *meta
+	if d.ok && ok {
+		record(l.insts, l.insts.tenants, &l.insts.cfg.Tenants, t.Address, t)
+	}
+	return map[string]cty.Value{"namespace": cty.StringVal(t.Namespace)}
+}
+
+func (l *loader) decodeModel(d *decoder, ok bool) {
+	meta := d.meta
+	m := &Model{Meta: *meta}
+	if addr := d.ref("tenant", TypeTenant); addr != "" {
+		m.Tenant = lookup(l.insts, l.insts.tenants, addr)
+	}
+	if addr := d.ref("pool", TypePool); addr != "" {
+		m.Pool = lookup(l.insts, l.insts.pools, addr)
+	}
+	m.Slice = d.str("slice", "")
+	m.GPUs = d.int("gpus", 0)
+	if m.Slice == "" && !d.has("gpus") {
+		m.GPUs = 1
+	}
+	if m.Slice != "" && d.has("gpus") {
+		d.fail("Conflicting GPU request", "A model asks for either one MIG slice (slice) or whole GPUs (gpus), not both.", meta.Range("gpus"))
+	}
+	m.Format = d.str("format", "")
+	m.Runtime = d.str("runtime", "")
+	m.DeploymentMode = d.enum("deployment_mode", DeploymentStandard, DeploymentStandard, DeploymentKnative, DeploymentModelMesh)
+	m.StorageURI = d.str("storage_uri", "")
+	m.MinReplicas, m.MaxReplicas = 1, 1
+	if r, ok := d.vals["replicas"]; ok {
+		r, _ = r.Unmark()
+		m.MinReplicas = d.intValue(r.GetAttr("min"), "replicas", 1)
+		m.MaxReplicas = d.intValue(r.GetAttr("max"), "replicas", m.MinReplicas)
+		if m.MaxReplicas < m.MinReplicas {
+			d.fail("Invalid replicas", fmt.Sprintf("replicas.max (%d) is less than replicas.min (%d).", m.MaxReplicas, m.MinReplicas), meta.Range("replicas"))
+		}
+	}
+	if addr := d.ref("priority", TypePriority); addr != "" {
+		m.Priority = lookup(l.insts, l.insts.priorities, addr)
+	}
+	m.Meta = *meta
+	if d.ok && ok {
+		record(l.insts, l.insts.models, &l.insts.cfg.Models, m.Address, m)
+	}
 }
 
 // stack is the stack name, or "" before the gpuform block is known.

@@ -192,33 +192,45 @@ func wrap(text string, width int) string {
 
 // JSONDiagnostics is the --json form of a validation result.
 type JSONDiagnostics struct {
-	FormatVersion string           `json:"format_version"`
-	Valid         bool             `json:"valid"`
-	ErrorCount    int              `json:"error_count"`
-	WarningCount  int              `json:"warning_count"`
-	Diagnostics   []JSONDiagnostic `json:"diagnostics"`
+	// FormatVersion is the version of this format.
+	FormatVersion string `json:"format_version"`
+	// Valid is true when there is no error.
+	Valid bool `json:"valid"`
+	// ErrorCount and WarningCount count the diagnostics by severity.
+	ErrorCount   int `json:"error_count"`
+	WarningCount int `json:"warning_count"`
+	// Diagnostics are the diagnostics in the order they were found.
+	Diagnostics []JSONDiagnostic `json:"diagnostics"`
 }
 
 // JSONDiagnostic is one diagnostic in --json output.
 type JSONDiagnostic struct {
-	Severity string     `json:"severity"`
-	Summary  string     `json:"summary"`
-	Detail   string     `json:"detail,omitempty"`
-	Range    *JSONRange `json:"range,omitempty"`
+	// Severity is "error" or "warning".
+	Severity string `json:"severity"`
+	// Summary is the one-line description; Detail says more.
+	Summary string `json:"summary"`
+	Detail  string `json:"detail,omitempty"`
+	// Range is the source the diagnostic is about; nil when none.
+	Range *JSONRange `json:"range,omitempty"`
 }
 
 // JSONRange is a source range in --json output.
 type JSONRange struct {
-	Filename string  `json:"filename"`
-	Start    JSONPos `json:"start"`
-	End      JSONPos `json:"end"`
+	// Filename is the file's name.
+	Filename string `json:"filename"`
+	// Start and End delimit the range, End exclusive.
+	Start JSONPos `json:"start"`
+	End   JSONPos `json:"end"`
 }
 
 // JSONPos is a position in a source file: 1-based line and column, 0-based byte.
 type JSONPos struct {
-	Line   int `json:"line"`
+	// Line is the 1-based line.
+	Line int `json:"line"`
+	// Column is the 1-based column, in characters.
 	Column int `json:"column"`
-	Byte   int `json:"byte"`
+	// Byte is the 0-based byte offset in the file.
+	Byte int `json:"byte"`
 }
 
 // NewJSONDiagnostics converts diags to their --json form.

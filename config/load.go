@@ -32,8 +32,10 @@ type Options struct {
 
 // VarFile is a variable definitions file given on the command line.
 type VarFile struct {
+	// Name is the file's name, as diagnostics show it.
 	Name string
-	Src  []byte
+	// Src is the file's content.
+	Src []byte
 }
 
 // Config file name conventions.

@@ -7,27 +7,32 @@ import (
 
 // Config is one evaluated gpuform configuration: every block of one directory,
 // with variables resolved, for_each/count expanded and references linked.
+//
+// The config tags of Config and of the block types name the block or
+// attribute each field holds, and Flatten reads them (see the package documentation): a field
+// of a block type holds the evaluated value of the attribute its tag names,
+// which docs/language.md describes.
 type Config struct {
 	// Dir is the directory the configuration was read from ("." for an fs.FS root).
-	Dir string
+	Dir string `config:"-"`
 	// Files holds the parsed files by name, for diagnostics with source snippets.
-	Files map[string]*hcl.File
+	Files map[string]*hcl.File `config:"-"`
 	// Hash is a SHA-256 over every input: files, --var values and
 	// GPUFORM_VAR_ variables; saved plans record it.
-	Hash string
+	Hash string `config:"-"`
 	// Settings is the gpuform block.
-	Settings *Settings
+	Settings *Settings `config:"gpuform,block"`
 	// Cluster is the cluster block; a zero Cluster when the configuration has none.
-	Cluster *Cluster
+	Cluster *Cluster `config:"cluster,block,omitempty"`
 	// Variables are the declared input variables with their final values.
-	Variables []*Variable
+	Variables []*Variable `config:"variable,block"`
 	// Priorities, MIGLayouts, Pools, Tenants and Models are the resource block
 	// instances in source order (for_each instances in key order, count in index order).
-	Priorities []*Priority
-	MIGLayouts []*MIGLayout
-	Pools      []*Pool
-	Tenants    []*Tenant
-	Models     []*Model
+	Priorities []*Priority  `config:"priority,block"`
+	MIGLayouts []*MIGLayout `config:"mig_layout,block"`
+	Pools      []*Pool      `config:"pool,block"`
+	Tenants    []*Tenant    `config:"tenant,block"`
+	Models     []*Model     `config:"model,block"`
 }
 
 // Meta is what every evaluated block instance carries: its address, the
@@ -83,10 +88,10 @@ func (m *Meta) HasAttr(attr string) bool {
 // Settings is the gpuform block: the stack and how GPUs are driven.
 type Settings struct {
 	Meta
-	Stack                string
-	Scheduler            string
-	MIGBackend           string
-	GPUOperatorNamespace string
+	Stack                string `config:"stack"`
+	Scheduler            string `config:"scheduler"`
+	MIGBackend           string `config:"mig_backend"`
+	GPUOperatorNamespace string `config:"gpu_operator_namespace"`
 }
 
 // Scheduler modes.
@@ -105,29 +110,30 @@ const (
 // Cluster is the cluster block: which Kubernetes API to talk to.
 type Cluster struct {
 	Meta
-	Kubeconfig string
-	Context    string
-	Simulated  string
+	Kubeconfig string `config:"kubeconfig,omitempty"`
+	Context    string `config:"context,omitempty"`
+	Simulated  string `config:"simulated,omitempty"`
 }
 
 // Variable is a declared input variable and the value it ended with.
 type Variable struct {
 	Meta
-	Description string
-	Sensitive   bool
-	// Source says where the value came from: "default", "env", a file name, or "--var".
-	Source string
 	// Value is the final value (cty.DynamicVal when unusable), marked
-	// sensitive when Sensitive: never print it without checking.
-	Value cty.Value
+	// sensitive when Sensitive: never print it without checking. It is
+	// listed as the attribute value, the result of default and type.
+	Value       cty.Value `config:"value,sensitiveif=sensitive"`
+	Sensitive   bool      `config:"sensitive"`
+	Description string    `config:"description,omitempty"`
+	// Source says where the value came from: "default", "env", a file name, or "--var".
+	Source string `config:"-"`
 }
 
 // Priority is a priority block instance.
 type Priority struct {
 	Meta
-	Value       int64
-	Preemption  string
-	Description string
+	Value       int64  `config:"value"`
+	Preemption  string `config:"preemption"`
+	Description string `config:"description,omitempty"`
 }
 
 // Preemption policies.
@@ -139,87 +145,89 @@ const (
 // MIGLayout is a mig_layout block instance: the MIG profiles on each GPU of a node.
 type MIGLayout struct {
 	Meta
-	GPU string
+	GPU string `config:"gpu"`
 	// Slices is the profile -> count on every GPU (when Devices is empty).
-	Slices map[string]int
+	Slices map[string]int `config:"slices"`
 	// Devices are per device-group layouts, used instead of Slices.
-	Devices []*DeviceGroup
+	Devices []*DeviceGroup `config:"device,block"`
 }
 
 // DeviceGroup is a device block of a mig_layout: a layout for some GPU indexes.
 type DeviceGroup struct {
 	Meta
-	Indexes []int
-	Slices  map[string]int
-	Enabled bool
+	Indexes []int          `config:"indexes"`
+	Enabled bool           `config:"enabled"`
+	Slices  map[string]int `config:"slices"`
 }
 
 // Pool is a pool block instance: a set of GPU nodes and how they are shared.
 type Pool struct {
 	Meta
-	GPU            string
-	NodeSelector   map[string]string
-	MIGLayout      *MIGLayout
-	TimeSlicing    *TimeSlicing
-	Overcommit     float64
-	MaxUnavailable int
+	GPU            string            `config:"gpu"`
+	NodeSelector   map[string]string `config:"node_selector"`
+	MIGLayout      *MIGLayout        `config:"mig_layout,ref,omitempty"`
+	TimeSlicing    *TimeSlicing      `config:"time_slicing,block"`
+	Overcommit     float64           `config:"overcommit"`
+	MaxUnavailable int               `config:"max_unavailable"`
 	// DriverVersion is a constraint on the nodes' NVIDIA driver, such as
 	// ">= 535" or "550.54.15"; empty means any.
-	DriverVersion string
+	DriverVersion string `config:"driver_version,omitempty"`
 }
 
 // TimeSlicing is a pool's time_slicing block.
 type TimeSlicing struct {
 	Meta
-	Replicas int
+	Replicas int `config:"replicas"`
 }
 
 // Tenant is a tenant block instance: a namespace with quotas, priorities and access.
 type Tenant struct {
 	Meta
-	Namespace       string
-	Labels          map[string]string
-	Quotas          []*Quota
-	Cohort          string
-	Weight          int
-	Reclaimable     bool
-	CPU             string
-	Memory          string
-	Pods            int
-	Priorities      []*Priority
-	DefaultPriority *Priority
-	Admins          []string
-	Editors         []string
-	Viewers         []string
-	Protect         bool
+	Namespace       string            `config:"namespace"`
+	Labels          map[string]string `config:"labels"`
+	Quotas          []*Quota          `config:"quota,block"`
+	Cohort          string            `config:"cohort,omitempty"`
+	Weight          int               `config:"weight"`
+	Reclaimable     bool              `config:"reclaimable"`
+	CPU             string            `config:"cpu,omitempty"`
+	Memory          string            `config:"memory,omitempty"`
+	Pods            int               `config:"pods,omitempty"`
+	Priorities      []*Priority       `config:"priorities,ref,omitempty"`
+	DefaultPriority *Priority         `config:"default_priority,ref,omitempty"`
+	Admins          []string          `config:"admins,omitempty"`
+	Editors         []string          `config:"editors,omitempty"`
+	Viewers         []string          `config:"viewers,omitempty"`
+	Protect         bool              `config:"protect"`
 }
 
 // Quota is a tenant's quota block for one pool.
 type Quota struct {
 	Meta
 	// PoolName is the block label; Pool is the pool it names (nil when unknown).
-	PoolName       string
-	Pool           *Pool
-	Slices         map[string]int
-	GPUs           int
-	BorrowingLimit map[string]int
-	LendingLimit   map[string]int
+	PoolName string         `config:"pool,label"`
+	Pool     *Pool          `config:"-"`
+	Slices   map[string]int `config:"slices"`
+	// GPUs is listed unless it is zero while Slices is set: a quota gives
+	// slices or whole GPUs.
+	GPUs           int            `config:"gpus,alt=slices"`
+	BorrowingLimit map[string]int `config:"borrowing_limit"`
+	LendingLimit   map[string]int `config:"lending_limit"`
 }
 
 // Model is a model block instance: a KServe InferenceService.
 type Model struct {
 	Meta
-	Tenant         *Tenant
-	Pool           *Pool
-	Slice          string
-	GPUs           int
-	Format         string
-	Runtime        string
-	DeploymentMode string
-	StorageURI     string
-	MinReplicas    int
-	MaxReplicas    int
-	Priority       *Priority
+	Tenant         *Tenant   `config:"tenant,ref,omitempty"`
+	Pool           *Pool     `config:"pool,ref,omitempty"`
+	Slice          string    `config:"slice,omitempty"`
+	GPUs           int       `config:"gpus,omitempty"`
+	Format         string    `config:"format,omitempty"`
+	Runtime        string    `config:"runtime,omitempty"`
+	DeploymentMode string    `config:"deployment_mode,omitempty"`
+	StorageURI     string    `config:"storage_uri,omitempty"`
+	MinReplicas    int       `config:"replicas.min"`
+	MaxReplicas    int       `config:"replicas.max"`
+	Priority       *Priority `config:"priority,ref,omitempty"`
 }
 
 // Deployment modes of a KServe InferenceService.

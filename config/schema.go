@@ -23,8 +23,12 @@ type BlockSchema struct {
 
 // AttrSchema describes one argument of a block.
 type AttrSchema struct {
-	Name     string
-	Type     cty.Type
+	// Name is the argument's name.
+	Name string
+	// Type is the type its value converts to; cty.DynamicPseudoType for
+	// references and for a variable's type and default.
+	Type cty.Type
+	// Required is true when the block must set the argument.
 	Required bool
 	// Ref names the block type the argument refers to ("priority"); RefList is
 	// true when it takes a list of such references.
