@@ -654,11 +654,11 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 	var inPlace bool
 	if cfg.Settings.MIGBackend == config.BackendAgent {
 		state = n.GetAnnotations()[AnnotMIGState]
-		layout, err := agentLayout(p.MIGLayout)
+		layout, err := AgentLayout(p.MIGLayout)
 		inPlace = err == nil && n.GetAnnotations()[AnnotMIGLayout] == layout
 	} else {
 		state = n.GetLabels()[LabelMIGState]
-		name, _ := migPartedName(p.MIGLayout)
+		name, _ := MIGPartedName(p.MIGLayout)
 		inPlace = n.GetLabels()[LabelMIGConfig] == name
 	}
 	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != "agent" && len(inv.MIG) == 0) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -79,10 +80,10 @@ func driftConfig(t *testing.T, replace ...string) (*config.Config, *engine.Desir
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,4 @@
-// Package engine turns an evaluated configuration into a checked, compiled
-// and diffed change set: Validate, Compile, Diff and the plan renderers.
-package engine
+package compile
 
 import (
 	"errors"

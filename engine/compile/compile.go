@@ -1,23 +1,22 @@
-package engine
+package compile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
 )
 
 // Compile turns a validated configuration into the desired objects of
 // DESIGN.md §2 and the node labels of each pool, with dependency edges.
-func Compile(cfg *config.Config) (*Desired, error) {
-	c := &compiler{cfg: cfg, stack: cfg.Settings.Stack, d: &Desired{Stack: cfg.Settings.Stack, Kinds: ManagedKinds(), Sources: map[string]string{}}}
+func Compile(cfg *config.Config) (*engine.Desired, error) {
+	c := &compiler{cfg: cfg, stack: cfg.Settings.Stack, d: &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}}}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
 	}
@@ -45,8 +44,8 @@ func Compile(cfg *config.Config) (*Desired, error) {
 // check per policy on every admission request, cluster-wide.
 func (c *compiler) prioritiesPolicy() {
 	name := "gpuform-" + c.stack + "-priorities"
-	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", AnnotPriorities)
-	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, StackAddress)
+	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", engine.AnnotPriorities)
+	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, engine.StackAddress)
 	vap.Object["spec"] = map[string]any{
 		"failurePolicy": "Fail",
 		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
@@ -55,21 +54,21 @@ func (c *compiler) prioritiesPolicy() {
 		"validations": []any{map[string]any{
 			// Pods of namespaces without the annotation (tenants without
 			// priorities) pass.
-			"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", AnnotPriorities, annot),
+			"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", engine.AnnotPriorities, annot),
 			"messageExpression": fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' may use priority classes ' + %s.replace(',', ', ') + ' only (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
-				annot, AnnotAddress),
+				annot, engine.AnnotAddress),
 		}},
 	}
-	c.add(StackAddress, &Object{Object: vap})
-	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, StackAddress)
+	c.add(engine.StackAddress, &engine.Object{Object: vap})
+	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, engine.StackAddress)
 	bind.Object["spec"] = map[string]any{
 		"policyName":        name,
 		"validationActions": []any{"Deny"},
 		"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
-			LabelStack: c.stack,
+			engine.LabelStack: c.stack,
 		}}},
 	}
-	c.add(StackAddress, &Object{Object: bind, DependsOn: []Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: name}}})
+	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: name}}})
 }
 
 type compiler struct {
@@ -77,10 +76,10 @@ type compiler struct {
 	enforcePriorities bool
 	cfg               *config.Config
 	stack             string
-	d                 *Desired
+	d                 *engine.Desired
 }
 
-func (c *compiler) add(address string, o *Object) *Object {
+func (c *compiler) add(address string, o *engine.Object) *engine.Object {
 	o.Address = address
 	c.d.Objects = append(c.d.Objects, o)
 	return o
@@ -96,14 +95,14 @@ func (c *compiler) priority(p *config.Priority) {
 	if p.Description != "" {
 		pc.Object["description"] = p.Description
 	}
-	c.add(p.Address, &Object{Object: pc, Sensitive: anySensitive(&p.Meta)})
+	c.add(p.Address, &engine.Object{Object: pc, Sensitive: anySensitive(&p.Meta)})
 	if c.kueue() {
 		wpc := newObject("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", p.Name, c.stack, p.Address)
 		wpc.Object["value"] = p.Value
 		if p.Description != "" {
 			wpc.Object["description"] = p.Description
 		}
-		c.add(p.Address, &Object{Object: wpc, Sensitive: anySensitive(&p.Meta)})
+		c.add(p.Address, &engine.Object{Object: wpc, Sensitive: anySensitive(&p.Meta)})
 	}
 }
 
@@ -113,36 +112,36 @@ func (c *compiler) pools() error {
 	migConfigs := map[string]any{}
 	dpConfigs := map[string]any{}
 	for _, p := range c.cfg.Pools {
-		np := &NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
+		np := &engine.NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{engine.LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
 		switch {
 		case p.MIGLayout != nil && s.MIGBackend == config.BackendAgent:
-			layout, err := agentLayout(p.MIGLayout)
+			layout, err := engine.AgentLayout(p.MIGLayout)
 			if err != nil {
 				return fmt.Errorf("compile %s: %w", p.Address, err)
 			}
-			np.Annotations = map[string]string{AnnotMIGLayout: layout}
-			np.MIGState = AnnotMIGState
+			np.Annotations = map[string]string{engine.AnnotMIGLayout: layout}
+			np.MIGState = engine.AnnotMIGState
 		case p.MIGLayout != nil:
-			name, conf := migPartedName(p.MIGLayout)
-			np.Labels[LabelMIGConfig] = name
-			np.MIGState = LabelMIGState
+			name, conf := engine.MIGPartedName(p.MIGLayout)
+			np.Labels[engine.LabelMIGConfig] = name
+			np.MIGState = engine.LabelMIGState
 			migConfigs[name] = conf
-			np.DependsOn = append(np.DependsOn, Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: MIGPartedConfig})
+			np.DependsOn = append(np.DependsOn, engine.Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: engine.MIGPartedConfig})
 		case p.TimeSlicing != nil:
-			np.Labels[LabelDPConfig] = p.Name
+			np.Labels[engine.LabelDPConfig] = p.Name
 			dpConfigs[p.Name] = map[string]any{
 				"version": "v1",
 				"sharing": map[string]any{"timeSlicing": map[string]any{"resources": []any{
-					map[string]any{"name": ResourceGPU, "replicas": int64(p.TimeSlicing.Replicas)},
+					map[string]any{"name": engine.ResourceGPU, "replicas": int64(p.TimeSlicing.Replicas)},
 				}}},
 			}
-			np.DependsOn = append(np.DependsOn, Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: DevicePluginConf})
+			np.DependsOn = append(np.DependsOn, engine.Key{Kind: "ConfigMap", Namespace: s.GPUOperatorNamespace, Name: engine.DevicePluginConf})
 		}
 		c.d.Pools = append(c.d.Pools, np)
 		if c.kueue() {
 			rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, c.stack, p.Address)
-			rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{LabelPool: p.Name}}
-			c.add(p.Address, &Object{Object: rf, Sensitive: anySensitive(&p.Meta)})
+			rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
+			c.add(p.Address, &engine.Object{Object: rf, Sensitive: anySensitive(&p.Meta)})
 		}
 	}
 	if len(migConfigs) > 0 {
@@ -153,9 +152,9 @@ func (c *compiler) pools() error {
 		if err != nil {
 			return fmt.Errorf("compile mig-parted config: %w", err)
 		}
-		cm := newObject("v1", "ConfigMap", s.GPUOperatorNamespace, MIGPartedConfig, c.stack, StackAddress)
+		cm := newObject("v1", "ConfigMap", s.GPUOperatorNamespace, engine.MIGPartedConfig, c.stack, engine.StackAddress)
 		cm.Object["data"] = map[string]any{"config.yaml": string(doc)}
-		c.add(StackAddress, &Object{Object: cm})
+		c.add(engine.StackAddress, &engine.Object{Object: cm})
 	}
 	if len(dpConfigs) > 0 {
 		data := map[string]any{}
@@ -166,78 +165,37 @@ func (c *compiler) pools() error {
 			}
 			data[name] = string(doc)
 		}
-		cm := newObject("v1", "ConfigMap", s.GPUOperatorNamespace, DevicePluginConf, c.stack, StackAddress)
+		cm := newObject("v1", "ConfigMap", s.GPUOperatorNamespace, engine.DevicePluginConf, c.stack, engine.StackAddress)
 		cm.Object["data"] = data
-		c.add(StackAddress, &Object{Object: cm})
+		c.add(engine.StackAddress, &engine.Object{Object: cm})
 	}
 	return nil
 }
 
-// migPartedName names a layout's mig-parted config <layout>-<hash of its
-// content>, so that editing a layout changes the nodes' nvidia.com/mig.config
-// label, which is what makes mig-manager re-partition them.
-func migPartedName(l *config.MIGLayout) (string, []any) {
-	conf := migPartedConfig(l)
-	b, _ := json.Marshal(conf)
-	h := sha256.Sum256(b)
-	return l.Name + "-" + hex.EncodeToString(h[:4]), conf
-}
-
-// migPartedConfig is one named mig-parted config (a list of device filters).
-func migPartedConfig(l *config.MIGLayout) []any {
-	if len(l.Devices) == 0 {
-		return []any{map[string]any{"devices": "all", "mig-enabled": true, "mig-devices": intMapAny(l.Slices)}}
-	}
-	var out []any
-	for _, g := range l.Devices {
-		idx := make([]any, len(g.Indexes))
-		for i, v := range g.Indexes {
-			idx[i] = int64(v)
-		}
-		entry := map[string]any{"devices": idx, "mig-enabled": g.Enabled}
-		if g.Enabled {
-			entry["mig-devices"] = intMapAny(g.Slices)
-		}
-		out = append(out, entry)
-	}
-	return out
-}
-
-// agentLayout is the node annotation the gpuform agent reads: the same
-// mig-parted shape for the one layout, as compact JSON.
-func agentLayout(l *config.MIGLayout) (string, error) {
-	b, err := yaml.Marshal(map[string]any{"name": l.Name, "gpu": l.GPU, "config": migPartedConfig(l)})
-	if err != nil {
-		return "", err
-	}
-	j, err := yaml.YAMLToJSON(b)
-	return string(j), err
-}
-
 func (c *compiler) tenant(t *config.Tenant) {
 	ns := t.Namespace
-	nsKey := Key{Kind: "Namespace", Name: ns}
+	nsKey := engine.Key{Kind: "Namespace", Name: ns}
 	sens := tenantSensitive(t)
 
 	nsObj := newObject("v1", "Namespace", "", ns, c.stack, t.Address)
 	labels := nsObj.Object["metadata"].(map[string]any)["labels"].(map[string]any)
 	for k, v := range t.Labels {
-		if k != LabelManagedBy && k != LabelStack {
+		if k != engine.LabelManagedBy && k != engine.LabelStack {
 			labels[k] = v
 		}
 	}
 	if t.Protect {
-		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotProtect] = "true"
+		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[engine.AnnotProtect] = "true"
 	}
 	if t.DefaultPriority != nil {
 		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)["gpuform.dev/default-priority"] = t.DefaultPriority.Name
 	}
-	c.add(t.Address, &Object{Object: nsObj, Sensitive: sens})
+	c.add(t.Address, &engine.Object{Object: nsObj, Sensitive: sens})
 
 	hard := map[string]any{}
 	gpuByPool := map[string]map[string]int64{}
 	for _, q := range t.Quotas {
-		res := quotaResources(q)
+		res := engine.QuotaResources(q)
 		gpuByPool[q.PoolName] = res
 		for r, n := range res {
 			key := "requests." + r
@@ -255,9 +213,9 @@ func (c *compiler) tenant(t *config.Tenant) {
 		hard["pods"] = strconv.Itoa(t.Pods)
 	}
 	if len(hard) > 0 {
-		rq := newObject("v1", "ResourceQuota", ns, QuotaName, c.stack, t.Address)
+		rq := newObject("v1", "ResourceQuota", ns, engine.QuotaName, c.stack, t.Address)
 		rq.Object["spec"] = map[string]any{"hard": hard}
-		c.add(t.Address, &Object{Object: rq, DependsOn: []Key{nsKey}, Sensitive: sens})
+		c.add(t.Address, &engine.Object{Object: rq, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
 
 	for _, rb := range []struct {
@@ -274,7 +232,7 @@ func (c *compiler) tenant(t *config.Tenant) {
 			subs = append(subs, subject(s))
 		}
 		o.Object["subjects"] = subs
-		c.add(t.Address, &Object{Object: o, DependsOn: []Key{nsKey}, Sensitive: sens})
+		c.add(t.Address, &engine.Object{Object: o, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
 
 	if len(t.Priorities) > 0 {
@@ -285,7 +243,7 @@ func (c *compiler) tenant(t *config.Tenant) {
 			names[i] = p.Name
 		}
 		sort.Strings(names)
-		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotPriorities] = strings.Join(names, ",")
+		nsObj.Object["metadata"].(map[string]any)["annotations"].(map[string]any)[engine.AnnotPriorities] = strings.Join(names, ",")
 		c.enforcePriorities = true
 	}
 
@@ -297,26 +255,12 @@ func (c *compiler) tenant(t *config.Tenant) {
 	}
 }
 
-// quotaResources is the extended resources (and counts) one quota block asks for.
-func quotaResources(q *config.Quota) map[string]int64 {
-	res := map[string]int64{}
-	for prof, n := range q.Slices {
-		if n > 0 {
-			res[MIGResource(prof)] += int64(n)
-		}
-	}
-	if q.GPUs > 0 {
-		res[ResourceGPU] += int64(q.GPUs)
-	}
-	return res
-}
-
 // limitResource maps a borrowing/lending limit key (a profile or "gpus") to its resource.
 func limitResource(key string) string {
 	if key == "gpus" {
-		return ResourceGPU
+		return engine.ResourceGPU
 	}
-	return MIGResource(key)
+	return engine.MIGResource(key)
 }
 
 func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]int64) {
@@ -329,7 +273,7 @@ func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]i
 	}
 	resources := sortedStrings(covered)
 	var flavors []any
-	var deps []Key
+	var deps []engine.Key
 	for _, q := range t.Quotas {
 		res := byPool[q.PoolName]
 		borrow, lend := map[string]int64{}, map[string]int64{}
@@ -351,7 +295,7 @@ func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]i
 			rs = append(rs, e)
 		}
 		flavors = append(flavors, map[string]any{"name": q.PoolName, "resources": rs})
-		deps = append(deps, Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
+		deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
 	}
 	spec := map[string]any{
 		"cohortName":        t.Cohort,
@@ -366,10 +310,10 @@ func (c *compiler) clusterQueue(t *config.Tenant, byPool map[string]map[string]i
 	}
 	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, c.stack, t.Address)
 	cq.Object["spec"] = spec
-	c.add(t.Address, &Object{Object: cq, DependsOn: deps, Sensitive: tenantSensitive(t)})
-	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, LocalQueueName, c.stack, t.Address)
+	c.add(t.Address, &engine.Object{Object: cq, DependsOn: deps, Sensitive: tenantSensitive(t)})
+	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, engine.LocalQueueName, c.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
-	c.add(t.Address, &Object{Object: lq, DependsOn: []Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: tenantSensitive(t)})
+	c.add(t.Address, &engine.Object{Object: lq, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: tenantSensitive(t)})
 }
 
 func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]int64) {
@@ -395,7 +339,7 @@ func (c *compiler) volcanoQueue(t *config.Tenant, byPool map[string]map[string]i
 		spec["capability"] = capability
 	}
 	q.Object["spec"] = spec
-	c.add(t.Address, &Object{Object: q, Sensitive: tenantSensitive(t)})
+	c.add(t.Address, &engine.Object{Object: q, Sensitive: tenantSensitive(t)})
 }
 
 func (c *compiler) model(m *config.Model) {
@@ -403,9 +347,9 @@ func (c *compiler) model(m *config.Model) {
 		return
 	}
 	ns := m.Tenant.Namespace
-	resource, count := ResourceGPU, int64(m.GPUs)
+	resource, count := engine.ResourceGPU, int64(m.GPUs)
 	if m.Slice != "" {
-		resource, count = MIGResource(m.Slice), 1
+		resource, count = engine.MIGResource(m.Slice), 1
 	}
 	qty := strconv.FormatInt(count, 10)
 	modelSpec := map[string]any{
@@ -422,35 +366,35 @@ func (c *compiler) model(m *config.Model) {
 	predictor := map[string]any{
 		"minReplicas":  int64(m.MinReplicas),
 		"maxReplicas":  int64(m.MaxReplicas),
-		"nodeSelector": map[string]any{LabelPool: m.Pool.Name},
+		"nodeSelector": map[string]any{engine.LabelPool: m.Pool.Name},
 		"model":        modelSpec,
 	}
-	deps := []Key{{Kind: "Namespace", Name: ns}}
+	deps := []engine.Key{{Kind: "Namespace", Name: ns}}
 	prio := m.Priority
 	if prio == nil {
 		prio = m.Tenant.DefaultPriority
 	}
 	if prio != nil {
 		predictor["priorityClassName"] = prio.Name
-		deps = append(deps, Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: prio.Name})
+		deps = append(deps, engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: prio.Name})
 	}
 	isvc := newObject("serving.kserve.io/v1beta1", "InferenceService", ns, m.Name, c.stack, m.Address)
 	meta := isvc.Object["metadata"].(map[string]any)
 	meta["annotations"].(map[string]any)["serving.kserve.io/deploymentMode"] = m.DeploymentMode
 	if c.kueue() {
 		labels := meta["labels"].(map[string]any)
-		labels["kueue.x-k8s.io/queue-name"] = LocalQueueName
-		deps = append(deps, Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName})
+		labels["kueue.x-k8s.io/queue-name"] = engine.LocalQueueName
+		deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: ns, Name: engine.LocalQueueName})
 		if prio != nil {
 			labels["kueue.x-k8s.io/priority-class"] = prio.Name
-			deps = append(deps, Key{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass", Name: prio.Name})
+			deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass", Name: prio.Name})
 		}
 	}
 	if m.Slice != "" && c.cfg.Settings.MIGBackend == config.BackendGPUOperator {
-		deps = append(deps, Key{Kind: "ConfigMap", Namespace: c.cfg.Settings.GPUOperatorNamespace, Name: MIGPartedConfig})
+		deps = append(deps, engine.Key{Kind: "ConfigMap", Namespace: c.cfg.Settings.GPUOperatorNamespace, Name: engine.MIGPartedConfig})
 	}
 	isvc.Object["spec"] = map[string]any{"predictor": predictor}
-	c.add(m.Address, &Object{Object: isvc, DependsOn: deps, Sensitive: anySensitive(&m.Meta)})
+	c.add(m.Address, &engine.Object{Object: isvc, DependsOn: deps, Sensitive: anySensitive(&m.Meta)})
 }
 
 // subject converts "user:x", "group:x" or "serviceaccount:ns:name" to an RBAC subject.
@@ -482,16 +426,6 @@ func tenantSensitive(t *config.Tenant) bool {
 	return false
 }
 
-func intMapAny(m map[string]int) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if v > 0 {
-			out[k] = int64(v)
-		}
-	}
-	return out
-}
-
 func parseIntOr0(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
@@ -504,4 +438,26 @@ func sortedStrings(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// newObject starts an unstructured object with the ownership metadata.
+func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
+	meta := map[string]any{
+		"name": name,
+		"labels": map[string]any{
+			engine.LabelManagedBy: engine.ManagedByValue,
+			engine.LabelStack:     stack,
+		},
+		"annotations": map[string]any{
+			engine.AnnotAddress: address,
+		},
+	}
+	if namespace != "" {
+		meta["namespace"] = namespace
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata":   meta,
+	}}
 }
