@@ -21,9 +21,7 @@ func (c *compiler) tenant(t *config.Tenant) {
 	if rq != nil {
 		c.add(t.Address, &engine.Object{Object: rq, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
-	for _, rb := range c.roleBindings(t) {
-		c.add(t.Address, &engine.Object{Object: rb, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
-	}
+	c.roleBindings(t, nsKey, sens)
 	c.add(t.Address, c.sched.Tenant(t, quota)...)
 }
 
@@ -91,8 +89,7 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 
 // roleBindings binds the tenant's admins, editors and viewers to the
 // built-in admin, edit and view ClusterRoles in its namespace.
-func (c *compiler) roleBindings(t *config.Tenant) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
+func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 	for _, rb := range []struct {
 		name, role string
 		subjects   []string
@@ -107,9 +104,8 @@ func (c *compiler) roleBindings(t *config.Tenant) []*unstructured.Unstructured {
 			subs = append(subs, subject(s))
 		}
 		o.Object["subjects"] = subs
-		out = append(out, o)
+		c.add(t.Address, &engine.Object{Object: o, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
-	return out
 }
 
 // subject converts "user:x", "group:x" or "serviceaccount:ns:name" to an RBAC subject.
