@@ -68,6 +68,8 @@ func (c *compiler) add(address string, objs ...*engine.Object) {
 	}
 }
 
+// priority compiles a priority into its PriorityClass and what the
+// scheduler adds for it.
 func (c *compiler) priority(p *config.Priority) {
 	pc := newObject("scheduling.k8s.io/v1", "PriorityClass", "", p.Name, c.stack, p.Address)
 	pc.Object["value"] = p.Value
