@@ -7,6 +7,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
 
@@ -30,22 +31,11 @@ func sizeM(tb testing.TB, changePercent int) *config.Config {
 	return nil
 }
 
-// BenchmarkCompileLarge compiles size M into its ~10,500 objects.
-func BenchmarkCompileLarge(b *testing.B) {
-	cfg := sizeM(b, 0)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := engine.Compile(cfg); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkDiffLarge diffs size M against a cluster where it was applied
 // (no-op) and the same cluster against the configuration with 10% of the
 // tenants changed.
 func BenchmarkDiffLarge(b *testing.B) {
-	base, err := engine.Compile(sizeM(b, 0))
+	base, err := compile.Compile(sizeM(b, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +43,7 @@ func BenchmarkDiffLarge(b *testing.B) {
 	for _, u := range live.Objects {
 		rawManagedFields(u) // as refresh keeps them
 	}
-	changed, err := engine.Compile(sizeM(b, 10))
+	changed, err := compile.Compile(sizeM(b, 10))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +72,7 @@ func BenchmarkDiffLarge(b *testing.B) {
 // BenchmarkRenderLarge renders the plan of size M from an empty cluster
 // (every object a create) as text and as JSON.
 func BenchmarkRenderLarge(b *testing.B) {
-	d, err := engine.Compile(sizeM(b, 0))
+	d, err := compile.Compile(sizeM(b, 0))
 	if err != nil {
 		b.Fatal(err)
 	}

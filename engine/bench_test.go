@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
@@ -33,7 +33,7 @@ var largeShapes = []struct {
 func loadAndValidate(tb testing.TB, dir string) *config.Config {
 	cfg, diags := config.LoadDir(dir, config.Options{})
 	if !diags.HasErrors() {
-		diags = append(diags, engine.Validate(cfg, mig.Default())...)
+		diags = append(diags, compile.Validate(cfg, mig.Default())...)
 	}
 	if diags.HasErrors() {
 		tb.Fatalf("generated configuration is invalid:\n%s", renderDiags(cfg, diags))
@@ -154,7 +154,7 @@ func TestGenerateDeterministic(t *testing.T) {
 	}
 	load := func(src []byte) *config.Config {
 		cfg, diags := config.LoadSources(map[string][]byte{gen.FileName: src}, config.Options{})
-		diags = append(diags, engine.Validate(cfg, mig.Default())...)
+		diags = append(diags, compile.Validate(cfg, mig.Default())...)
 		if diags.HasErrors() {
 			t.Fatalf("invalid:\n%s", renderDiags(cfg, diags))
 		}

@@ -120,7 +120,7 @@ func CheckCapacityFrom(cfg *config.Config, live *Live, cat *mig.Catalog) (*Capac
 				if q.Pool != p {
 					continue
 				}
-				for r, n := range quotaResources(q) {
+				for r, n := range QuotaResources(q) {
 					quota[r] += int(n)
 				}
 			}

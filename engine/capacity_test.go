@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 )
@@ -82,7 +83,7 @@ model "m" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	if d := engine.Validate(cfg, mig.Default()); d.HasErrors() {
+	if d := compile.Validate(cfg, mig.Default()); d.HasErrors() {
 		t.Fatal(d.Error())
 	}
 	return cfg

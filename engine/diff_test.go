@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 )
 
 // nodeFor is a Node carrying a pool's selector labels, as a cluster would have.
@@ -92,7 +93,7 @@ func applied(t testing.TB, d *engine.Desired) *engine.Live {
 }
 
 func quickstart(t testing.TB) *engine.Desired {
-	d, err := engine.Compile(loadExample(t, "quickstart"))
+	d, err := compile.Compile(loadExample(t, "quickstart"))
 	if err != nil {
 		t.Fatal(err)
 	}

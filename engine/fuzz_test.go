@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 )
@@ -45,10 +46,10 @@ func savedQuickstartPlans(f *testing.F) [][]byte {
 	if diags.HasErrors() {
 		f.Fatal(diags.Error())
 	}
-	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		f.Fatal(diags.Error())
 	}
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -56,7 +56,7 @@ func loadExample(t testing.TB, dir string, replace ...string) *config.Config {
 	if diags.HasErrors() {
 		t.Fatalf("load %s: %s", dir, diags.Error())
 	}
-	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		t.Fatalf("validate %s: %s", dir, diags.Error())
 	}
 	return cfg

@@ -167,25 +167,3 @@ func (d *Desired) index() map[Key]*Object {
 	}
 	return m
 }
-
-// newObject starts an unstructured object with the ownership metadata.
-func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
-	meta := map[string]any{
-		"name": name,
-		"labels": map[string]any{
-			LabelManagedBy: ManagedByValue,
-			LabelStack:     stack,
-		},
-		"annotations": map[string]any{
-			AnnotAddress: address,
-		},
-	}
-	if namespace != "" {
-		meta["namespace"] = namespace
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiVersion,
-		"kind":       kind,
-		"metadata":   meta,
-	}}
-}

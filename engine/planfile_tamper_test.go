@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -25,10 +26,10 @@ func savedPlan(t *testing.T, name string) []byte {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/drift"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/providers/git"
@@ -283,7 +284,7 @@ func (g *globals) driftInputs(ctx context.Context, repo, ref string) (*driftInpu
 		}
 		cfg, diags := config.LoadFS(rev.FS, opts)
 		if !diags.HasErrors() {
-			diags = append(diags, engine.Validate(cfg, mig.Default())...)
+			diags = append(diags, compile.Validate(cfg, mig.Default())...)
 		}
 		if diags.HasErrors() {
 			return fail(cfg, diags)
@@ -293,7 +294,7 @@ func (g *globals) driftInputs(ctx context.Context, repo, ref string) (*driftInpu
 		in.src = source{Repo: repo, Ref: ref, Commit: rev.Commit}
 		in.refTime = commitTime(rev.FS)
 	}
-	desired, err := engine.Compile(in.cfg)
+	desired, err := compile.Compile(in.cfg)
 	if err != nil {
 		in.close()
 		return nil, err
@@ -397,13 +398,13 @@ func (in *driftInputs) load(s string, i int) appliedEntry {
 	e := appliedEntry{when: commitTime(rev.FS)}
 	cfg, diags := config.LoadFS(rev.FS, in.opts)
 	if !diags.HasErrors() {
-		diags = engine.Validate(cfg, mig.Default())
+		diags = compile.Validate(cfg, mig.Default())
 	}
 	if diags.HasErrors() {
 		e.err = diags
 		return e
 	}
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		e.err = err
 		return e

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/providers/kubernetes"
@@ -188,7 +189,7 @@ func (g *globals) compileAt(ctx context.Context, repo, ref string, valid func(*c
 			return nil, nil, src, err
 		}
 	}
-	desired, err := engine.Compile(cfg)
+	desired, err := compile.Compile(cfg)
 	if err != nil {
 		return nil, nil, src, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -172,7 +173,7 @@ func (g *globals) loadValid() (*config.Config, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return cfg, diags
 	}
-	return cfg, append(diags, engine.Validate(cfg, mig.Default())...)
+	return cfg, append(diags, compile.Validate(cfg, mig.Default())...)
 }
 
 // configDiagWriter is the diagnostic writer for stderr over files.

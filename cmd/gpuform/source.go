@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/git"
 )
@@ -55,7 +56,7 @@ func (g *globals) loadValidAt(ctx context.Context, repo, ref string) (*config.Co
 	if diags.HasErrors() {
 		return cfg, src, diags
 	}
-	return cfg, src, append(diags, engine.Validate(cfg, mig.Default())...)
+	return cfg, src, append(diags, compile.Validate(cfg, mig.Default())...)
 }
 
 func isURL(s string) bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/sim"
 )
@@ -39,7 +40,7 @@ func setup(t *testing.T) (*config.Config, *engine.Desired, string) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/mig"
 )
@@ -75,7 +76,7 @@ func DriftConfig(t testing.TB, replace ...string) (*config.Config, *engine.Desir
 		src = strings.Replace(src, replace[i], replace[i+1], 1)
 	}
 	cfg := LoadSource(t, src)
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

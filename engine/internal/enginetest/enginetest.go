@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -82,7 +83,7 @@ func LoadSource(t testing.TB, src string) *config.Config {
 	if diags.HasErrors() {
 		t.Fatalf("load: %s", diags.Error())
 	}
-	if diags := engine.Validate(cfg, mig.Default()); diags.HasErrors() {
+	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		t.Fatalf("validate: %s", diags.Error())
 	}
 	return cfg
@@ -91,7 +92,7 @@ func LoadSource(t testing.TB, src string) *config.Config {
 // Quickstart compiles examples/quickstart.
 func Quickstart(t testing.TB) *engine.Desired {
 	t.Helper()
-	d, err := engine.Compile(LoadExample(t, "quickstart"))
+	d, err := compile.Compile(LoadExample(t, "quickstart"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,4 @@
-// Package engine turns an evaluated configuration into a checked, compiled
-// and diffed change set: Validate, Compile, Diff and the plan renderers.
-package engine
+package compile
 
 import (
 	"errors"
@@ -18,9 +16,19 @@ import (
 
 // Validate checks what the language alone cannot: MIG layouts against the
 // GPU catalog, pools against their layouts, quotas and models against their
-// pools, priorities against tenants, and every generated Kubernetes name.
+// pools, priorities against tenants, every generated Kubernetes name, and
+// what the stack's scheduler backend refuses.
 // Each problem is a diagnostic pointing at the attribute that causes it.
 func Validate(cfg *config.Config, cat *mig.Catalog) hcl.Diagnostics {
+	var sched Scheduler
+	if cfg.Settings != nil {
+		sched, _ = newScheduler(cfg.Settings) // config accepts only known schedulers
+	}
+	return validateWith(cfg, cat, sched)
+}
+
+// validateWith is Validate with the given scheduler backend (nil for none).
+func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Diagnostics {
 	v := &validator{cfg: cfg, cat: cat, gpus: map[*config.Pool]*mig.GPU{}, offers: map[*config.Pool]map[string]bool{}}
 	v.settings()
 	for _, p := range cfg.Priorities {
@@ -35,6 +43,9 @@ func Validate(cfg *config.Config, cat *mig.Catalog) hcl.Diagnostics {
 	v.tenants()
 	for _, m := range cfg.Models {
 		v.model(m)
+	}
+	if sched != nil {
+		v.diags = append(v.diags, sched.Validate(cfg)...)
 	}
 	v.uniqueNames()
 	return config.CleanDiagnostics(v.diags)

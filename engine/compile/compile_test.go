@@ -1,4 +1,4 @@
-package engine_test
+package compile_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
+	"github.com/gpuform/gpuform/engine/compile"
 )
 
 func TestCompileGolden(t *testing.T) {
@@ -25,7 +26,7 @@ func TestCompileGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadExample(t, tt.example, tt.replace...)
-			d, err := engine.Compile(cfg)
+			d, err := compile.Compile(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,14 +40,14 @@ func TestCompileGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			golden(t, "compile/"+tt.name+".yaml", buf.String())
+			golden(t, tt.name+".yaml", buf.String())
 		})
 	}
 }
 
 func TestCompileEdges(t *testing.T) {
 	cfg := loadExample(t, "bank")
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,18 +103,6 @@ func TestCompileEdges(t *testing.T) {
 	}
 }
 
-func TestMIGResource(t *testing.T) {
-	for in, want := range map[string]string{
-		"1g.10gb":    "nvidia.com/mig-1g.10gb",
-		"1g.10gb+me": "nvidia.com/mig-1g.10gb.me",
-		"7g.80gb":    "nvidia.com/mig-7g.80gb",
-	} {
-		if got := engine.MIGResource(in); got != want {
-			t.Errorf("MIGResource(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestCompileMarksQuotaFromSensitiveVariable(t *testing.T) {
 	src := `
 gpuform { stack = "s" }
@@ -135,7 +124,7 @@ tenant "t" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	d, err := engine.Compile(cfg)
+	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

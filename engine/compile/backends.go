@@ -1,0 +1,111 @@
+package compile
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// Scheduler is a scheduler backend: what the stack's priorities, pools,
+// tenants and models become for the batch scheduler that shares the GPUs
+// out (none, Kueue, Volcano). Compile calls it after it compiles each block,
+// in the order priorities, pools, tenants, models; every object a method
+// returns is added with the address of the block it was called for.
+// Implementations embed noScheduler and override what their scheduler needs.
+type Scheduler interface {
+	// Priority returns the scheduler's objects for priority p, besides its
+	// PriorityClass (Kueue: a WorkloadPriorityClass).
+	Priority(p *config.Priority) []*engine.Object
+	// Pool returns the scheduler's objects for pool p, whose nodes carry
+	// label gpuform.dev/pool=<name> (Kueue: a ResourceFlavor).
+	Pool(p *config.Pool) []*engine.Object
+	// Tenant returns the scheduler's objects for tenant t, whose quota
+	// blocks ask for quota (Kueue: a ClusterQueue and a LocalQueue; Volcano:
+	// a Queue).
+	Tenant(t *config.Tenant, quota PoolResources) []*engine.Object
+	// Model adapts a model's workload to the scheduler: labels,
+	// annotations, pod spec and what it waits for.
+	Model(w *Workload)
+	// Validate reports what this scheduler's API would refuse in cfg,
+	// beyond the checks of every stack.
+	Validate(cfg *config.Config) hcl.Diagnostics
+}
+
+// MIGBackend is what partitions the GPUs of pools that have a mig_layout:
+// the GPU Operator's mig-manager, or the gpuform agent. One is made per
+// compilation: Compile calls Pool for each MIG pool, then Objects once,
+// then Model for each model.
+type MIGBackend interface {
+	// Pool sets on np what the nodes of pool p, which has a MIG layout,
+	// must carry (labels or annotations naming the layout), the label or
+	// annotation that reports when the change is done, and what must exist
+	// before the nodes are labelled. It returns an error when the layout
+	// cannot be encoded.
+	Pool(p *config.Pool, np *engine.NodePool) error
+	// Objects returns the stack-wide objects the pools given to Pool need
+	// (the GPU Operator: the mig-parted ConfigMap), or none.
+	Objects() ([]*engine.Object, error)
+	// Model adds to w what its model waits for when it asks for a MIG slice.
+	Model(w *Workload)
+}
+
+// PoolResources maps a pool's name to the extended resources (and counts)
+// that a tenant's quota block for that pool asks for.
+type PoolResources map[string]map[string]int64
+
+// Workload is a model's InferenceService while it is compiled, for the
+// backends to adapt. Its maps are the object's own: what a backend writes
+// into them is applied.
+type Workload struct {
+	// Model is the model block; Namespace its tenant's namespace.
+	Model     *config.Model
+	Namespace string
+	// Priority is the model's priority, or its tenant's default; nil when
+	// it has neither.
+	Priority *config.Priority
+	// Labels and Annotations are the InferenceService's metadata.
+	Labels      map[string]any
+	Annotations map[string]any
+	// Predictor is the InferenceService's spec.predictor: the pod's node
+	// selector, priority class, model and resources.
+	Predictor map[string]any
+	// DependsOn lists the objects that must exist before the model.
+	DependsOn []engine.Key
+}
+
+// The backends by the value of their setting in the gpuform block (values
+// config accepts): adding a backend is one row here and its one file.
+
+func schedulers() map[string]func(*config.Settings) Scheduler {
+	return map[string]func(*config.Settings) Scheduler{
+		config.SchedulerNone:    newNoScheduler,
+		config.SchedulerKueue:   newKueue,
+		config.SchedulerVolcano: newVolcano,
+	}
+}
+
+func migBackends() map[string]func(*config.Settings) MIGBackend {
+	return map[string]func(*config.Settings) MIGBackend{
+		config.BackendGPUOperator: newGPUOperator,
+		config.BackendAgent:       newAgent,
+	}
+}
+
+// newScheduler returns the scheduler backend settings s name.
+func newScheduler(s *config.Settings) (Scheduler, error) {
+	if mk, ok := schedulers()[s.Scheduler]; ok {
+		return mk(s), nil
+	}
+	return nil, fmt.Errorf("unknown scheduler %q", s.Scheduler)
+}
+
+// newMIGBackend returns the MIG backend settings s name.
+func newMIGBackend(s *config.Settings) (MIGBackend, error) {
+	if mk, ok := migBackends()[s.MIGBackend]; ok {
+		return mk(s), nil
+	}
+	return nil, fmt.Errorf("unknown MIG backend %q", s.MIGBackend)
+}

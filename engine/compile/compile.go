@@ -1,0 +1,192 @@
+package compile
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// Compile turns a validated configuration into the objects gpuform wants
+// and the labels of each pool's nodes, with dependency edges. What the
+// stack's scheduler and MIG backend add comes from their backends.
+func Compile(cfg *config.Config) (*engine.Desired, error) {
+	sched, err := newScheduler(cfg.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	migb, err := newMIGBackend(cfg.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	return compileWith(cfg, sched, migb)
+}
+
+// compileWith is Compile with the given backends.
+func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.Desired, error) {
+	c := &compiler{
+		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
+		d: &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
+	}
+	for _, p := range cfg.Priorities {
+		c.priority(p)
+	}
+	if err := c.pools(); err != nil {
+		return nil, err
+	}
+	for _, t := range cfg.Tenants {
+		c.tenant(t)
+	}
+	for _, m := range cfg.Models {
+		c.model(m)
+	}
+	if c.enforcePriorities {
+		c.prioritiesPolicy()
+	}
+	return c.d, nil
+}
+
+// compiler holds one compilation: the configuration, its backends and the
+// objects so far.
+type compiler struct {
+	// enforcePriorities is set once a tenant lists priorities.
+	enforcePriorities bool
+	cfg               *config.Config
+	stack             string
+	sched             Scheduler
+	mig               MIGBackend
+	dp                *devicePlugin
+	d                 *engine.Desired
+}
+
+// add appends objects compiled from the block at address.
+func (c *compiler) add(address string, objs ...*engine.Object) {
+	for _, o := range objs {
+		o.Address = address
+		c.d.Objects = append(c.d.Objects, o)
+	}
+}
+
+// priority compiles a priority into its PriorityClass and what the
+// scheduler adds for it.
+func (c *compiler) priority(p *config.Priority) {
+	pc := newObject("scheduling.k8s.io/v1", "PriorityClass", "", p.Name, c.stack, p.Address)
+	pc.Object["value"] = p.Value
+	pc.Object["preemptionPolicy"] = p.Preemption
+	if p.Description != "" {
+		pc.Object["description"] = p.Description
+	}
+	c.add(p.Address, &engine.Object{Object: pc, Sensitive: anySensitive(&p.Meta)})
+	c.add(p.Address, c.sched.Priority(p)...)
+}
+
+// pools compiles what each pool asks of its nodes, the scheduler's objects
+// for it, and then the ConfigMaps the MIG backend and the device plugin
+// need.
+func (c *compiler) pools() error {
+	for _, p := range c.cfg.Pools {
+		np := &engine.NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{engine.LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
+		switch {
+		case p.MIGLayout != nil:
+			if err := c.mig.Pool(p, np); err != nil {
+				return fmt.Errorf("compile %s: %w", p.Address, err)
+			}
+		case p.TimeSlicing != nil:
+			c.dp.Pool(p, np)
+		}
+		c.d.Pools = append(c.d.Pools, np)
+		c.add(p.Address, c.sched.Pool(p)...)
+	}
+	for _, objects := range []func() ([]*engine.Object, error){c.mig.Objects, c.dp.Objects} {
+		objs, err := objects()
+		if err != nil {
+			return err
+		}
+		c.add(engine.StackAddress, objs...)
+	}
+	return nil
+}
+
+// model compiles a model into its InferenceService, adapted by the
+// scheduler and the MIG backend.
+func (c *compiler) model(m *config.Model) {
+	if m.Tenant == nil || m.Pool == nil {
+		return
+	}
+	ns := m.Tenant.Namespace
+	resource, count := engine.ResourceGPU, int64(m.GPUs)
+	if m.Slice != "" {
+		resource, count = engine.MIGResource(m.Slice), 1
+	}
+	qty := strconv.FormatInt(count, 10)
+	modelSpec := map[string]any{
+		"modelFormat": map[string]any{"name": m.Format},
+		"storageUri":  m.StorageURI,
+		"resources": map[string]any{
+			"limits":   map[string]any{resource: qty},
+			"requests": map[string]any{resource: qty},
+		},
+	}
+	if m.Runtime != "" {
+		modelSpec["runtime"] = m.Runtime
+	}
+	predictor := map[string]any{
+		"minReplicas":  int64(m.MinReplicas),
+		"maxReplicas":  int64(m.MaxReplicas),
+		"nodeSelector": map[string]any{engine.LabelPool: m.Pool.Name},
+		"model":        modelSpec,
+	}
+	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}}}
+	if w.Priority == nil {
+		w.Priority = m.Tenant.DefaultPriority
+	}
+	if w.Priority != nil {
+		predictor["priorityClassName"] = w.Priority.Name
+		w.DependsOn = append(w.DependsOn, engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: w.Priority.Name})
+	}
+	isvc := newObject("serving.kserve.io/v1beta1", "InferenceService", ns, m.Name, c.stack, m.Address)
+	meta := isvc.Object["metadata"].(map[string]any)
+	w.Labels, w.Annotations = meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
+	w.Annotations["serving.kserve.io/deploymentMode"] = m.DeploymentMode
+	c.sched.Model(w)
+	c.mig.Model(w)
+	isvc.Object["spec"] = map[string]any{"predictor": predictor}
+	c.add(m.Address, &engine.Object{Object: isvc, DependsOn: w.DependsOn, Sensitive: anySensitive(&m.Meta)})
+}
+
+// prioritiesPolicy adds the stack's ValidatingAdmissionPolicy and binding
+// that reject pods whose priorityClassName is not among their tenant's
+// priorities. One policy serves every tenant: it reads the allowed classes
+// from the gpuform.dev/priorities annotation of the pod's Namespace
+// (namespaceObject), which tenants cannot edit. A policy per tenant cost
+// the API server a CEL compilation each (tens of milliseconds) and a match
+// check per policy on every admission request, cluster-wide.
+func (c *compiler) prioritiesPolicy() {
+	name := "gpuform-" + c.stack + "-priorities"
+	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", engine.AnnotPriorities)
+	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, engine.StackAddress)
+	vap.Object["spec"] = map[string]any{
+		"failurePolicy": "Fail",
+		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+			"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
+		}}},
+		"validations": []any{map[string]any{
+			// Pods of namespaces without the annotation (tenants without
+			// priorities) pass.
+			"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", engine.AnnotPriorities, annot),
+			"messageExpression": fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' may use priority classes ' + %s.replace(',', ', ') + ' only (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
+				annot, engine.AnnotAddress),
+		}},
+	}
+	c.add(engine.StackAddress, &engine.Object{Object: vap})
+	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, engine.StackAddress)
+	bind.Object["spec"] = map[string]any{
+		"policyName":        name,
+		"validationActions": []any{"Deny"},
+		"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
+			engine.LabelStack: c.stack,
+		}}},
+	}
+	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: name}}})
+}

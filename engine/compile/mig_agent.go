@@ -1,0 +1,30 @@
+package compile
+
+import (
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// agent is MIG backend "agent": the gpuform agent on each node applies the
+// layout in the node's annotation gpuform.dev/mig-layout and reports the
+// outcome in annotation gpuform.dev/mig-state. It needs no ConfigMap.
+type agent struct{}
+
+func newAgent(*config.Settings) MIGBackend { return agent{} }
+
+// Pool annotates the pool's nodes with the layout itself.
+func (agent) Pool(p *config.Pool, np *engine.NodePool) error {
+	layout, err := engine.AgentLayout(p.MIGLayout)
+	if err != nil {
+		return err
+	}
+	np.Annotations = map[string]string{engine.AnnotMIGLayout: layout}
+	np.MIGState = engine.AnnotMIGState
+	return nil
+}
+
+// Objects is none: the layout travels in the node annotation.
+func (agent) Objects() ([]*engine.Object, error) { return nil, nil }
+
+// Model adds nothing: the agent needs no object before a model.
+func (agent) Model(*Workload) {}

@@ -1,0 +1,66 @@
+package compile
+
+import (
+	"sort"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// anySensitive reports whether a block holds a value of a sensitive variable.
+func anySensitive(m *config.Meta) bool { return len(m.Sensitive) > 0 }
+
+// tenantSensitive reports whether a tenant or any of its quota blocks holds
+// a value of a sensitive variable.
+func tenantSensitive(t *config.Tenant) bool {
+	if anySensitive(&t.Meta) {
+		return true
+	}
+	for _, q := range t.Quotas {
+		if anySensitive(&q.Meta) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseIntOr0 parses a decimal count, 0 when there is none.
+func parseIntOr0(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// sortedStrings returns the keys of m in order.
+func sortedStrings(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newObject starts an unstructured object with the ownership metadata.
+func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
+	meta := map[string]any{
+		"name": name,
+		"labels": map[string]any{
+			engine.LabelManagedBy: engine.ManagedByValue,
+			engine.LabelStack:     stack,
+		},
+		"annotations": map[string]any{
+			engine.AnnotAddress: address,
+		},
+	}
+	if namespace != "" {
+		meta["namespace"] = namespace
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata":   meta,
+	}}
+}

@@ -1,0 +1,30 @@
+package compile
+
+import (
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// noScheduler is scheduler "none": the default kube-scheduler, with tenants
+// bounded by their ResourceQuota alone. It adds nothing; the other
+// schedulers embed it for the blocks they do not care about.
+type noScheduler struct{}
+
+func newNoScheduler(*config.Settings) Scheduler { return noScheduler{} }
+
+// Priority adds nothing: the PriorityClass is enough.
+func (noScheduler) Priority(*config.Priority) []*engine.Object { return nil }
+
+// Pool adds nothing: models select their pool by node label.
+func (noScheduler) Pool(*config.Pool) []*engine.Object { return nil }
+
+// Tenant adds nothing: the ResourceQuota bounds the tenant.
+func (noScheduler) Tenant(*config.Tenant, PoolResources) []*engine.Object { return nil }
+
+// Model leaves the workload as it is.
+func (noScheduler) Model(*Workload) {}
+
+// Validate has nothing to check.
+func (noScheduler) Validate(*config.Config) hcl.Diagnostics { return nil }

@@ -1,0 +1,45 @@
+package compile
+
+import (
+	"strconv"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// volcano is scheduler "volcano": a Queue per tenant whose capability is
+// the sum of its quotas (and its cpu and memory), with its weight and
+// whether others may reclaim from it.
+type volcano struct {
+	noScheduler
+	stack string
+}
+
+func newVolcano(s *config.Settings) Scheduler { return volcano{stack: s.Stack} }
+
+// Tenant is the tenant's Queue, named after its namespace.
+func (v volcano) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
+	capability := map[string]any{}
+	total := map[string]int64{}
+	for _, res := range quota {
+		for r, n := range res {
+			total[r] += n
+		}
+	}
+	for r, n := range total {
+		capability[r] = strconv.FormatInt(n, 10)
+	}
+	if t.CPU != "" {
+		capability["cpu"] = t.CPU
+	}
+	if t.Memory != "" {
+		capability["memory"] = t.Memory
+	}
+	q := newObject("scheduling.volcano.sh/v1beta1", "Queue", "", t.Namespace, v.stack, t.Address)
+	spec := map[string]any{"weight": int64(t.Weight), "reclaimable": t.Reclaimable}
+	if len(capability) > 0 {
+		spec["capability"] = capability
+	}
+	q.Object["spec"] = spec
+	return []*engine.Object{{Object: q, Sensitive: tenantSensitive(t)}}
+}

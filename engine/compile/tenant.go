@@ -1,0 +1,122 @@
+package compile
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// tenant compiles a tenant: its Namespace, ResourceQuota and RoleBindings,
+// then what the scheduler makes of its quotas.
+func (c *compiler) tenant(t *config.Tenant) {
+	sens := tenantSensitive(t)
+	nsKey := engine.Key{Kind: "Namespace", Name: t.Namespace}
+	c.add(t.Address, &engine.Object{Object: c.namespace(t), Sensitive: sens})
+	rq, quota := c.resourceQuota(t)
+	if rq != nil {
+		c.add(t.Address, &engine.Object{Object: rq, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
+	}
+	c.roleBindings(t, nsKey, sens)
+	c.add(t.Address, c.sched.Tenant(t, quota)...)
+}
+
+// namespace is the tenant's Namespace, with its labels and the annotations
+// gpuform reads back: protection, default priority, allowed priorities.
+func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
+	nsObj := newObject("v1", "Namespace", "", t.Namespace, c.stack, t.Address)
+	meta := nsObj.Object["metadata"].(map[string]any)
+	labels, annotations := meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
+	for k, v := range t.Labels {
+		if k != engine.LabelManagedBy && k != engine.LabelStack {
+			labels[k] = v
+		}
+	}
+	if t.Protect {
+		annotations[engine.AnnotProtect] = "true"
+	}
+	if t.DefaultPriority != nil {
+		annotations["gpuform.dev/default-priority"] = t.DefaultPriority.Name
+	}
+	if len(t.Priorities) > 0 {
+		// The stack's one ValidatingAdmissionPolicy reads the allowed
+		// priority classes from this annotation (see prioritiesPolicy).
+		names := make([]string, len(t.Priorities))
+		for i, p := range t.Priorities {
+			names[i] = p.Name
+		}
+		sort.Strings(names)
+		annotations[engine.AnnotPriorities] = strings.Join(names, ",")
+		c.enforcePriorities = true
+	}
+	return nsObj
+}
+
+// resourceQuota is the tenant's ResourceQuota (nil when it bounds nothing)
+// and the resources of its quota block for each pool.
+func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, PoolResources) {
+	hard := map[string]any{}
+	quota := PoolResources{}
+	for _, q := range t.Quotas {
+		res := engine.QuotaResources(q)
+		quota[q.PoolName] = res
+		for r, n := range res {
+			key := "requests." + r
+			prev, _ := hard[key].(string)
+			hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
+		}
+	}
+	if t.CPU != "" {
+		hard["requests.cpu"] = t.CPU
+	}
+	if t.Memory != "" {
+		hard["requests.memory"] = t.Memory
+	}
+	if t.HasAttr("pods") {
+		hard["pods"] = strconv.Itoa(t.Pods)
+	}
+	if len(hard) == 0 {
+		return nil, quota
+	}
+	rq := newObject("v1", "ResourceQuota", t.Namespace, engine.QuotaName, c.stack, t.Address)
+	rq.Object["spec"] = map[string]any{"hard": hard}
+	return rq, quota
+}
+
+// roleBindings binds the tenant's admins, editors and viewers to the
+// built-in admin, edit and view ClusterRoles in its namespace.
+func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
+	for _, rb := range []struct {
+		name, role string
+		subjects   []string
+	}{{"gpuform-admins", "admin", t.Admins}, {"gpuform-editors", "edit", t.Editors}, {"gpuform-viewers", "view", t.Viewers}} {
+		if len(rb.subjects) == 0 {
+			continue
+		}
+		o := newObject("rbac.authorization.k8s.io/v1", "RoleBinding", t.Namespace, rb.name, c.stack, t.Address)
+		o.Object["roleRef"] = map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": rb.role}
+		subs := make([]any, 0, len(rb.subjects))
+		for _, s := range rb.subjects {
+			subs = append(subs, subject(s))
+		}
+		o.Object["subjects"] = subs
+		c.add(t.Address, &engine.Object{Object: o, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
+	}
+}
+
+// subject converts "user:x", "group:x" or "serviceaccount:ns:name" to an RBAC subject.
+func subject(s string) map[string]any {
+	kind, name, _ := strings.Cut(s, ":")
+	switch kind {
+	case "group":
+		return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+	case "serviceaccount":
+		ns, sa, _ := strings.Cut(name, ":")
+		return map[string]any{"kind": "ServiceAccount", "namespace": ns, "name": sa}
+	}
+	return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
+}

@@ -1,0 +1,121 @@
+package compile_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// validateBase is a valid stack the cases of TestValidate add blocks to: a
+// MIG pool of A100s and a time-sliced pool of H100s.
+const validateBase = `
+gpuform { stack = "v" }
+mig_layout "halves" {
+  gpu    = "A100-80GB"
+  slices = { "3g.40gb" = 2 }
+}
+pool "a100" {
+  gpu        = "A100-80GB"
+  mig_layout = mig_layout.halves
+}
+pool "h100" {
+  gpu = "H100-80GB"
+  time_slicing {
+    replicas = 2
+  }
+}
+`
+
+// TestValidate checks Validate's verdict on single mistakes: the summary,
+// and that the diagnostic points at the line marked "# here".
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name, src, summary string
+	}{
+		{"valid", `
+tenant "a" {
+  quota "a100" {
+    slices = { "3g.40gb" = 2 }
+  }
+}
+model "m" {
+  tenant      = tenant.a
+  pool        = pool.a100
+  slice       = "3g.40gb"
+  format      = "onnx"
+  storage_uri = "s3://m"
+}`, ""},
+		{"unknown GPU", `
+pool "x" {
+  gpu = "Z9000" # here
+}`, "Unknown GPU model"},
+		{"layout over the GPU", `
+mig_layout "greedy" {
+  gpu    = "A100-80GB"
+  slices = { "3g.40gb" = 3 } # here
+}`, "Too many MIG instances"},
+		{"quota slice not in layout", `
+tenant "a" {
+  quota "a100" {
+    slices = { "1g.10gb" = 1 } # here
+  }
+}`, "Slice not in the pool's layout"},
+		{"whole GPUs on a MIG pool", `
+tenant "a" {
+  quota "a100" {
+    gpus = 1 # here
+  }
+}`, "Whole GPUs on a MIG pool"},
+		{"duplicate namespace", `
+tenant "a" {
+  namespace = "shared"
+}
+tenant "b" {
+  namespace = "shared" # here
+}`, "Duplicate namespace"},
+		{"model without quota on its pool", `
+tenant "a" {
+  quota "a100" {
+    slices = { "3g.40gb" = 1 }
+  }
+}
+model "m" {
+  tenant      = tenant.a
+  pool        = pool.h100 # here
+  gpus        = 1
+  format      = "onnx"
+  storage_uri = "s3://m"
+}`, "No quota on this pool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := validateBase + tt.src
+			cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+			if diags.HasErrors() {
+				t.Fatalf("load: %s", diags.Error())
+			}
+			diags = compile.Validate(cfg, mig.Default())
+			if tt.summary == "" {
+				if len(diags) > 0 {
+					t.Fatalf("valid configuration: %s", diags.Error())
+				}
+				return
+			}
+			if len(diags) != 1 || diags[0].Summary != tt.summary {
+				t.Fatalf("diagnostics %q, want one %q", diags.Error(), tt.summary)
+			}
+			want := 0
+			for i, line := range strings.Split(src, "\n") {
+				if strings.HasSuffix(line, "# here") {
+					want = i + 1
+				}
+			}
+			if s := diags[0].Subject; s == nil || s.Start.Line != want {
+				t.Errorf("%s at %v, want line %d", tt.summary, s, want)
+			}
+		})
+	}
+}
