@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
@@ -38,21 +39,16 @@ func newInventoryCommand(g *globals) *cobra.Command {
 				}
 				return writeLocalInventory(g, inv)
 			}
-			cfg, _ := g.loadValid()
-			cl, err := g.openCluster(cfg)
+			// The configuration names the cluster; its problems are not
+			// inventory's.
+			opts, diags := g.loadOptions()
+			var src stack.Source = stack.Dir(g.dir())
+			if diags.HasErrors() {
+				src = nil
+			}
+			nodes, err := stack.New(src, g.connect(connection{}), g.stackOptions(opts)).Nodes(cmd.Context())
 			if err != nil {
 				return err
-			}
-			live, err := cl.Refresh(cmd.Context(), &engine.Desired{Stack: "-"}, engine.RefreshOptions{})
-			if err != nil {
-				return err
-			}
-			var nodes []engine.NodeInventory
-			cat := mig.Default()
-			for _, n := range live.Nodes {
-				if inv := engine.InventoryOf(n, cat); inv.Source != "none" {
-					nodes = append(nodes, inv)
-				}
 			}
 			if asJSON {
 				return writeJSON(g, struct {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/mig"
 )
 
 // globals are the flags every command takes.
@@ -158,21 +157,6 @@ func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
 		opts.VarFiles = append(opts.VarFiles, config.VarFile{Name: name, Src: src})
 	}
 	return opts, diags
-}
-
-// loadValid loads the configuration in the working directory and validates
-// it; diags holds everything found, cfg is usable only without errors.
-func (g *globals) loadValid() (*config.Config, hcl.Diagnostics) {
-	defer g.loadGC()()
-	opts, diags := g.loadOptions()
-	if diags.HasErrors() {
-		return &config.Config{}, diags
-	}
-	cfg, diags := config.LoadDir(g.dir(), opts)
-	if diags.HasErrors() {
-		return cfg, diags
-	}
-	return cfg, append(diags, engine.Validate(cfg, mig.Default())...)
 }
 
 // configDiagWriter is the diagnostic writer for stderr over files.

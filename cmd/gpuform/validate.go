@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/stack"
 )
 
 func newValidateCommand(g *globals) *cobra.Command {
@@ -18,7 +19,11 @@ func newValidateCommand(g *globals) *cobra.Command {
 			"when there is an error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, diags := g.loadValid()
+			opts, diags := g.loadOptions()
+			cfg := &config.Config{}
+			if !diags.HasErrors() {
+				cfg, diags = stack.New(stack.Dir(g.dir()), nil, g.stackOptions(opts)).Validate(cmd.Context())
+			}
 			if asJSON {
 				if err := config.WriteJSON(g.stdout, diags); err != nil {
 					return err

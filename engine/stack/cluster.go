@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -11,17 +12,23 @@ import (
 // that died holding it, and returns the stack's name. name "" is the
 // configuration's stack (an invalid configuration is then an error);
 // with a name, the configuration is still read for its cluster block,
-// and ignored if invalid.
+// and ignored if invalid (or if the Stack has no Source).
 func (s *Stack) ForceUnlock(ctx context.Context, name, id string) (string, error) {
 	var cfg *config.Config
-	head, err := s.compile(ctx, planMode())
-	switch {
-	case err == nil:
-		cfg = head.cfg
-		if name == "" {
-			name = head.desired.Stack
+	var err error
+	if s.src != nil {
+		var head *loaded
+		if head, err = s.compile(ctx, planMode()); err == nil {
+			cfg = head.cfg
+			if name == "" {
+				name = head.desired.Stack
+			}
 		}
-	case name == "":
+	}
+	if name == "" {
+		if err == nil {
+			err = errors.New("force-unlock: no stack named and no configuration to name one")
+		}
 		return "", err
 	}
 	cl, err := s.open(ctx, cfg)
