@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
@@ -92,12 +92,12 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 
 // applyOptions are the pipeline's apply options from f, with progress
 // printed to out.
-func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions, *progress) {
-	pr := &progress{w: out, tty: g.color(out)}
+func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions, *render.ApplyProgress) {
+	pr := &render.ApplyProgress{W: out, TTY: g.color(out)}
 	return stack.ApplyOptions{
 		Adopt:      f.adopt,
 		Safety:     engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption},
-		Engine:     engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.event, MIGTimeout: f.migTimeout},
+		Engine:     engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.Event, MIGTimeout: f.migTimeout},
 		LockHolder: kubernetes.DefaultHolder(),
 		LockWait:   f.lockTimeout,
 		LockLost: func(name, id string) {
@@ -109,13 +109,13 @@ func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions
 // applied prints what an apply did (its account, a refusal, a lock that
 // stayed) in the order it happened and returns the command's result. path
 // is the saved plan applied, "" for the configuration.
-func (g *globals) applied(res *stack.ApplyResult, err error, pr *progress, path string) error {
+func (g *globals) applied(res *stack.ApplyResult, err error, pr *render.ApplyProgress, path string) error {
 	switch {
 	case err != nil:
 		err = g.fail(err, path)
 	case res.Report != nil:
-		pr.clear()
-		err = g.report(pr.w, res.Report, res.Stopped)
+		pr.Clear()
+		err = g.report(pr.W, res.Report, res.Stopped)
 	case path != "" && !res.Plan.HasChanges():
 		fmt.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
 	}
@@ -193,111 +193,15 @@ func (g *globals) confirm(ctx context.Context) error {
 	return nil
 }
 
-// progress prints a line as each change starts and ends, the Terraform way,
-// and on a terminal a done/total line.
-type progress struct {
-	w   io.Writer
-	tty bool
-}
-
-// verbs are the progress words of an action: starting, done, and the verb.
-func verbs(a engine.Action) [3]string {
-	switch a {
-	case engine.ActionCreate:
-		return [3]string{"Creating", "Creation complete", "create"}
-	case engine.ActionAdopt:
-		return [3]string{"Adopting", "Adoption complete", "adopt"}
-	case engine.ActionDelete:
-		return [3]string{"Destroying", "Destruction complete", "destroy"}
-	}
-	return [3]string{"Modifying", "Modifications complete", "modify"}
-}
-
-func (p *progress) event(ev engine.Event) {
-	p.clear()
-	c := ev.Change
-	v := verbs(c.Action)
-	switch ev.Kind {
-	case engine.EventStart:
-		fmt.Fprintf(p.w, "%s: %s %s...\n", c.Address, v[0], c.Key)
-	case engine.EventDone:
-		r := ev.Result
-		switch r.Outcome {
-		case engine.OutcomeApplied:
-			fmt.Fprintf(p.w, "%s: %s after %s [%s]\n", c.Address, v[1], seconds(r.Elapsed), c.Key)
-		case engine.OutcomeFailed:
-			fmt.Fprintf(p.w, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, seconds(r.Elapsed))
-		case engine.OutcomeSkipped:
-			fmt.Fprintf(p.w, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
-		}
-		if p.tty {
-			fmt.Fprintf(p.w, "  [%d/%d done]", ev.Done, ev.Total)
-		}
-	}
-}
-
-// clear erases the terminal's progress line.
-func (p *progress) clear() {
-	if p.tty {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
-
-func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
-
 // report prints the apply's account and returns the command's result;
 // stopped is why the run was cut short (Ctrl-C, --timeout, a lost lock),
 // nil when it was not.
 func (g *globals) report(out io.Writer, rep *engine.Report, stopped error) error {
-	interrupted := stopped != nil
-	var added, changed, destroyed int
-	for _, r := range rep.Results {
-		if r.Outcome != engine.OutcomeApplied {
-			continue
-		}
-		switch r.Change.Action {
-		case engine.ActionCreate:
-			added++
-		case engine.ActionUpdate, engine.ActionAdopt:
-			changed++
-		case engine.ActionDelete:
-			destroyed++
-		}
+	if rep.OK() && stopped == nil {
+		return render.ApplyComplete(out, rep, g.color(out))
 	}
-	if rep.OK() && !interrupted {
-		fmt.Fprintf(out, "\n%s\n", paint(g.color(out), "1;32", fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed.", added, changed, destroyed)))
-		return nil
-	}
-	applied, failed, skipped := rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
-	what := "Apply failed"
-	var timedOut *engine.RunTimeoutError
-	switch {
-	case errors.As(stopped, &timedOut):
-		what = fmt.Sprintf("Apply stopped: %v", timedOut)
-	case interrupted:
-		what = "Apply interrupted"
-	}
-	fmt.Fprintf(g.stderr, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)
-	tw := tabwriter.NewWriter(g.stderr, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  RESULT\tOBJECT\tADDRESS\tDETAIL")
-	for _, o := range []engine.Outcome{engine.OutcomeFailed, engine.OutcomeSkipped} {
-		for _, r := range rep.Results {
-			if r.Outcome == o {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o, r.Change.Key, r.Change.Address, oneLine(r.Err))
-			}
-		}
-	}
-	fmt.Fprintf(tw, "  applied\t%d objects\t\t\n", applied)
-	_ = tw.Flush()
-	fmt.Fprintln(g.stderr, "\nWhat was applied stays applied. Fix the cause and run apply again: it converges.")
+	_ = render.ApplyFailed(g.stderr, rep, stopped)
 	return &exitError{code: 1}
-}
-
-func oneLine(err error) string {
-	if err == nil {
-		return ""
-	}
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func limit(s []string, n int) []string {
