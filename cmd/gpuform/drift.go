@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 type driftFlags struct {
@@ -122,7 +121,7 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 		return err
 	}
 	if f.metricsFile != "" {
-		if err := writeFileAtomic(g.path(f.metricsFile), func(w io.Writer) error { return engine.WriteDriftMetrics(w, final) }); err != nil {
+		if err := files.WriteAtomic(g.path(f.metricsFile), func(w io.Writer) error { return engine.WriteDriftMetrics(w, final) }); err != nil {
 			return fmt.Errorf("write metrics file: %w", err)
 		}
 	}
@@ -149,41 +148,4 @@ func (g *globals) fixDrift(ctx context.Context, st *stack.Stack, rep *engine.Dri
 		return nil, err
 	}
 	return fix.After, nil
-}
-
-// writeFileAtomic writes a file through a temporary file in the same
-// directory and a rename, so that a reader (node-exporter's textfile
-// collector) never sees it half written. The temporary name does not end
-// in .prom, so the collector ignores it.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return err
-	}
-	done = true
-	return nil
 }
