@@ -7,12 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/internal/files"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/hcl/v2/hclwrite"
-	"github.com/spf13/cobra"
 )
 
 // exitFmtCheck is the exit code of fmt --check when files need formatting,
@@ -49,20 +48,12 @@ func newFmtCommand(g *globals) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("read %s: %w", name, err)
 				}
-				// The loader's checks of size, nesting and encoding come
-				// before the parser, which would overflow the stack.
-				if d := config.CheckSource(name, src); d != nil {
-					parsed[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src, Nav: config.SourceNav(src)}
-					diags = append(diags, d)
-					continue
-				}
-				f, d := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+				out, f, d := config.Format(name, src)
 				parsed[name] = f
 				if d.HasErrors() {
 					diags = append(diags, d...)
 					continue
 				}
-				out := hclwrite.Format(src)
 				if bytes.Equal(out, src) {
 					continue
 				}

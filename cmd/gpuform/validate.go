@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 )
 
@@ -35,29 +36,11 @@ func newValidateCommand(g *globals) *cobra.Command {
 				return &exitError{code: 1}
 			}
 			if !asJSON {
-				fmt.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", summary(cfg))
+				fmt.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", render.ConfigSummary(cfg))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
 	return cmd
-}
-
-// summary is one line describing what a configuration declares.
-func summary(cfg *config.Config) string {
-	return fmt.Sprintf("Stack %s: %s, %s, %s, %s, %s.",
-		cfg.Settings.Stack,
-		plural(len(cfg.Priorities), "priority", "priorities"),
-		plural(len(cfg.MIGLayouts), "MIG layout", "MIG layouts"),
-		plural(len(cfg.Pools), "pool", "pools"),
-		plural(len(cfg.Tenants), "tenant", "tenants"),
-		plural(len(cfg.Models), "model", "models"))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
@@ -117,5 +118,17 @@ func TestCatalogAndInventory(t *testing.T) {
 		"gpu-1  H100-80GB  8      -          -                         labels\n"
 	if b.String() != want {
 		t.Errorf("inventory\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// The summary of a configuration counts each kind of block.
+func TestConfigSummary(t *testing.T) {
+	cfg := &config.Config{
+		Settings:   &config.Settings{Stack: "s"},
+		Priorities: []*config.Priority{{}},
+		Pools:      []*config.Pool{{}, {}},
+	}
+	if got, want := render.ConfigSummary(cfg), "Stack s: 1 priority, 0 MIG layouts, 2 pools, 0 tenants, 0 models."; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
 	}
 }
