@@ -67,8 +67,8 @@ func (g *globals) newStack(repo, ref string, c connection) (st *stack.Stack, don
 	return stack.New(src, g.connect(c), g.stackOptions(opts)), src.Close, nil
 }
 
-// stackOptions are the pipeline's options: the variables, and hooks that
-// print diagnostics and timings and raise GOGC for the load.
+// stackOptions are the pipeline's options: the variables, hooks that print
+// diagnostics and timings, and a higher GOGC for the load.
 func (g *globals) stackOptions(load config.Options) stack.Options {
-	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase, AroundLoad: g.loadGC}
+	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase, LoadGCPercent: stack.LoadGCPercent}
 }

@@ -43,9 +43,7 @@ func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, h
 	if err != nil {
 		return &config.Config{}, &Files{Origin: engine.ConfigSource{Ref: ref}}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the configuration from git", Detail: err.Error() + "."}}
 	}
-	if s.opts.AroundLoad != nil {
-		defer s.opts.AroundLoad()()
-	}
+	defer s.loadGC()()
 	cfg, diags := s.loadFiles(files)
 	return cfg, files, diags
 }

@@ -79,9 +79,11 @@ type Options struct {
 	// Phase receives how long each phase of a plan took: load, compile,
 	// refresh, diff.
 	Phase func(name string, elapsed time.Duration)
-	// AroundLoad runs before each load of a configuration; the function it
-	// returns runs after it (the CLI raises GOGC for the load there).
-	AroundLoad func() (after func())
+	// LoadGCPercent, when not zero, is GOGC while a configuration loads
+	// (the CLI sets LoadGCPercent). It is a process-wide setting: leave it
+	// zero in a program that does other work meanwhile. GOGC or GOMEMLIMIT
+	// in Load.Env win over it.
+	LoadGCPercent int
 }
 
 // Stack is the pipeline of one gpuform stack: the configuration a Source
