@@ -112,15 +112,6 @@ func New(src Source, connect Connect, opts Options) *Stack {
 	return &Stack{src: src, connect: connect, opts: opts, applied: map[string]appliedEntry{}}
 }
 
-// Config is the configuration the Stack compiled (nil before the first
-// call that loads it, or when it was invalid).
-func (s *Stack) Config() *config.Config {
-	if s.head == nil {
-		return nil
-	}
-	return s.head.cfg
-}
-
 // open returns the cluster, connecting on first use.
 func (s *Stack) open(ctx context.Context, cfg *config.Config) (Cluster, error) {
 	if s.cluster != nil {
