@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 )
 
@@ -22,9 +23,10 @@ type ApplyOptions struct {
 	// a held lock (zero fails at once).
 	LockHolder string
 	LockWait   time.Duration
-	// Planned, when set, is called with the plan made under the lock,
-	// before it is checked (apply shows it there); an error ends the call.
-	Planned func(*engine.Plan) error
+	// Planned, when set, is called with the plan made under the lock and
+	// the configuration it was made from (nil for a saved plan), before the
+	// plan is checked (apply shows it there); an error ends the call.
+	Planned func(*config.Config, *engine.Plan) error
 	// Approve, when set, is called once the plan passed its checks and has
 	// changes, before the first one starts; an error ends the call with
 	// nothing changed (apply asks for "yes" there).
@@ -83,7 +85,7 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 			return err
 		}
 		if opts.Planned != nil {
-			if err := opts.Planned(p); err != nil {
+			if err := opts.Planned(head.cfg, p); err != nil {
 				return err
 			}
 		}
@@ -121,7 +123,7 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 			return &StalePlanError{Objects: stale}
 		}
 		if opts.Planned != nil {
-			if err := opts.Planned(p); err != nil {
+			if err := opts.Planned(nil, p); err != nil {
 				return err
 			}
 		}

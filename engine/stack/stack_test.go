@@ -77,7 +77,8 @@ func TestPlanApplyReplan(t *testing.T) {
 	var planned *engine.Plan
 	started := 0
 	opts := applyOpts()
-	opts.Planned = func(p *engine.Plan) error { planned = p; return nil }
+	var plannedCfg *config.Config
+	opts.Planned = func(cfg *config.Config, p *engine.Plan) error { plannedCfg, planned = cfg, p; return nil }
 	opts.Engine.Progress = func(ev engine.Event) {
 		if ev.Kind == engine.EventStart {
 			started++
@@ -90,8 +91,8 @@ func TestPlanApplyReplan(t *testing.T) {
 	if !ap.OK() || ap.Report == nil || ap.Report.Count(engine.OutcomeApplied) != 12 {
 		t.Fatalf("apply: OK %v, report %+v", ap.OK(), ap.Report)
 	}
-	if planned != ap.Plan || started != 12 {
-		t.Errorf("hooks: planned %v (want the applied plan), %d changes started, want 12", planned != nil, started)
+	if planned != ap.Plan || plannedCfg == nil || plannedCfg.Settings.Stack != "quickstart" || started != 12 {
+		t.Errorf("hooks: planned %v (want the applied plan) from %v, %d changes started, want 12", planned != nil, plannedCfg != nil, started)
 	}
 	if ap.LockID == "" || ap.UnlockErr != nil {
 		t.Errorf("lock %q released with %v", ap.LockID, ap.UnlockErr)
