@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,22 +10,11 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/providers/kubernetes"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
-
-// agentRequestTimeout bounds each read and write of the agent's node.
-const agentRequestTimeout = 30 * time.Second
 
 func newAgentCommand(g *globals) *cobra.Command {
 	var (
@@ -65,16 +52,12 @@ func newAgentCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return agentNVMLError(g, node, err)
 			}
-			cfg, err := g.agentRESTConfig()
+			client, err := kubernetes.NewAgentNode(g.target(nil, connection{inCluster: true}), node, g.kubeTransport())
 			if err != nil {
 				return err
 			}
-			cs, err := k8s.NewForConfig(cfg)
-			if err != nil {
-				return fmt.Errorf("build the Kubernetes client for %s: %w", cfg.Host, err)
-			}
 			logf := agentLogger(g)
-			err = nvml.RunAgent(cmd.Context(), lib, &kubeNode{cs: cs, name: node}, nvml.AgentOptions{
+			err = nvml.RunAgent(cmd.Context(), lib, client, nvml.AgentOptions{
 				Node:      node,
 				AllowBusy: allowBusy,
 				Catalog:   mig.Default(),
@@ -121,42 +104,6 @@ func agentNVML(spec string) (gonvml.Interface, error) {
 	return lib, nil
 }
 
-// agentRESTConfig is the pod's service account when running in a pod and no
-// --kubeconfig or --context was given, else the kubeconfig.
-func (g *globals) agentRESTConfig() (*rest.Config, error) {
-	var cfg *rest.Config
-	if g.kubeconfig == "" && g.context == "" {
-		c, err := rest.InClusterConfig()
-		switch {
-		case err == nil:
-			cfg = c
-		case !errors.Is(err, rest.ErrNotInCluster):
-			return nil, fmt.Errorf("read the pod's service account: %w", err)
-		}
-	}
-	if cfg == nil {
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rules.ExplicitPath = g.kubeconfig
-		c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.context}).ClientConfig()
-		switch {
-		case err != nil && g.kubeconfig == "" && g.context == "":
-			return nil, fmt.Errorf("not in a pod, and no usable kubeconfig: %w; pass --kubeconfig FILE or set KUBECONFIG", err)
-		case err != nil:
-			return nil, fmt.Errorf("load the kubeconfig: %w", err)
-		}
-		cfg = c
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "gpuform-agent"
-	// No client-wide timeout: it would cut the watch. Each request has its
-	// own deadline instead.
-	cfg.Timeout = 0
-	if wrap := g.kubeTransport(); wrap != nil {
-		cfg.Wrap(wrap)
-	}
-	return cfg, nil
-}
-
 // agentLogger writes timestamped lines to stderr.
 func agentLogger(g *globals) func(string, ...any) {
 	var mu sync.Mutex
@@ -174,101 +121,4 @@ func lookupEnv(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// kubeNode is the agent's nvml.NodeClient: its own Node through client-go.
-type kubeNode struct {
-	cs   k8s.Interface
-	name string
-}
-
-func nodeInfo(n *corev1.Node) *nvml.NodeInfo {
-	return &nvml.NodeInfo{ResourceVersion: n.ResourceVersion, Annotations: n.Annotations}
-}
-
-func (k *kubeNode) Get(ctx context.Context) (*nvml.NodeInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, agentRequestTimeout)
-	defer cancel()
-	n, err := k.cs.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return nodeInfo(n), nil
-}
-
-// Watch watches the one node (fieldSelector metadata.name), for 5 to 10
-// minutes at a time so that connections are renewed.
-func (k *kubeNode) Watch(ctx context.Context, resourceVersion string) (<-chan nvml.NodeEvent, error) {
-	timeout := int64(300 + rand.IntN(300))
-	w, err := k.cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{
-		FieldSelector:   fields.OneTermEqualSelector("metadata.name", k.name).String(),
-		ResourceVersion: resourceVersion,
-		TimeoutSeconds:  &timeout,
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan nvml.NodeEvent)
-	go func() {
-		defer close(out)
-		defer w.Stop()
-		for {
-			var ev watch.Event
-			var ok bool
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok = <-w.ResultChan():
-				if !ok {
-					return
-				}
-			}
-			var ne nvml.NodeEvent
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				n, isNode := ev.Object.(*corev1.Node)
-				if !isNode {
-					ne.Err = fmt.Errorf("unexpected watch object %T", ev.Object)
-					break
-				}
-				ne.Node = nodeInfo(n)
-			case watch.Deleted:
-				ne.Deleted = true
-			case watch.Error:
-				ne.Err = apierrors.FromObject(ev.Object)
-			default:
-				continue
-			}
-			select {
-			case out <- ne:
-			case <-ctx.Done():
-				return
-			}
-			if ne.Err != nil {
-				return
-			}
-		}
-	}()
-	return out, nil
-}
-
-// Apply sets the agent's annotations with server-side apply, guarded by the
-// node's current resourceVersion: server-side apply would otherwise create a
-// Node that was deleted. A conflict (the node changed in between) reads it
-// again.
-func (k *kubeNode) Apply(ctx context.Context, annotations map[string]string) error {
-	ctx, cancel := context.WithTimeout(ctx, agentRequestTimeout)
-	defer cancel()
-	for range 5 {
-		cur, err := k.cs.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		ac := corev1ac.Node(k.name).WithResourceVersion(cur.ResourceVersion).WithAnnotations(annotations)
-		_, err = k.cs.CoreV1().Nodes().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: nvml.AgentFieldManager, Force: true})
-		if err == nil || !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("node %s kept changing while the agent annotated it", k.name)
 }

@@ -8,13 +8,15 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
+	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -60,44 +62,20 @@ func newApplyCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// applyConfig plans under the lock, asks, and applies.
+// applyConfig plans under the lock, shows the plan, asks, and applies.
 func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
-	cfg, desired, src, err := g.compileAt(ctx, "", "", nil)
+	st, done, err := g.newStack("", "", connection{})
 	if err != nil {
 		return err
 	}
-	client, err := g.openCluster(cfg)
-	if err != nil {
-		return err
-	}
-	ctx, release, err := g.lock(ctx, client, desired.Stack, f)
-	if err != nil {
-		return err
-	}
-	defer release()
-	p, live, err := g.refreshDiff(ctx, client, desired, f.adopt)
-	if err != nil {
-		return err
-	}
-	p.ConfigSource = configSource(src)
-	if err := g.assess(ctx, client, cfg, live, p); err != nil {
-		return err
-	}
-	if err := renderPlan(g, g.stdout, p, formatText); err != nil {
-		return err
-	}
-	if err := g.checkApplicable(p, f); err != nil {
-		return err
-	}
-	if !p.HasChanges() {
-		return nil
-	}
+	defer done()
+	opts, pr := g.applyOptions(f, g.stdout)
+	opts.Planned = func(_ *config.Config, p *engine.Plan) error { return renderPlan(g, g.stdout, p, formatText) }
 	if !f.autoApprove {
-		if err := g.confirm(ctx); err != nil {
-			return err
-		}
+		opts.Approve = func(ctx context.Context, _ *engine.Plan) error { return g.confirm(ctx) }
 	}
-	return g.execute(ctx, client, p, f)
+	res, err := st.Apply(ctx, opts)
+	return g.applied(res, err, pr, "")
 }
 
 // applySaved applies a saved plan after checking that it is not stale.
@@ -106,57 +84,78 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	if err != nil {
 		return err
 	}
-	client, err := g.openSavedCluster(pf.Context)
-	if err != nil {
-		return err
-	}
-	ctx, release, err := g.lock(ctx, client, pf.Stack, f)
-	if err != nil {
-		return err
-	}
-	defer release()
-	p := pf.Plan()
-	desired := &engine.Desired{Stack: pf.Stack, Kinds: engine.ManagedKinds()}
-	for _, c := range p.Changes {
-		if c.After != nil {
-			desired.Objects = append(desired.Objects, &engine.Object{Address: c.Address, Object: c.After})
-		}
-	}
-	live, err := client.Refresh(ctx, desired, engine.RefreshOptions{})
-	if err != nil {
-		return err
-	}
-	if live.Source != pf.Source {
-		fmt.Fprintf(g.stderr, "Error: Saved plan is for another cluster\n\n%s was planned against %s, but this run reaches %s. Apply it where it was planned, or plan again here.\n", path, pf.Source, live.Source)
-		return &exitError{code: 1}
-	}
-	if stale := pf.StaleObjects(live); len(stale) > 0 {
-		fmt.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale, 20), "\n  "))
-		return &exitError{code: 1}
-	}
-	if err := g.checkApplicable(p, f); err != nil {
-		return err
-	}
-	if !p.HasChanges() {
-		fmt.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
-		return nil
-	}
-	return g.execute(ctx, client, p, f)
+	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
+	opts, pr := g.applyOptions(f, g.stdout)
+	res, err := st.ApplyPlan(ctx, pf, opts)
+	return g.applied(res, err, pr, path)
 }
 
-// checkApplicable refuses plans with conflicts or unsafe deletes.
-func (g *globals) checkApplicable(p *engine.Plan, f *applyFlags) error {
-	if p.Summary.Conflicts > 0 {
-		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
-		return &exitError{code: 1}
+// applyOptions are the pipeline's apply options from f, with progress
+// printed to out.
+func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions, *render.ApplyProgress) {
+	pr := &render.ApplyProgress{W: out, TTY: g.color(out)}
+	return stack.ApplyOptions{
+		Adopt:      f.adopt,
+		Safety:     engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption},
+		Engine:     engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.Event, MIGTimeout: f.migTimeout},
+		LockHolder: kubernetes.DefaultHolder(),
+		LockWait:   f.lockTimeout,
+		LockLost: func(name, id string) {
+			fmt.Fprintf(g.stderr, "Error: the state lock of stack %s was lost (lock ID %s): no new change starts; another run may hold it now.\n", name, id)
+		},
+	}, pr
+}
+
+// applied prints what an apply did (its account, a refusal, a lock that
+// stayed) in the order it happened and returns the command's result. path
+// is the saved plan applied, "" for the configuration.
+func (g *globals) applied(res *stack.ApplyResult, err error, pr *render.ApplyProgress, path string) error {
+	switch {
+	case err != nil:
+		err = g.fail(err, path)
+	case res.Report != nil:
+		pr.Clear()
+		err = g.report(pr.W, res.Report, res.Stopped)
+	case path != "" && !res.Plan.HasChanges():
+		fmt.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
 	}
-	if reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption}); len(reasons) > 0 {
-		for _, r := range reasons {
+	if res != nil && res.UnlockErr != nil {
+		fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", res.UnlockErr, res.LockID)
+	}
+	return err
+}
+
+// fail prints the pipeline's refusals as the command line words them and
+// returns exit 1; other errors are returned for main to print. path is a
+// saved plan's file.
+func (g *globals) fail(err error, path string) error {
+	var (
+		invalid  *stack.ConfigError
+		conflict *stack.ConflictError
+		unsafe   *stack.UnsafeError
+		held     *engine.LockHeldError
+		wrong    *stack.WrongClusterError
+		stale    *stack.StalePlanError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		// Printed as diagnostics already.
+	case errors.As(err, &conflict):
+		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", conflict.Conflicts, pluralWord(conflict.Conflicts, "object is", "objects are"))
+	case errors.As(err, &unsafe):
+		for _, r := range unsafe.Reasons {
 			fmt.Fprintf(g.stderr, "%s %s.\n", paint(g.color(g.stderr), "1;31", "Error: Unsafe plan:"), r)
 		}
-		return &exitError{code: 1}
+	case errors.As(err, &held):
+		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
+	case errors.As(err, &wrong):
+		fmt.Fprintf(g.stderr, "Error: Saved plan is for another cluster\n\n%s was planned against %s, but this run reaches %s. Apply it where it was planned, or plan again here.\n", path, wrong.Planned, wrong.Reached)
+	case errors.As(err, &stale):
+		fmt.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale.Objects, 20), "\n  "))
+	default:
+		return err
 	}
-	return nil
+	return &exitError{code: 1}
 }
 
 func paint(on bool, code, s string) string {
@@ -194,157 +193,15 @@ func (g *globals) confirm(ctx context.Context) error {
 	return nil
 }
 
-// lock takes the stack's lock. It returns a context that is cancelled when
-// the lock is lost (so no new change starts), and the release, which works
-// even when ctx was cancelled (Ctrl-C).
-func (g *globals) lock(ctx context.Context, client cluster, stack string, f *applyFlags) (context.Context, func(), error) {
-	held, err := client.Lock(ctx, stack, kubernetes.DefaultHolder(), f.lockTimeout)
-	var heldErr *engine.LockHeldError
-	if errors.As(err, &heldErr) {
-		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", heldErr.Error())
-		return nil, nil, &exitError{code: 1}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	lctx, cancel := context.WithCancel(ctx)
-	stop := make(chan struct{})
-	go func() {
-		select {
-		case <-held.Lost:
-			fmt.Fprintf(g.stderr, "Error: the state lock of stack %s was lost (lock ID %s): no new change starts; another run may hold it now.\n", stack, held.ID)
-			cancel()
-		case <-stop:
-		}
-	}()
-	return lctx, func() {
-		close(stop)
-		cancel()
-		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer rcancel()
-		if err := held.Release(rctx); err != nil {
-			fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", err, held.ID)
-		}
-	}, nil
-}
-
-// execute applies p, printing progress and the final account.
-func (g *globals) execute(ctx context.Context, target engine.Target, p *engine.Plan, f *applyFlags) error {
-	pr := &progress{w: g.stdout, tty: g.color(g.stdout)}
-	rep := engine.Apply(ctx, p, target, engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.event, MIGTimeout: f.migTimeout})
-	pr.clear()
-	var stopped error
-	if ctx.Err() != nil {
-		stopped = context.Cause(ctx)
-	}
-	return g.report(rep, stopped)
-}
-
-// progress prints a line as each change starts and ends, the Terraform way,
-// and on a terminal a done/total line.
-type progress struct {
-	w   io.Writer
-	tty bool
-}
-
-// verbs are the progress words of an action: starting, done, and the verb.
-func verbs(a engine.Action) [3]string {
-	switch a {
-	case engine.ActionCreate:
-		return [3]string{"Creating", "Creation complete", "create"}
-	case engine.ActionAdopt:
-		return [3]string{"Adopting", "Adoption complete", "adopt"}
-	case engine.ActionDelete:
-		return [3]string{"Destroying", "Destruction complete", "destroy"}
-	}
-	return [3]string{"Modifying", "Modifications complete", "modify"}
-}
-
-func (p *progress) event(ev engine.Event) {
-	p.clear()
-	c := ev.Change
-	v := verbs(c.Action)
-	switch ev.Kind {
-	case engine.EventStart:
-		fmt.Fprintf(p.w, "%s: %s %s...\n", c.Address, v[0], c.Key)
-	case engine.EventDone:
-		r := ev.Result
-		switch r.Outcome {
-		case engine.OutcomeApplied:
-			fmt.Fprintf(p.w, "%s: %s after %s [%s]\n", c.Address, v[1], seconds(r.Elapsed), c.Key)
-		case engine.OutcomeFailed:
-			fmt.Fprintf(p.w, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, seconds(r.Elapsed))
-		case engine.OutcomeSkipped:
-			fmt.Fprintf(p.w, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
-		}
-		if p.tty {
-			fmt.Fprintf(p.w, "  [%d/%d done]", ev.Done, ev.Total)
-		}
-	}
-}
-
-// clear erases the terminal's progress line.
-func (p *progress) clear() {
-	if p.tty {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
-
-func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
-
 // report prints the apply's account and returns the command's result;
 // stopped is why the run was cut short (Ctrl-C, --timeout, a lost lock),
 // nil when it was not.
-func (g *globals) report(rep *engine.Report, stopped error) error {
-	interrupted := stopped != nil
-	var added, changed, destroyed int
-	for _, r := range rep.Results {
-		if r.Outcome != engine.OutcomeApplied {
-			continue
-		}
-		switch r.Change.Action {
-		case engine.ActionCreate:
-			added++
-		case engine.ActionUpdate, engine.ActionAdopt:
-			changed++
-		case engine.ActionDelete:
-			destroyed++
-		}
+func (g *globals) report(out io.Writer, rep *engine.Report, stopped error) error {
+	if rep.OK() && stopped == nil {
+		return render.ApplyComplete(out, rep, g.color(out))
 	}
-	if rep.OK() && !interrupted {
-		fmt.Fprintf(g.stdout, "\n%s\n", paint(g.color(g.stdout), "1;32", fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed.", added, changed, destroyed)))
-		return nil
-	}
-	applied, failed, skipped := rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
-	what := "Apply failed"
-	var timedOut *engine.RunTimeoutError
-	switch {
-	case errors.As(stopped, &timedOut):
-		what = fmt.Sprintf("Apply stopped: %v", timedOut)
-	case interrupted:
-		what = "Apply interrupted"
-	}
-	fmt.Fprintf(g.stderr, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)
-	tw := tabwriter.NewWriter(g.stderr, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  RESULT\tOBJECT\tADDRESS\tDETAIL")
-	for _, o := range []engine.Outcome{engine.OutcomeFailed, engine.OutcomeSkipped} {
-		for _, r := range rep.Results {
-			if r.Outcome == o {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o, r.Change.Key, r.Change.Address, oneLine(r.Err))
-			}
-		}
-	}
-	fmt.Fprintf(tw, "  applied\t%d objects\t\t\n", applied)
-	_ = tw.Flush()
-	fmt.Fprintln(g.stderr, "\nWhat was applied stays applied. Fix the cause and run apply again: it converges.")
+	_ = render.ApplyFailed(g.stderr, rep, stopped)
 	return &exitError{code: 1}
-}
-
-func oneLine(err error) string {
-	if err == nil {
-		return ""
-	}
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func limit(s []string, n int) []string {

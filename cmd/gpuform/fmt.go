@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 // exitFmtCheck is the exit code of fmt --check when files need formatting,
@@ -27,41 +27,33 @@ func newFmtCommand(g *globals) *cobra.Command {
 			"layout and prints the names of the files it changed. With --check it changes nothing and exits 3\n" +
 			"when a file is not canonical, for CI. Files with syntax errors are reported and left alone.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files := args
-			if len(files) == 0 {
+			names := args
+			if len(names) == 0 {
 				entries, err := os.ReadDir(g.dir())
 				if err != nil {
 					return fmt.Errorf("list configuration files: %w", err)
 				}
 				for _, e := range entries {
 					if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") && !strings.HasPrefix(e.Name(), ".") {
-						files = append(files, e.Name())
+						names = append(names, e.Name())
 					}
 				}
-				sort.Strings(files)
+				sort.Strings(names)
 			}
 			var diags hcl.Diagnostics
 			parsed := map[string]*hcl.File{}
 			unformatted := 0
-			for _, name := range files {
-				src, err := readFileLimited(g.path(name), config.MaxFileSize)
+			for _, name := range names {
+				src, err := files.ReadLimited(g.path(name), config.MaxFileSize)
 				if err != nil {
 					return fmt.Errorf("read %s: %w", name, err)
 				}
-				// The loader's checks of size, nesting and encoding come
-				// before the parser, which would overflow the stack.
-				if d := config.CheckSource(name, src); d != nil {
-					parsed[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src, Nav: config.SourceNav(src)}
-					diags = append(diags, d)
-					continue
-				}
-				f, d := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+				out, f, d := config.Format(name, src)
 				parsed[name] = f
 				if d.HasErrors() {
 					diags = append(diags, d...)
 					continue
 				}
-				out := hclwrite.Format(src)
 				if bytes.Equal(out, src) {
 					continue
 				}

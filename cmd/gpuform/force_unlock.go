@@ -4,10 +4,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/stack"
 )
 
 func newForceUnlockCommand(g *globals) *cobra.Command {
-	var stack string
+	var name string
 	cmd := &cobra.Command{
 		Use:   "force-unlock LOCK_ID",
 		Short: "Remove a stack's apply lock left by a run that died",
@@ -16,26 +19,24 @@ func newForceUnlockCommand(g *globals) *cobra.Command {
 			"configuration, or from --stack.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, desired, err := g.compile()
-			if stack == "" {
-				if err != nil {
-					return err
-				}
-				stack = desired.Stack
-			} else if err != nil {
-				cfg = nil
+			st, done, err := g.newStack("", "", connection{})
+			if err != nil && name == "" {
+				return err
 			}
-			client, err := g.openCluster(cfg)
 			if err != nil {
-				return err
+				// A --var-file problem (printed): the configuration plays no
+				// part, --stack names the stack.
+				st, done = stack.New(nil, g.connect(connection{}), g.stackOptions(config.Options{})), func() {}
 			}
-			if err := client.ForceUnlock(cmd.Context(), stack, args[0]); err != nil {
-				return err
+			defer done()
+			unlocked, err := st.ForceUnlock(cmd.Context(), name, args[0])
+			if err != nil {
+				return g.fail(err, "")
 			}
-			fmt.Fprintf(g.stdout, "gpuform state has been successfully unlocked: stack %s, lock %s.\n", stack, args[0])
+			fmt.Fprintf(g.stdout, "gpuform state has been successfully unlocked: stack %s, lock %s.\n", unlocked, args[0])
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&stack, "stack", "", "the stack to unlock (default: the configuration's)")
+	cmd.Flags().StringVar(&name, "stack", "", "the stack to unlock (default: the configuration's)")
 	return cmd
 }

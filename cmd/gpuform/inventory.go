@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -11,6 +10,8 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
+	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
@@ -38,33 +39,23 @@ func newInventoryCommand(g *globals) *cobra.Command {
 				}
 				return writeLocalInventory(g, inv)
 			}
-			cfg, _ := g.loadValid()
-			cl, err := g.openCluster(cfg)
+			// The configuration names the cluster; its problems are not
+			// inventory's.
+			opts, diags := g.loadOptions()
+			var src stack.Source = stack.Dir(g.dir())
+			if diags.HasErrors() {
+				src = nil
+			}
+			nodes, err := stack.New(src, g.connect(connection{}), g.stackOptions(opts)).Nodes(cmd.Context())
 			if err != nil {
 				return err
-			}
-			live, err := cl.Refresh(cmd.Context(), &engine.Desired{Stack: "-"}, engine.RefreshOptions{})
-			if err != nil {
-				return err
-			}
-			var nodes []engine.NodeInventory
-			cat := mig.Default()
-			for _, n := range live.Nodes {
-				if inv := engine.InventoryOf(n, cat); inv.Source != "none" {
-					nodes = append(nodes, inv)
-				}
 			}
 			if asJSON {
 				return writeJSON(g, struct {
 					Nodes []engine.NodeInventory `json:"nodes"`
 				}{nodes})
 			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tGPU\tCOUNT\tDRIVER\tMIG INSTANCES\tSOURCE")
-			for _, n := range nodes {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", n.Node, n.Model, n.GPUs, orDash(n.Driver), migSummary(n.MIG), n.Source)
-			}
-			if err := tw.Flush(); err != nil {
+			if err := render.Inventory(g.stdout, nodes); err != nil {
 				return err
 			}
 			for _, n := range nodes {
@@ -105,22 +96,6 @@ func writeLocalInventory(g *globals, inv *nvml.Inventory) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d MiB\t%s\t%s\t%d\n", gpu.Index, gpu.Name, orDash(gpu.Model), gpu.MemoryMiB, mode, orDash(strings.Join(inst, " ")), len(gpu.Processes))
 	}
 	return tw.Flush()
-}
-
-func migSummary(m map[string]int) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d x %s", m[k], k)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func orDash(s string) string {

@@ -5,17 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+
+	"github.com/gpuform/gpuform/internal/profile"
 )
 
 func main() {
 	quietClientGo()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopProfiles := startProfiles()
+	stopProfiles := profile.Start()
 	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, os.Environ()).ExecuteContext(ctx)
 	stop()
 	stopProfiles()

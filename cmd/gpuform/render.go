@@ -15,10 +15,15 @@ func newRenderCommand(g *globals) *cobra.Command {
 			"YAML that kubectl apply -f takes. It reads no cluster: node labels of pools are not included.\n" +
 			"Objects holding values of sensitive variables are left out unless --show-sensitive is given.",
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, desired, err := g.compile()
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, done, err := g.newStack("", "", connection{})
 			if err != nil {
 				return err
+			}
+			defer done()
+			desired, err := st.Compile(cmd.Context())
+			if err != nil {
+				return g.fail(err, "")
 			}
 			return render.YAML(g.stdout, desired, showSensitive)
 		},

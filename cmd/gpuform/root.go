@@ -16,8 +16,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/compile"
-	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 // globals are the flags every command takes.
@@ -151,7 +150,7 @@ func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
 	opts := config.Options{Vars: g.vars, Env: g.env}
 	var diags hcl.Diagnostics
 	for _, name := range g.varFiles {
-		src, err := readFileLimited(g.path(name), config.MaxFileSize)
+		src, err := files.ReadLimited(g.path(name), config.MaxFileSize)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Failed to read variables file", Detail: err.Error() + "."})
 			continue
@@ -159,21 +158,6 @@ func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
 		opts.VarFiles = append(opts.VarFiles, config.VarFile{Name: name, Src: src})
 	}
 	return opts, diags
-}
-
-// loadValid loads the configuration in the working directory and validates
-// it; diags holds everything found, cfg is usable only without errors.
-func (g *globals) loadValid() (*config.Config, hcl.Diagnostics) {
-	defer g.loadGC()()
-	opts, diags := g.loadOptions()
-	if diags.HasErrors() {
-		return &config.Config{}, diags
-	}
-	cfg, diags := config.LoadDir(g.dir(), opts)
-	if diags.HasErrors() {
-		return cfg, diags
-	}
-	return cfg, append(diags, compile.Validate(cfg, mig.Default())...)
 }
 
 // configDiagWriter is the diagnostic writer for stderr over files.
@@ -191,34 +175,4 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 		files = cfg.Files
 	}
 	_ = configDiagWriter(g, files).Write(g.stderr, diags)
-}
-
-// readFileLimited reads a regular file of at most limit bytes.
-func readFileLimited(name string, limit int64) ([]byte, error) {
-	// Stat before opening: opening a FIFO blocks until a writer comes.
-	if st, err := os.Stat(name); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	}
-	src, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(src)) > limit {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", name, limit)
-	}
-	return src, nil
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/render"
+	"github.com/gpuform/gpuform/engine/stack"
 )
 
 func newValidateCommand(g *globals) *cobra.Command {
@@ -18,7 +20,11 @@ func newValidateCommand(g *globals) *cobra.Command {
 			"when there is an error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, diags := g.loadValid()
+			opts, diags := g.loadOptions()
+			cfg := &config.Config{}
+			if !diags.HasErrors() {
+				cfg, diags = stack.New(stack.Dir(g.dir()), nil, g.stackOptions(opts)).Validate(cmd.Context())
+			}
 			if asJSON {
 				if err := config.WriteJSON(g.stdout, diags); err != nil {
 					return err
@@ -30,29 +36,11 @@ func newValidateCommand(g *globals) *cobra.Command {
 				return &exitError{code: 1}
 			}
 			if !asJSON {
-				fmt.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", summary(cfg))
+				fmt.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", render.ConfigSummary(cfg))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
 	return cmd
-}
-
-// summary is one line describing what a configuration declares.
-func summary(cfg *config.Config) string {
-	return fmt.Sprintf("Stack %s: %s, %s, %s, %s, %s.",
-		cfg.Settings.Stack,
-		plural(len(cfg.Priorities), "priority", "priorities"),
-		plural(len(cfg.MIGLayouts), "MIG layout", "MIG layouts"),
-		plural(len(cfg.Pools), "pool", "pools"),
-		plural(len(cfg.Tenants), "tenant", "tenants"),
-		plural(len(cfg.Models), "model", "models"))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

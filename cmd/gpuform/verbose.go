@@ -28,12 +28,10 @@ func (g *globals) kubeTransport() func(http.RoundTripper) http.RoundTripper {
 	return transport.Wrappers(g.wrapTransport, log)
 }
 
-// timed logs, at -v 1 or more, how long phase took since start (load,
-// compile, refresh, diff), and returns the time now for the next phase.
-func (g *globals) timed(phase string, start time.Time) time.Time {
-	now := time.Now()
+// phase logs, at -v 1 or more, how long a phase of the pipeline took
+// (load, compile, refresh, diff).
+func (g *globals) phase(name string, elapsed time.Duration) {
 	if g.verbosity >= 1 {
-		fmt.Fprintf(g.stderr, "time: %s %s\n", phase, now.Sub(start).Round(time.Millisecond))
+		fmt.Fprintf(g.stderr, "time: %s %s\n", name, elapsed.Round(time.Millisecond))
 	}
-	return now
 }

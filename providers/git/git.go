@@ -39,6 +39,8 @@ type Revision struct {
 	// Dirty is true when Ref is the work tree's HEAD and the work tree has
 	// uncommitted changes (then FS still holds the committed files).
 	Dirty bool
+	// Time is when the commit was made (its committer's time).
+	Time time.Time
 }
 
 // Repo is an opened repository.
@@ -146,7 +148,7 @@ func (r *Repo) At(ref, dir string) (*Revision, error) {
 			return nil, fmt.Errorf("read %s at %s: %w", dir, shortHash(h.String()), err)
 		}
 	}
-	rev := &Revision{FS: &treeFS{tree: tree, when: c.Committer.When}, Commit: h.String(), Ref: ref}
+	rev := &Revision{FS: &treeFS{tree: tree, when: c.Committer.When}, Commit: h.String(), Ref: ref, Time: c.Committer.When}
 	if head, err := r.repo.Head(); err == nil && head.Hash() == *h {
 		rev.Dirty = r.dirty()
 	}
@@ -196,11 +198,21 @@ func Head(dir string) (commit string, dirty, ok bool) {
 	if err != nil {
 		return "", false, false
 	}
+	commit, _, dirty, err = r.Head()
+	return commit, dirty, err == nil
+}
+
+// Head returns the commit the work tree is at, when it was made and
+// whether the work tree has uncommitted changes.
+func (r *Repo) Head() (commit string, when time.Time, dirty bool, err error) {
 	h, err := r.repo.Head()
 	if err != nil {
-		return "", false, false
+		return "", time.Time{}, false, fmt.Errorf("read HEAD: %w", err)
 	}
-	return h.Hash().String(), r.dirty(), true
+	if c, err := r.repo.CommitObject(h.Hash()); err == nil {
+		when = c.Committer.When
+	}
+	return h.Hash().String(), when, r.dirty(), nil
 }
 
 func shortHash(h string) string {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -67,39 +66,11 @@ type Client struct {
 }
 
 // New builds a client from kubeconfig, in kubectl's precedence order:
-// explicit path, $KUBECONFIG, ~/.kube/config; explicit context, then the
-// current context.
+// opts.Kubeconfig, $KUBECONFIG, ~/.kube/config; opts.Context, then the
+// current context. NewClient with Resolve also weighs the cluster block,
+// a saved plan and the pod's service account.
 func New(opts Options) (*Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if opts.Kubeconfig != "" {
-		rules.ExplicitPath = expandHome(opts.Kubeconfig)
-	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	raw, err := loader.RawConfig()
-	if err != nil {
-		return nil, fmt.Errorf("read kubeconfig %s: %w. Pass --kubeconfig FILE or set KUBECONFIG", kubeconfigName(rules), err)
-	}
-	ctxName := opts.Context
-	if ctxName == "" {
-		ctxName = raw.CurrentContext
-	}
-	if _, ok := raw.Contexts[ctxName]; !ok || ctxName == "" {
-		names := make([]string, 0, len(raw.Contexts))
-		for n := range raw.Contexts {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		if ctxName == "" {
-			return nil, fmt.Errorf("the kubeconfig %s has no current context. Pick one with --context NAME (available: %s) or with the cluster block's context", kubeconfigName(rules), listOrNone(names))
-		}
-		return nil, fmt.Errorf("context %q is not in the kubeconfig %s. Available contexts: %s. Pass --context NAME, or fix the cluster block's context", ctxName, kubeconfigName(rules), listOrNone(names))
-	}
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load context %q from %s: %w", ctxName, kubeconfigName(rules), err)
-	}
-	return NewForConfig(cfg, ctxName, opts)
+	return NewClient(Target{Kubeconfig: opts.Kubeconfig, Context: opts.Context}, opts)
 }
 
 // idleConnsPerHost is how many idle connections to the API server an

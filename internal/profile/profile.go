@@ -1,4 +1,7 @@
-package main
+// Package profile writes the CPU and heap profiles the environment asks
+// for (GPUFORM_CPUPROFILE, GPUFORM_MEMPROFILE), for performance work on a
+// whole gpuform run.
+package profile
 
 import (
 	"fmt"
@@ -7,11 +10,11 @@ import (
 	"runtime/pprof"
 )
 
-// startProfiles starts the profiles named by the environment, for
+// Start starts the profiles named by the environment, for
 // performance work: GPUFORM_CPUPROFILE=FILE writes a CPU profile of the
 // run, GPUFORM_MEMPROFILE=FILE a heap profile (allocations included) at its
 // end. The returned function stops them; it is a no-op without either.
-func startProfiles() (stop func()) {
+func Start() (stop func()) {
 	cpu, mem := os.Getenv("GPUFORM_CPUPROFILE"), os.Getenv("GPUFORM_MEMPROFILE")
 	var f *os.File
 	if cpu != "" {

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/providers/git"
+	"github.com/gpuform/gpuform/providers/kubernetes"
+	"github.com/gpuform/gpuform/providers/sim"
+)
+
+// connection is what a command adds to the flags to find its cluster.
+type connection struct {
+	// inCluster prefers the pod's service account (drift's CronJob).
+	inCluster bool
+	// savedContext is the context a saved plan was made against.
+	savedContext string
+}
+
+// target is the cluster the flags, the cluster block of cfg (nil: none)
+// and c name, resolved once by kubernetes.Resolve.
+func (g *globals) target(cfg *config.Config, c connection) kubernetes.Target {
+	opts := kubernetes.ConnectionOptions{
+		Flags:        kubernetes.Selection{Kubeconfig: g.kubeconfig, Context: g.context, Simulated: g.simulated},
+		Dir:          g.dir(),
+		SavedContext: c.savedContext,
+		Env:          g.env,
+		InCluster:    c.inCluster,
+	}
+	if cfg != nil && cfg.Cluster != nil {
+		opts.Block = kubernetes.Selection{Kubeconfig: cfg.Cluster.Kubeconfig, Context: cfg.Cluster.Context, Simulated: cfg.Cluster.Simulated}
+	}
+	return kubernetes.Resolve(opts)
+}
+
+// connect opens the cluster target names: the embedded simulated one, or
+// Kubernetes through client-go.
+func (g *globals) connect(c connection) stack.Connect {
+	return func(_ context.Context, cfg *config.Config) (stack.Cluster, error) {
+		t := g.target(cfg, c)
+		if t.Simulated != "" {
+			s, err := sim.Open(t.Simulated)
+			if err != nil {
+				return nil, err
+			}
+			return sim.StackCluster(s), nil
+		}
+		client, err := kubernetes.NewClient(t, kubernetes.Options{WrapTransport: g.kubeTransport()})
+		if err != nil {
+			return nil, err
+		}
+		return kubernetes.StackCluster(client), nil
+	}
+}
+
+// newStack is the pipeline over the configuration (--chdir as it is on
+// disk, or repo at ref) and the cluster c reaches. A --var-file problem is
+// printed and ends the run; done removes a clone.
+func (g *globals) newStack(repo, ref string, c connection) (st *stack.Stack, done func(), err error) {
+	opts, diags := g.loadOptions()
+	if diags.HasErrors() {
+		g.writeDiags(nil, diags)
+		return nil, nil, &exitError{code: 1}
+	}
+	src := git.NewSource(git.SourceOptions{Dir: g.dir(), Repo: repo, Ref: ref, Env: g.env})
+	return stack.New(src, g.connect(c), g.stackOptions(opts)), src.Close, nil
+}
+
+// stackOptions are the pipeline's options: the variables, hooks that print
+// diagnostics and timings, and a higher GOGC for the load.
+func (g *globals) stackOptions(load config.Options) stack.Options {
+	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase, LoadGCPercent: stack.LoadGCPercent}
+}

@@ -1,0 +1,138 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// ApplyProgress writes a line as each change of an apply starts and ends,
+// the Terraform way; on a terminal (TTY) also a done/total line that the
+// next line overwrites. Its Event is an engine.ApplyOptions.Progress.
+type ApplyProgress struct {
+	W   io.Writer
+	TTY bool
+}
+
+// applyVerbs are the progress words of an action: starting, done, and the
+// verb.
+func applyVerbs(a engine.Action) [3]string {
+	switch a {
+	case engine.ActionCreate:
+		return [3]string{"Creating", "Creation complete", "create"}
+	case engine.ActionAdopt:
+		return [3]string{"Adopting", "Adoption complete", "adopt"}
+	case engine.ActionDelete:
+		return [3]string{"Destroying", "Destruction complete", "destroy"}
+	}
+	return [3]string{"Modifying", "Modifications complete", "modify"}
+}
+
+// Event writes one progress event.
+func (p *ApplyProgress) Event(ev engine.Event) {
+	p.Clear()
+	c := ev.Change
+	v := applyVerbs(c.Action)
+	switch ev.Kind {
+	case engine.EventStart:
+		fmt.Fprintf(p.W, "%s: %s %s...\n", c.Address, v[0], c.Key)
+	case engine.EventDone:
+		r := ev.Result
+		switch r.Outcome {
+		case engine.OutcomeApplied:
+			fmt.Fprintf(p.W, "%s: %s after %s [%s]\n", c.Address, v[1], applySeconds(r.Elapsed), c.Key)
+		case engine.OutcomeFailed:
+			fmt.Fprintf(p.W, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, applySeconds(r.Elapsed))
+		case engine.OutcomeSkipped:
+			fmt.Fprintf(p.W, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
+		}
+		if p.TTY {
+			fmt.Fprintf(p.W, "  [%d/%d done]", ev.Done, ev.Total)
+		}
+	}
+}
+
+// Clear erases the terminal's done/total line.
+func (p *ApplyProgress) Clear() {
+	if p.TTY {
+		fmt.Fprint(p.W, "\r\x1b[K")
+	}
+}
+
+func applySeconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+// applyCounts counts the applied changes by what they did.
+func applyCounts(rep *engine.Report) (added, changed, destroyed int) {
+	for _, r := range rep.Results {
+		if r.Outcome != engine.OutcomeApplied {
+			continue
+		}
+		switch r.Change.Action {
+		case engine.ActionCreate:
+			added++
+		case engine.ActionUpdate, engine.ActionAdopt:
+			changed++
+		case engine.ActionDelete:
+			destroyed++
+		}
+	}
+	return added, changed, destroyed
+}
+
+// ApplyComplete writes the account of an apply that applied every change:
+// "Apply complete! Resources: 2 added, 1 changed, 0 destroyed.", in green
+// with color.
+func ApplyComplete(w io.Writer, rep *engine.Report, color bool) error {
+	added, changed, destroyed := applyCounts(rep)
+	line := fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed.", added, changed, destroyed)
+	if color {
+		line = "\x1b[1;32m" + line + "\x1b[0m"
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", line)
+	return err
+}
+
+// ApplyFailed writes the account of an apply that failed or was stopped
+// (stopped is why: Ctrl-C, --timeout, a lost lock; nil when it ran to its
+// end): the counts, a table of what failed and was skipped, and that
+// applying again converges.
+func ApplyFailed(w io.Writer, rep *engine.Report, stopped error) error {
+	added, changed, destroyed := applyCounts(rep)
+	applied, failed, skipped := rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
+	what := "Apply failed"
+	var timedOut *engine.RunTimeoutError
+	switch {
+	case errors.As(stopped, &timedOut):
+		what = fmt.Sprintf("Apply stopped: %v", timedOut)
+	case stopped != nil:
+		what = "Apply interrupted"
+	}
+	fmt.Fprintf(w, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  RESULT\tOBJECT\tADDRESS\tDETAIL")
+	for _, o := range []engine.Outcome{engine.OutcomeFailed, engine.OutcomeSkipped} {
+		for _, r := range rep.Results {
+			if r.Outcome == o {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o, r.Change.Key, r.Change.Address, applyOneLine(r.Err))
+			}
+		}
+	}
+	fmt.Fprintf(tw, "  applied\t%d objects\t\t\n", applied)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nWhat was applied stays applied. Fix the cause and run apply again: it converges.")
+	return err
+}
+
+func applyOneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

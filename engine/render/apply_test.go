@@ -1,0 +1,134 @@
+package render_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
+)
+
+// applyReport is an apply that created a namespace, failed to update a
+// quota and skipped the quota's dependent.
+func applyReport() *engine.Report {
+	ns := &engine.Change{Address: "tenant.a", Key: engine.Key{Kind: "Namespace", Name: "a"}, Action: engine.ActionCreate}
+	quota := &engine.Change{Address: "tenant.a", Key: engine.Key{Kind: "ResourceQuota", Namespace: "a", Name: "gpuform"}, Action: engine.ActionUpdate}
+	binding := &engine.Change{Address: "tenant.a", Key: engine.Key{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Namespace: "a", Name: "admin"}, Action: engine.ActionCreate}
+	return &engine.Report{Results: []*engine.Result{
+		{Change: ns, Outcome: engine.OutcomeApplied, Elapsed: 1200 * time.Millisecond},
+		{Change: quota, Outcome: engine.OutcomeFailed, Err: errors.New("quota:\n  forbidden"), Elapsed: 300 * time.Millisecond},
+		{Change: binding, Outcome: engine.OutcomeSkipped, Err: errors.New("depends on a failed change")},
+	}}
+}
+
+// Progress: a line as each change starts and ends; on a terminal also a
+// done/total line, erased before the next one.
+func TestApplyProgress(t *testing.T) {
+	rep := applyReport()
+	for _, tty := range []bool{false, true} {
+		var b bytes.Buffer
+		p := &render.ApplyProgress{W: &b, TTY: tty}
+		p.Event(engine.Event{Kind: engine.EventStart, Change: rep.Results[0].Change, Total: 3})
+		for i, r := range rep.Results {
+			p.Event(engine.Event{Kind: engine.EventDone, Change: r.Change, Result: r, Done: i + 1, Total: 3})
+		}
+		p.Clear()
+		want := "tenant.a: Creating Namespace a...\n" +
+			"tenant.a: Creation complete after 1.2s [Namespace a]\n" +
+			"tenant.a: Failed to modify ResourceQuota a/gpuform after 0.3s\n" +
+			"tenant.a: Skipped RoleBinding a/admin: depends on a failed change\n"
+		got := b.String()
+		if tty {
+			if !strings.Contains(got, "  [3/3 done]\r\x1b[K") {
+				t.Errorf("tty: no erased done line:\n%q", got)
+			}
+			got = strings.NewReplacer("\r\x1b[K", "", "  [1/3 done]", "", "  [2/3 done]", "", "  [3/3 done]", "").Replace(got)
+		}
+		if got != want {
+			t.Errorf("tty %v: progress\n%q\nwant\n%q", tty, got, want)
+		}
+	}
+}
+
+// The account: one line when every change was applied; else what failed
+// and was skipped, and why the run stopped.
+func TestApplyAccount(t *testing.T) {
+	var ok bytes.Buffer
+	complete := &engine.Report{Results: applyReport().Results[:1]}
+	if err := render.ApplyComplete(&ok, complete, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nApply complete! Resources: 1 added, 0 changed, 0 destroyed.\n"; ok.String() != want {
+		t.Errorf("complete = %q, want %q", ok.String(), want)
+	}
+	ok.Reset()
+	_ = render.ApplyComplete(&ok, complete, true)
+	if !strings.Contains(ok.String(), "\x1b[1;32mApply complete!") {
+		t.Errorf("no colour: %q", ok.String())
+	}
+	for _, tt := range []struct {
+		stopped error
+		what    string
+	}{
+		{nil, "Error: Apply failed: 1 applied (1 added, 0 changed, 0 destroyed), 1 failed, 1 skipped."},
+		{context.Canceled, "Error: Apply interrupted: 1 applied"},
+		{fmt.Errorf("run: %w", &engine.RunTimeoutError{Limit: 6 * time.Second}), "Error: Apply stopped: the run exceeded --timeout 6s"},
+	} {
+		var b bytes.Buffer
+		if err := render.ApplyFailed(&b, applyReport(), tt.stopped); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{tt.what, "  failed   ResourceQuota a/gpuform  tenant.a  quota: forbidden", "quota: forbidden", "  skipped  RoleBinding a/admin      tenant.a  depends on a failed change", "  applied  1 objects", "run apply again: it converges"} {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("stopped %v: account lacks %q:\n%s", tt.stopped, w, b.String())
+			}
+		}
+	}
+}
+
+// The catalog lists every model, with a profile table for MIG ones; the
+// inventory table has a row per node.
+func TestCatalogAndInventory(t *testing.T) {
+	var b bytes.Buffer
+	if err := render.Catalog(&b, mig.Default().GPUs()); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"A100-80GB  (", "MIG: 7 compute slices, 8 memory slots", "3g.40gb", "time-slicing only"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("catalog lacks %q:\n%s", w, b.String())
+		}
+	}
+	b.Reset()
+	nodes := []engine.NodeInventory{
+		{Node: "gpu-0", Model: "A100-80GB", GPUs: 4, Driver: "550.54.15", MIG: map[string]int{"3g.40gb": 8, "1g.10gb": 2}, Source: "agent"},
+		{Node: "gpu-1", Model: "H100-80GB", GPUs: 8, Source: "labels"},
+	}
+	if err := render.Inventory(&b, nodes); err != nil {
+		t.Fatal(err)
+	}
+	want := "NODE   GPU        COUNT  DRIVER     MIG INSTANCES             SOURCE\n" +
+		"gpu-0  A100-80GB  4      550.54.15  2 x 1g.10gb, 8 x 3g.40gb  agent\n" +
+		"gpu-1  H100-80GB  8      -          -                         labels\n"
+	if b.String() != want {
+		t.Errorf("inventory\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// The summary of a configuration counts each kind of block.
+func TestConfigSummary(t *testing.T) {
+	cfg := &config.Config{
+		Settings:   &config.Settings{Stack: "s"},
+		Priorities: []*config.Priority{{}},
+		Pools:      []*config.Pool{{}, {}},
+	}
+	if got, want := render.ConfigSummary(cfg), "Stack s: 1 priority, 0 MIG layouts, 2 pools, 0 tenants, 0 models."; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+}

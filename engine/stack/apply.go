@@ -1,0 +1,194 @@
+package stack
+
+import (
+	"context"
+	"time"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+)
+
+// ApplyOptions tune Apply, ApplyPlan and Fix.
+type ApplyOptions struct {
+	// Adopt takes over existing objects in the way instead of failing.
+	Adopt bool
+	// Safety are the limits a plan must respect (deletes, protected
+	// namespaces, disruption of running GPU pods).
+	Safety engine.SafetyOptions
+	// Engine tunes the apply walk: parallelism, progress, MIG timeout,
+	// retries.
+	Engine engine.ApplyOptions
+	// LockHolder identifies this run in the stack's lock ("" lets the
+	// cluster pick, e.g. user@host pid N); LockWait is how long to wait for
+	// a held lock (zero fails at once).
+	LockHolder string
+	LockWait   time.Duration
+	// Planned, when set, is called with the plan made under the lock and
+	// the configuration it was made from (nil for a saved plan), before the
+	// plan is checked (apply shows it there); an error ends the call.
+	Planned func(*config.Config, *engine.Plan) error
+	// Approve, when set, is called once the plan passed its checks and has
+	// changes, before the first one starts; an error ends the call with
+	// nothing changed (apply asks for "yes" there).
+	Approve func(context.Context, *engine.Plan) error
+	// LockLost, when set, is called if the lock is lost while held: no new
+	// change starts after it.
+	LockLost func(stack, id string)
+}
+
+// ApplyResult is what an apply did.
+type ApplyResult struct {
+	// Plan is the plan made under the lock (or the saved plan).
+	Plan *engine.Plan
+	// Report accounts for every change; nil when nothing was applied (no
+	// changes, or the call ended before the first).
+	Report *engine.Report
+	// Stopped is why the apply was cut short (the context's cause: Ctrl-C,
+	// a deadline, a lost lock); nil when it was not.
+	Stopped error
+	// LockID is the stack's lock; UnlockErr is why releasing it failed
+	// (nil: released).
+	LockID    string
+	UnlockErr error
+}
+
+// OK reports whether every change was applied and the apply ran to its end.
+func (r *ApplyResult) OK() bool {
+	return r.Report == nil || (r.Report.OK() && r.Stopped == nil)
+}
+
+// Apply takes the stack's lock, plans under it, checks the plan (conflicts
+// are a *ConflictError, broken safety limits an *UnsafeError), asks
+// opts.Approve, and applies the changes in dependency order. A failed
+// change skips its dependents and lets independent changes go on: see
+// Report.
+//
+// Once the lock was taken the result is not nil, even with an error: it
+// says whether the lock was released.
+func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
+	head, err := s.compile(ctx, planMode())
+	if err != nil {
+		return nil, err
+	}
+	cl, err := s.open(ctx, head.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, res *ApplyResult) error {
+		p, live, err := s.refreshDiff(ctx, cl, head.desired, opts.Adopt)
+		if err != nil {
+			return err
+		}
+		p.ConfigSource = configSource(head.origin)
+		res.Plan = p
+		if err := s.assess(ctx, cl, head.cfg, live, p); err != nil {
+			return err
+		}
+		if opts.Planned != nil {
+			if err := opts.Planned(head.cfg, p); err != nil {
+				return err
+			}
+		}
+		return execute(ctx, cl, p, opts, res)
+	})
+}
+
+// ApplyPlan applies a saved plan exactly, without reading the
+// configuration, on the cluster Connect opens for no configuration: after
+// taking the lock and checking that the cluster is the one the plan was
+// made against (else a *WrongClusterError) and that nothing the plan read
+// has changed since (else a *StalePlanError). The result is as Apply's.
+func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOptions) (*ApplyResult, error) {
+	cl, err := s.open(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.locked(ctx, cl, pf.Stack, opts, func(ctx context.Context, res *ApplyResult) error {
+		p := pf.Plan()
+		res.Plan = p
+		desired := &engine.Desired{Stack: pf.Stack, Kinds: engine.ManagedKinds()}
+		for _, c := range p.Changes {
+			if c.After != nil {
+				desired.Objects = append(desired.Objects, &engine.Object{Address: c.Address, Object: c.After})
+			}
+		}
+		live, err := cl.Refresh(ctx, desired, engine.RefreshOptions{})
+		if err != nil {
+			return err
+		}
+		if live.Source != pf.Source {
+			return &WrongClusterError{Planned: pf.Source, Reached: live.Source}
+		}
+		if stale := pf.StaleObjects(live); len(stale) > 0 {
+			return &StalePlanError{Objects: stale}
+		}
+		if opts.Planned != nil {
+			if err := opts.Planned(nil, p); err != nil {
+				return err
+			}
+		}
+		return execute(ctx, cl, p, opts, res)
+	})
+}
+
+// locked runs fn under the stack's lock, with a context that is cancelled
+// when the lock is lost (so that no new change starts), and releases the
+// lock after, even when ctx was cancelled.
+func (s *Stack) locked(ctx context.Context, cl Cluster, name string, opts ApplyOptions, fn func(context.Context, *ApplyResult) error) (*ApplyResult, error) {
+	held, err := cl.Lock(ctx, name, opts.LockHolder, opts.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	res := &ApplyResult{LockID: held.ID}
+	lctx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-held.Lost:
+			if opts.LockLost != nil {
+				opts.LockLost(name, held.ID)
+			}
+			cancel()
+		case <-stop:
+		}
+	}()
+	err = fn(lctx, res)
+	close(stop)
+	cancel()
+	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer rcancel()
+	res.UnlockErr = held.Release(rctx)
+	return res, err
+}
+
+// check refuses plans with conflicts or that break the safety limits.
+func check(p *engine.Plan, safety engine.SafetyOptions) error {
+	if p.Summary.Conflicts > 0 {
+		return &ConflictError{Conflicts: p.Summary.Conflicts}
+	}
+	if reasons := engine.Unsafe(p, safety); len(reasons) > 0 {
+		return &UnsafeError{Reasons: reasons}
+	}
+	return nil
+}
+
+// execute checks p, asks for approval and applies it, recording the
+// report and why it stopped in res.
+func execute(ctx context.Context, cl Cluster, p *engine.Plan, opts ApplyOptions, res *ApplyResult) error {
+	if err := check(p, opts.Safety); err != nil {
+		return err
+	}
+	if !p.HasChanges() {
+		return nil
+	}
+	if opts.Approve != nil {
+		if err := opts.Approve(ctx, p); err != nil {
+			return err
+		}
+	}
+	res.Report = engine.Apply(ctx, p, cl, opts.Engine)
+	if ctx.Err() != nil {
+		res.Stopped = context.Cause(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package stack
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
+)
+
+// loaded is the Stack's configuration, validated and compiled.
+type loaded struct {
+	cfg     *config.Config
+	desired *engine.Desired
+	origin  engine.ConfigSource
+	// when is when origin's commit was made (zero: unknown).
+	when time.Time
+}
+
+// compileMode says how a call loads: plan-like calls report the phases'
+// times and drop the syntax tree once compiled; drift keeps it.
+type compileMode struct {
+	timed, dropSyntax bool
+	// valid, when set, runs once the configuration is valid, before it
+	// compiles (Plan connects there, so that reading the cluster overlaps
+	// compiling).
+	valid func(*config.Config) error
+}
+
+// planMode is how plan, apply and preview load.
+func planMode() compileMode { return compileMode{timed: true, dropSyntax: true} }
+
+// read loads and validates the configuration at ref (see Source.Read),
+// returning every diagnostic; cfg is never nil. A source that cannot read
+// ref is an error diagnostic.
+func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, hcl.Diagnostics) {
+	if s.src == nil {
+		return &config.Config{}, &Files{}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No configuration", Detail: "This stack was made without a source of configurations."}}
+	}
+	files, err := s.src.Read(ctx, ref)
+	if err != nil {
+		return &config.Config{}, &Files{Origin: engine.ConfigSource{Ref: ref}}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the configuration from git", Detail: err.Error() + "."}}
+	}
+	defer s.loadGC()()
+	cfg, diags := s.loadFiles(files)
+	return cfg, files, diags
+}
+
+// loadFiles loads and validates one configuration's files.
+func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
+	var cfg *config.Config
+	var diags hcl.Diagnostics
+	if files.Dir != "" {
+		cfg, diags = config.LoadDir(files.Dir, s.opts.Load)
+	} else {
+		cfg, diags = config.LoadFS(files.FS, s.opts.Load)
+	}
+	if diags.HasErrors() {
+		return cfg, diags
+	}
+	return cfg, append(diags, compile.Validate(cfg, s.opts.Catalog)...)
+}
+
+// compile loads, validates and compiles the Stack's configuration, once,
+// stamping the objects with its commit. Diagnostics go to
+// Options.Diagnostics; errors among them end the call with a *ConfigError
+// before any cluster call.
+func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) {
+	if s.head != nil {
+		if mode.valid != nil {
+			if err := mode.valid(s.head.cfg); err != nil {
+				return nil, err
+			}
+		}
+		return s.head, nil
+	}
+	start := time.Now()
+	cfg, files, diags := s.read(ctx, "")
+	s.report(cfg, diags)
+	if diags.HasErrors() {
+		return nil, &ConfigError{Diags: diags}
+	}
+	if mode.timed {
+		start = s.phase("load", start)
+	}
+	if mode.valid != nil {
+		if err := mode.valid(cfg); err != nil {
+			return nil, err
+		}
+	}
+	desired, err := compile.Compile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if mode.timed {
+		s.phase("compile", start)
+	}
+	desired.StampCommit(files.Origin.Stamp())
+	if mode.dropSyntax {
+		// Free the syntax tree before the cluster's objects arrive.
+		cfg.DropSyntax()
+	}
+	s.head = &loaded{cfg: cfg, desired: desired, origin: files.Origin, when: files.Time}
+	return s.head, nil
+}
+
+// Validate loads the configuration and checks it offline (syntax, types,
+// references, MIG layouts, names). It returns every diagnostic, without
+// passing them to Options.Diagnostics; cfg is usable only without errors.
+func (s *Stack) Validate(ctx context.Context) (*config.Config, hcl.Diagnostics) {
+	cfg, _, diags := s.read(ctx, "")
+	return cfg, diags
+}
+
+// Compile loads, validates and compiles the configuration into the objects
+// it declares, stamped with its commit. It reads no cluster.
+func (s *Stack) Compile(ctx context.Context) (*engine.Desired, error) {
+	head, err := s.compile(ctx, planMode())
+	if err != nil {
+		return nil, err
+	}
+	return head.desired, nil
+}
