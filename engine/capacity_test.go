@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
@@ -176,7 +177,7 @@ func TestCapacityNodeChecks(t *testing.T) {
 
 func TestInventoryAnnotationIsChecked(t *testing.T) {
 	n := gpuNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "")
-	ann := map[string]string{engine.AnnotInventory: `{"version":1,"driver_version":"550.1","gpus":[{"index":0,"name":"NVIDIA H100 80GB HBM3","memory_mib":81559,"mig_enabled":false}]}`}
+	ann := map[string]string{agentv1.AnnotInventory: `{"version":1,"driver_version":"550.1","gpus":[{"index":0,"name":"NVIDIA H100 80GB HBM3","memory_mib":81559,"mig_enabled":false}]}`}
 	n.SetAnnotations(ann)
 	inv := engine.InventoryOf(n, mig.Default())
 	if inv.Source != "gfd" || inv.Model != "A100-80GB" || !strings.Contains(inv.Warning, "trusting GPU Feature Discovery") {
@@ -186,7 +187,7 @@ func TestInventoryAnnotationIsChecked(t *testing.T) {
 		`{"version":1,"gpus":[{"index":0,"instances":[{"profile":"7g.80gb","start":-1,"size":8}]}]}`,
 		`{"version":1,"gpus":[{"index":0,"instances":[{"profile":"3g.40gb","start":0,"size":4},{"profile":"3g.40gb","start":4,"size":4},{"profile":"1g.10gb","start":7,"size":1}]}]}`,
 	} {
-		if _, err := engine.ParseAgentInventory(bad); err == nil {
+		if _, err := agentv1.ParseInventory(bad); err == nil {
 			t.Errorf("ParseAgentInventory accepted %.40q", bad)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 )
 
 // diffNodes computes the label and annotation changes pools ask of Nodes.
@@ -75,7 +77,7 @@ func unfinishedMIG(np *NodePool, n *unstructured.Unstructured) []FieldDiff {
 		return nil
 	}
 	state, ok := n.GetLabels()[np.MIGState]
-	if np.MIGState == AnnotMIGState {
+	if np.MIGState == agentv1.AnnotMIGState {
 		state, ok = n.GetAnnotations()[np.MIGState]
 	}
 	if !ok || state == "success" {
@@ -86,7 +88,7 @@ func unfinishedMIG(np *NodePool, n *unstructured.Unstructured) []FieldDiff {
 
 // statePath is the field path of a MIG state label or annotation.
 func MIGStatePath(key string) string {
-	if key == AnnotMIGState {
+	if key == agentv1.AnnotMIGState {
 		return FormatPath([]string{"metadata", "annotations", key})
 	}
 	return FormatPath([]string{"metadata", "labels", key})
@@ -98,12 +100,12 @@ func migChanged(fields []FieldDiff) bool {
 		if f.Op == FieldRemove {
 			continue
 		}
-		if strings.Contains(f.Path, LabelMIGConfig+`"`) || strings.Contains(f.Path, AnnotMIGLayout) {
+		if strings.Contains(f.Path, LabelMIGConfig+`"`) || strings.Contains(f.Path, agentv1.AnnotMIGLayout) {
 			return true
 		}
 		if m, ok := f.After.(map[string]any); ok {
 			_, label := m[LabelMIGConfig]
-			_, annotation := m[AnnotMIGLayout]
+			_, annotation := m[agentv1.AnnotMIGLayout]
 			if label || annotation {
 				return true
 			}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
@@ -247,7 +248,7 @@ func FuzzParseAgentInventory(f *testing.F) {
 		"nvidia.com/mig-bogus.count":   "-1",
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		inv, err := engine.ParseAgentInventory(s)
+		inv, err := agentv1.ParseInventory(s)
 		if err == nil {
 			if inv == nil {
 				t.Fatal("no inventory and no error")
@@ -269,7 +270,7 @@ func FuzzParseAgentInventory(f *testing.F) {
 		for _, labels := range []map[string]any{nil, gfd} {
 			n := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "v1", "kind": "Node",
-				"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{engine.AnnotInventory: s}},
+				"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{agentv1.AnnotInventory: s}},
 				"status":   map[string]any{"capacity": map[string]any{engine.ResourceGPU: "8"}},
 			}}
 			got := engine.InventoryOf(n, cat)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,50 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
-)
-
-// AgentInventory is the JSON the gpuform agent publishes in node annotation
-// gpuform.dev/inventory: what NVML reports of the node's GPUs.
-type AgentInventory struct {
-	Version       int        `json:"version"`
-	DriverVersion string     `json:"driver_version"`
-	CUDAVersion   string     `json:"cuda_version,omitempty"`
-	GPUs          []AgentGPU `json:"gpus"`
-}
-
-// AgentGPU is one GPU of an AgentInventory.
-type AgentGPU struct {
-	Index      int    `json:"index"`
-	UUID       string `json:"uuid"`
-	Name       string `json:"name"`
-	Model      string `json:"model,omitempty"`
-	MemoryMiB  int    `json:"memory_mib"`
-	MIGEnabled bool   `json:"mig_enabled"`
-	MIGPending bool   `json:"mig_pending,omitempty"`
-	// Instances are the MIG GPU instances as profile@start:size.
-	Instances []AgentInstance `json:"instances,omitempty"`
-	// Processes are the processes running on the GPU.
-	Processes []AgentProcess `json:"processes,omitempty"`
-}
-
-// AgentProcess is a process running on a GPU.
-type AgentProcess struct {
-	PID           int `json:"pid"`
-	UsedMemoryMiB int `json:"used_memory_mib,omitempty"`
-}
-
-// AgentInstance is one MIG GPU instance.
-type AgentInstance struct {
-	Profile string `json:"profile"`
-	Start   int    `json:"start"`
-	Size    int    `json:"size"`
-}
-
-// Limits on a published inventory; larger ones are rejected, not trusted.
-const (
-	maxInventoryBytes = 64 << 10
-	maxNodeGPUs       = 64
 )
 
 // NodeInventory is what gpuform knows of one node's GPUs.
@@ -74,65 +31,21 @@ type NodeInventory struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// ParseAgentInventory decodes and checks an inventory annotation. It
-// rejects oversized, malformed or self-contradictory content.
-func ParseAgentInventory(s string) (*AgentInventory, error) {
-	if len(s) > maxInventoryBytes {
-		return nil, fmt.Errorf("inventory is %d bytes, over the limit of %d", len(s), maxInventoryBytes)
-	}
-	var inv AgentInventory
-	if err := json.Unmarshal([]byte(s), &inv); err != nil {
-		return nil, fmt.Errorf("inventory is not valid JSON: %w", err)
-	}
-	if inv.Version != 1 {
-		return nil, fmt.Errorf("inventory version %d is not 1", inv.Version)
-	}
-	if len(inv.GPUs) > maxNodeGPUs {
-		return nil, fmt.Errorf("inventory lists %d GPUs, more than a node can hold (%d)", len(inv.GPUs), maxNodeGPUs)
-	}
-	seen := map[int]bool{}
-	for _, g := range inv.GPUs {
-		if g.Index < 0 || g.Index >= maxNodeGPUs || seen[g.Index] {
-			return nil, fmt.Errorf("inventory has an invalid or repeated GPU index %d", g.Index)
-		}
-		seen[g.Index] = true
-		if g.MemoryMiB < 0 || len(g.Instances) > 8 || len(g.Processes) > 4096 {
-			return nil, fmt.Errorf("inventory GPU %d is implausible", g.Index)
-		}
-		used := 0
-		for _, in := range g.Instances {
-			// MIG memory slots are 0..7 on every GPU the catalog knows.
-			if in.Start < 0 || in.Size < 1 || in.Start+in.Size > 8 || in.Profile == "" {
-				return nil, fmt.Errorf("inventory GPU %d has an impossible MIG instance %q at %d:%d", g.Index, in.Profile, in.Start, in.Size)
-			}
-			used += in.Size
-		}
-		if used > 8 {
-			return nil, fmt.Errorf("inventory GPU %d has MIG instances over more memory slots than a GPU has", g.Index)
-		}
-	}
-	return &inv, nil
-}
-
 // InventoryOf reads what a Node says of its GPUs: the agent's annotation
 // when present and sound, else GPU Feature Discovery labels, else the
 // nvidia.com/gpu capacity.
 func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 	out := NodeInventory{Node: n.GetName(), Source: "none"}
 	labels := n.GetLabels()
-	if a := n.GetAnnotations()[AnnotInventory]; a != "" {
-		inv, err := ParseAgentInventory(a)
+	if a := n.GetAnnotations()[agentv1.AnnotInventory]; a != "" {
+		inv, err := agentv1.ParseInventory(a)
 		if err == nil {
 			err = checkAgainstNode(inv, n, cat)
 		}
 		if err == nil {
 			out.Source, out.Driver, out.GPUs = "agent", inv.DriverVersion, len(inv.GPUs)
 			for _, g := range inv.GPUs {
-				name := g.Model
-				if name == "" {
-					name = g.Name
-				}
-				out.Model = catalogKey(cat, name)
+				out.Model = catalogKey(cat, g.ModelOrName())
 				out.MemoryMiB = g.MemoryMiB
 				for _, in := range g.Instances {
 					if out.MIG == nil {
@@ -187,7 +100,7 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 // capacity), MIG instances on a GPU whose MIG is off or whose model has no
 // MIG, and instances of a profile or at a placement the model does not have,
 // or overlapping each other.
-func checkAgainstNode(inv *AgentInventory, n *unstructured.Unstructured, cat *mig.Catalog) error {
+func checkAgainstNode(inv *agentv1.Inventory, n *unstructured.Unstructured, cat *mig.Catalog) error {
 	labels := n.GetLabels()
 	if c := labels["nvidia.com/gpu.count"]; c != "" {
 		if want, err := strconv.Atoi(c); err == nil && want != len(inv.GPUs) {
@@ -210,11 +123,7 @@ func checkAgainstNode(inv *AgentInventory, n *unstructured.Unstructured, cat *mi
 		if !g.MIGEnabled {
 			return fmt.Errorf("GPU %d has MIG instances but MIG is off", g.Index)
 		}
-		name := g.Model
-		if name == "" {
-			name = g.Name
-		}
-		model, known := cat.Lookup(name)
+		model, known := cat.Lookup(g.ModelOrName())
 		if !known {
 			continue
 		}

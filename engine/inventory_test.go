@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 )
@@ -21,17 +22,17 @@ func inventoryNode(labels map[string]any, capacity, annotation string) *unstruct
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node",
-		"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{engine.AnnotInventory: annotation}},
+		"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{agentv1.AnnotInventory: annotation}},
 		"status":   status,
 	}}
 }
 
 // agentGPUs is an inventory annotation of n GPUs named name, each with the
 // given MIG instances (MIG on when there are any).
-func agentGPUs(n int, name string, instances ...engine.AgentInstance) string {
-	inv := engine.AgentInventory{Version: 1, DriverVersion: "550.54.15"}
+func agentGPUs(n int, name string, instances ...agentv1.GPUInstance) string {
+	inv := agentv1.Inventory{Version: 1, DriverVersion: "550.54.15"}
 	for i := range n {
-		inv.GPUs = append(inv.GPUs, engine.AgentGPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: name, MemoryMiB: 81920, MIGEnabled: len(instances) > 0, Instances: instances})
+		inv.GPUs = append(inv.GPUs, agentv1.GPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: name, MemoryMiB: 81920, MIGEnabled: len(instances) > 0, Instances: instances})
 	}
 	b, err := json.Marshal(inv)
 	if err != nil {
@@ -48,8 +49,8 @@ func agentGPUs(n int, name string, instances ...engine.AgentInstance) string {
 // the plan shows.
 func TestInventoryAnnotationTampering(t *testing.T) {
 	gfdA100 := map[string]any{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "4"}
-	in := func(profile string, start, size int) engine.AgentInstance {
-		return engine.AgentInstance{Profile: profile, Start: start, Size: size}
+	in := func(profile string, start, size int) agentv1.GPUInstance {
+		return agentv1.GPUInstance{Instance: agentv1.Instance{Profile: profile, Start: start, Size: size}}
 	}
 	cases := []struct {
 		name       string
@@ -130,7 +131,7 @@ func TestInventoryAnnotationTampering(t *testing.T) {
 // TestInventoryMIGOff: MIG instances on a GPU that says its MIG is off are
 // a lie too.
 func TestInventoryMIGOff(t *testing.T) {
-	inv := engine.AgentInventory{Version: 1, GPUs: []engine.AgentGPU{{Index: 0, Name: "NVIDIA A100-SXM4-80GB", Instances: []engine.AgentInstance{{Profile: "7g.80gb", Start: 0, Size: 8}}}}}
+	inv := agentv1.Inventory{Version: 1, GPUs: []agentv1.GPU{{Index: 0, Name: "NVIDIA A100-SXM4-80GB", Instances: []agentv1.GPUInstance{{Instance: agentv1.Instance{Profile: "7g.80gb", Start: 0, Size: 8}}}}}}
 	b, err := json.Marshal(inv)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"sort"
 
-	"sigs.k8s.io/yaml"
-
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 )
 
@@ -64,14 +63,26 @@ func migPartedConfig(l *config.MIGLayout) []any {
 }
 
 // AgentLayout is the node annotation gpuform.dev/mig-layout the gpuform
-// agent reads: the same mig-parted shape for the one layout, as compact JSON.
+// agent reads: the same mig-parted shape for the one layout, as compact JSON
+// in the wire type of api/agent/v1.
 func AgentLayout(l *config.MIGLayout) (string, error) {
-	b, err := yaml.Marshal(map[string]any{"name": l.Name, "gpu": l.GPU, "config": migPartedConfig(l)})
-	if err != nil {
-		return "", err
+	return agentv1.MIGLayout{Name: l.Name, GPU: l.GPU, Config: agentConfig(l)}.Annotation()
+}
+
+// agentConfig is migPartedConfig in the agent's types.
+func agentConfig(l *config.MIGLayout) agentv1.Layout {
+	if len(l.Devices) == 0 {
+		return agentv1.Layout{{All: true, Enabled: true, Slices: l.Slices}}
 	}
-	j, err := yaml.YAMLToJSON(b)
-	return string(j), err
+	var out agentv1.Layout
+	for _, g := range l.Devices {
+		e := agentv1.LayoutEntry{Indexes: g.Indexes, Enabled: g.Enabled}
+		if g.Enabled {
+			e.Slices = g.Slices
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // intMapAny keeps the positive counts of m, as int64 for YAML and JSON.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
@@ -265,7 +266,7 @@ func (k *kubeNode) Apply(ctx context.Context, annotations map[string]string) err
 			return err
 		}
 		ac := corev1ac.Node(k.name).WithResourceVersion(cur.ResourceVersion).WithAnnotations(annotations)
-		_, err = k.cs.CoreV1().Nodes().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: nvml.AgentFieldManager, Force: true})
+		_, err = k.cs.CoreV1().Nodes().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: agentv1.FieldManager, Force: true})
 		if err == nil || !apierrors.IsConflict(err) {
 			return err
 		}

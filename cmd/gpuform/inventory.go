@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/nvml"
@@ -86,7 +87,7 @@ func writeJSON(g *globals, v any) error {
 	return enc.Encode(v)
 }
 
-func writeLocalInventory(g *globals, inv *nvml.Inventory) error {
+func writeLocalInventory(g *globals, inv *agentv1.Inventory) error {
 	fmt.Fprintf(g.stdout, "Driver %s, CUDA %s\n\n", inv.DriverVersion, inv.CUDAVersion)
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tNAME\tMODEL\tMEMORY\tMIG\tINSTANCES\tPROCESSES")

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
@@ -80,9 +81,9 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 	var state string
 	var inPlace bool
 	if cfg.Settings.MIGBackend == config.BackendAgent {
-		state = n.GetAnnotations()[engine.AnnotMIGState]
+		state = n.GetAnnotations()[agentv1.AnnotMIGState]
 		layout, err := engine.AgentLayout(p.MIGLayout)
-		inPlace = err == nil && n.GetAnnotations()[engine.AnnotMIGLayout] == layout
+		inPlace = err == nil && n.GetAnnotations()[agentv1.AnnotMIGLayout] == layout
 	} else {
 		state = n.GetLabels()[engine.LabelMIGState]
 		name, _ := engine.MIGPartedName(p.MIGLayout)

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
 )
 
@@ -22,7 +23,7 @@ func (x *drifter) failedMIG(hw map[string]*Item) {
 				continue
 			}
 			state := n.GetLabels()[np.MIGState]
-			if np.MIGState == engine.AnnotMIGState {
+			if np.MIGState == agentv1.AnnotMIGState {
 				state = n.GetAnnotations()[np.MIGState]
 			}
 			if strings.HasPrefix(state, "failed") {
@@ -35,12 +36,12 @@ func (x *drifter) failedMIG(hw map[string]*Item) {
 
 // isMIGField reports whether a node field is a MIG layout label or annotation.
 func isMIGField(path string) bool {
-	return strings.Contains(path, engine.LabelMIGConfig+`"`) || strings.Contains(path, engine.AnnotMIGLayout)
+	return strings.Contains(path, engine.LabelMIGConfig+`"`) || strings.Contains(path, agentv1.AnnotMIGLayout)
 }
 
 // isMIGStateField reports whether a node field is a MIG state label or annotation.
 func isMIGStateField(path string) bool {
-	return path == engine.MIGStatePath(engine.LabelMIGState) || path == engine.MIGStatePath(engine.AnnotMIGState)
+	return path == engine.MIGStatePath(engine.LabelMIGState) || path == engine.MIGStatePath(agentv1.AnnotMIGState)
 }
 
 // node classifies a node's label and annotation changes against the newest
