@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // diffNodes computes the label and annotation changes pools ask of Nodes.
@@ -15,7 +16,7 @@ func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 	for _, n := range live.Nodes {
 		var pools []*NodePool
 		for _, np := range d.Pools {
-			if Selects(np.Selector, n.GetLabels()) {
+			if capacity.Selects(np.Selector, n.GetLabels()) {
 				pools = append(pools, np)
 			}
 		}
@@ -159,19 +160,6 @@ func otherPoolOwner(n *unstructured.Unstructured, mine string) string {
 		}
 	}
 	return ""
-}
-
-// selects reports whether every selector label matches.
-func Selects(sel, labels map[string]string) bool {
-	if len(sel) == 0 {
-		return false
-	}
-	for k, v := range sel {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func stringMapAny(m map[string]string) map[string]any {

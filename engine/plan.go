@@ -2,6 +2,8 @@ package engine
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // Action is what a change does to one object.
@@ -100,7 +102,7 @@ type Plan struct {
 	// Warnings are non-fatal findings to show with the plan.
 	Warnings []string
 	// Capacity is the GPU capacity per pool, when it was checked.
-	Capacity *Capacity
+	Capacity *capacity.Report
 	// Throttles bound the changes of a group in flight at once.
 	Throttles map[string]int
 	// Disruption lists, per node re-partitioned, the pods using its GPUs.

@@ -4,31 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sort"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 )
 
-// What compile writes and capacity and drift read back: the resources a
-// quota asks for, and the two encodings of a MIG layout on a node (written
-// by the MIG backends of package engine/compile, read by drift to tell
-// whether a node already carries its pool's layout).
-
-// QuotaResources is the extended resources (and counts) one quota block
-// asks for: MIG slices by their resource name, whole GPUs as nvidia.com/gpu.
-func QuotaResources(q *config.Quota) map[string]int64 {
-	res := map[string]int64{}
-	for prof, n := range q.Slices {
-		if n > 0 {
-			res[MIGResource(prof)] += int64(n)
-		}
-	}
-	if q.GPUs > 0 {
-		res[ResourceGPU] += int64(q.GPUs)
-	}
-	return res
-}
+// What compile writes and drift reads back: the two encodings of a MIG
+// layout on a node (written by the MIG backends of package engine/compile,
+// read by drift to tell whether a node already carries its pool's layout).
+// The resources a quota asks for are capacity.QuotaResources.
 
 // MIGPartedName names a layout's mig-parted config <layout>-<hash of its
 // content>, the value of label nvidia.com/mig.config on the pool's nodes, so
@@ -93,15 +77,5 @@ func intMapAny(m map[string]int) map[string]any {
 			out[k] = int64(v)
 		}
 	}
-	return out
-}
-
-// sortedStrings returns the keys of m in order.
-func sortedStrings(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 	"github.com/gpuform/gpuform/providers/nvml"
@@ -347,7 +347,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	logs, stop := runAgent(t, "--kubeconfig", kubeconfig, "agent", "--node", node, "--simulate-gpus", "A100-80GB:8", "--resync", "1s")
 	n := waitNode(t, cs, node, "the inventory", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[agentv1.AnnotInventory] != "" })
-	if inv := engine.InventoryOf(unstructuredNode(t, n), mig.Default()); inv.Source != "agent" || inv.Model != "A100-80GB" || inv.GPUs != 8 || len(inv.MIG) != 0 {
+	if inv := capacity.InventoryOf(unstructuredNode(t, n), mig.Default()); inv.Source != "agent" || inv.Model != "A100-80GB" || inv.GPUs != 8 || len(inv.MIG) != 0 {
 		t.Fatalf("inventory before apply = %+v", inv)
 	}
 	if n.Annotations[agentv1.AnnotMIGState] != "" {
@@ -380,7 +380,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		n = waitNode(t, cs, node, "mig-state success", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[agentv1.AnnotMIGState] == "success" })
 	}
 	n = waitNode(t, cs, node, "the inventory with the layout", 10*time.Second, func(n *corev1.Node) bool {
-		return engine.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG["3g.40gb"] == 16
+		return capacity.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG["3g.40gb"] == 16
 	})
 	var inv agentv1.Inventory
 	if err := json.Unmarshal([]byte(n.Annotations[agentv1.AnnotInventory]), &inv); err != nil {
@@ -426,7 +426,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Errorf("mig-state after the second apply = %q", got)
 	}
 	n = waitNode(t, cs, node, "the inventory with the new layout", 10*time.Second, func(n *corev1.Node) bool {
-		m := engine.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG
+		m := capacity.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG
 		return m["3g.40gb"] == 8 && m["1g.10gb"] == 32 && len(m) == 2
 	})
 

@@ -11,6 +11,7 @@ import (
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
@@ -48,16 +49,16 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var nodes []engine.NodeInventory
+			var nodes []capacity.NodeInventory
 			cat := mig.Default()
 			for _, n := range live.Nodes {
-				if inv := engine.InventoryOf(n, cat); inv.Source != "none" {
+				if inv := capacity.InventoryOf(n, cat); inv.Source != "none" {
 					nodes = append(nodes, inv)
 				}
 			}
 			if asJSON {
 				return writeJSON(g, struct {
-					Nodes []engine.NodeInventory `json:"nodes"`
+					Nodes []capacity.NodeInventory `json:"nodes"`
 				}{nodes})
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)

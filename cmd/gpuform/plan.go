@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
@@ -253,15 +255,15 @@ func pluralWord(n int, one, many string) string {
 // (problems are printed as diagnostics and end the run) and the pods that
 // re-partitioning nodes would disrupt.
 func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, live *engine.Live, p *engine.Plan) error {
-	capacity, diags := engine.CheckCapacityFrom(cfg, live, mig.Default())
+	report, diags := capacity.CheckFrom(cfg, live.Nodes, maps.Values(live.Objects), mig.Default())
 	g.writeDiags(cfg, diags)
 	if diags.HasErrors() {
 		return &exitError{code: 1}
 	}
-	p.Capacity = capacity
+	p.Capacity = report
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
-	p.Warnings = append(p.Warnings, engine.InventoryWarnings(live.Nodes, mig.Default())...)
+	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(live.Nodes, mig.Default())...)
 	return g.disruption(ctx, cl, p)
 }
 
@@ -330,8 +332,8 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 	pv.Plan = p
 	pv.ConfigChanges = engine.ConfigDiff(base, head)
 
-	capacity, cdiags := engine.CheckCapacityFrom(head, live, mig.Default())
-	p.Capacity = capacity
+	report, cdiags := capacity.CheckFrom(head, live.Nodes, maps.Values(live.Objects), mig.Default())
+	p.Capacity = report
 	g.writeDiags(head, cdiags)
 	for _, d := range cdiags {
 		if d.Severity == hcl.DiagError {
@@ -339,7 +341,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 		}
 	}
 	if base != nil {
-		if before, _ := engine.CheckCapacityFrom(base, live, mig.Default()); before != nil {
+		if before, _ := capacity.CheckFrom(base, live.Nodes, maps.Values(live.Objects), mig.Default()); before != nil {
 			pv.CapacityBefore = before.Rows
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
@@ -283,8 +284,8 @@ func TestPreviewPullRequest(t *testing.T) {
 			ConfigSource   engine.ConfigSource  `json:"config_source"`
 			BaseSource     engine.ConfigSource  `json:"base_source"`
 			ConfigChanges  []engine.BlockChange `json:"config_changes"`
-			CapacityBefore []engine.CapacityRow `json:"capacity_before"`
-			Capacity       []engine.CapacityRow `json:"capacity"`
+			CapacityBefore []capacity.Row       `json:"capacity_before"`
+			Capacity       []capacity.Row       `json:"capacity"`
 			Warnings       []string             `json:"warnings"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {

@@ -10,6 +10,7 @@ import (
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -24,14 +25,14 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 	for _, p := range cfg.Pools {
 		var members []*unstructured.Unstructured
 		for _, n := range live.Nodes {
-			if engine.Selects(p.NodeSelector, n.GetLabels()) {
+			if capacity.Selects(p.NodeSelector, n.GetLabels()) {
 				members = append(members, n)
 			}
 		}
-		invs := make([]engine.NodeInventory, len(members))
+		invs := make([]capacity.NodeInventory, len(members))
 		counts := map[int]int{}
 		for i, n := range members {
-			invs[i] = engine.InventoryOf(n, cat)
+			invs[i] = capacity.InventoryOf(n, cat)
 			if invs[i].GPUs > 0 {
 				counts[invs[i].GPUs]++
 			}
@@ -42,7 +43,7 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 				usual = gpus
 			}
 		}
-		want := catalogKey(cat, p.GPU)
+		want := cat.Key(p.GPU)
 		for i, n := range members {
 			inv := invs[i]
 			var details []string
@@ -77,7 +78,7 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 
 // migHardware checks a MIG pool's node: a failed state, and, when the
 // state is success and the node carries the layout, the MIG instances.
-func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured, inv engine.NodeInventory) []string {
+func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured, inv capacity.NodeInventory) []string {
 	var state string
 	var inPlace bool
 	if cfg.Settings.MIGBackend == config.BackendAgent {
@@ -160,14 +161,6 @@ func countsString(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-// catalogKey maps a product name to its catalog key, or returns it as is.
-func catalogKey(cat *mig.Catalog, name string) string {
-	if g, ok := cat.Lookup(name); ok {
-		return g.Key
-	}
-	return name
 }
 
 // count renders n things, with a plural s.

@@ -8,6 +8,7 @@ import (
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // failedMIG reports the nodes of MIG pools whose state is failed and that
@@ -19,7 +20,7 @@ func (x *drifter) failedMIG(hw map[string]*Item) {
 			continue
 		}
 		for _, np := range x.desired.Pools {
-			if np.MIGState == "" || !engine.Selects(np.Selector, n.GetLabels()) {
+			if np.MIGState == "" || !capacity.Selects(np.Selector, n.GetLabels()) {
 				continue
 			}
 			state := n.GetLabels()[np.MIGState]
@@ -62,7 +63,7 @@ func (x *drifter) node(c *engine.Change, hw map[string]*Item) {
 		selected := false
 		if ds := x.desiredAt(s); ds != nil && !x.sameAsRef(s) {
 			for _, np := range ds.Pools {
-				if engine.Selects(np.Selector, c.Before.GetLabels()) {
+				if capacity.Selects(np.Selector, c.Before.GetLabels()) {
 					selected = true
 				}
 			}

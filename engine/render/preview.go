@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // PreviewSummary is the preview's first line: "Plan: 3 to add, 1 to
@@ -229,7 +230,7 @@ func writeConfigChanges(w io.Writer, changes []engine.BlockChange, r *textRender
 // capacityPair is one pool and resource under base and head.
 type capacityPair struct {
 	pool, resource string
-	base, head     *engine.CapacityRow
+	base, head     *capacity.Row
 }
 
 // capacityPairs matches base's and head's capacity rows by pool and
@@ -272,7 +273,7 @@ func capacityPairs(pv *engine.Preview) []capacityPair {
 // cells renders a pair's figures base -> head with arrow, "–" for a side
 // without the row (a new or removed pool or profile; base unread).
 func (c capacityPair) cells(arrow string) (total, quota, requested, free, status string) {
-	fig := func(get func(*engine.CapacityRow) int) string {
+	fig := func(get func(*capacity.Row) int) string {
 		b, h := "–", "–"
 		if c.base != nil {
 			b = fmt.Sprint(get(c.base))
@@ -285,10 +286,10 @@ func (c capacityPair) cells(arrow string) (total, quota, requested, free, status
 		}
 		return b + " " + arrow + " " + h
 	}
-	total = fig(func(r *engine.CapacityRow) int { return r.Total })
-	quota = fig(func(r *engine.CapacityRow) int { return r.Quota })
-	requested = fig(func(r *engine.CapacityRow) int { return r.Requested })
-	free = fig(func(r *engine.CapacityRow) int { return r.Free })
+	total = fig(func(r *capacity.Row) int { return r.Total })
+	quota = fig(func(r *capacity.Row) int { return r.Quota })
+	requested = fig(func(r *capacity.Row) int { return r.Requested })
+	free = fig(func(r *capacity.Row) int { return r.Free })
 	switch {
 	case c.head == nil:
 		status = "removed"

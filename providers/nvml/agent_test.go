@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -334,7 +334,7 @@ func TestAgentPublishesInventory(t *testing.T) {
 		t.Errorf("inventory = %+v", inv)
 	}
 	node := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n", "annotations": map[string]any{agentv1.AnnotInventory: f.get(agentv1.AnnotInventory)}}}
-	if ni := engine.InventoryOf(&unstructured.Unstructured{Object: node}, mig.Default()); ni.Source != "agent" || ni.Model != "A100-80GB" || ni.GPUs != 8 {
+	if ni := capacity.InventoryOf(&unstructured.Unstructured{Object: node}, mig.Default()); ni.Source != "agent" || ni.Model != "A100-80GB" || ni.GPUs != 8 {
 		t.Errorf("engine reads %+v", ni)
 	}
 	if f.get(agentv1.AnnotMIGState) != "" || f.get("other") != "kept" {

@@ -10,6 +10,7 @@ import (
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/sim"
@@ -124,7 +125,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 				}
 			}
 		}
-		if inv := engine.InventoryOf(n, cat); inv.Source != "agent" || inv.MIG["3g.40gb"] != 4 {
+		if inv := capacity.InventoryOf(n, cat); inv.Source != "agent" || inv.MIG["3g.40gb"] != 4 {
 			t.Errorf("inventory of gpu-0: %+v", inv)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package capacity
 
 import (
 	"fmt"
@@ -12,11 +12,23 @@ import (
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
+// Where a NodeInventory comes from.
+const (
+	// SourceAgent: the gpuform agent's annotation agentv1.AnnotInventory.
+	SourceAgent = "agent"
+	// SourceGFD: GPU Feature Discovery's nvidia.com/gpu.* labels.
+	SourceGFD = "gfd"
+	// SourceCapacity: the node's nvidia.com/gpu capacity (a count only).
+	SourceCapacity = "capacity"
+	// SourceNone: the node reports no GPUs.
+	SourceNone = "none"
+)
+
 // NodeInventory is what gpuform knows of one node's GPUs.
 type NodeInventory struct {
 	Node string `json:"node"`
-	// Source is where it came from: "agent" (gpuform.dev/inventory), "gfd"
-	// (GPU Feature Discovery labels), "capacity" (status) or "none".
+	// Source is where it came from: SourceAgent, SourceGFD, SourceCapacity
+	// or SourceNone.
 	Source string `json:"source"`
 	// Model is the catalog key when known, else the product name reported.
 	Model     string `json:"model"`
@@ -35,7 +47,7 @@ type NodeInventory struct {
 // when present and sound, else GPU Feature Discovery labels, else the
 // nvidia.com/gpu capacity.
 func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
-	out := NodeInventory{Node: n.GetName(), Source: "none"}
+	out := NodeInventory{Node: n.GetName(), Source: SourceNone}
 	labels := n.GetLabels()
 	if a := n.GetAnnotations()[agentv1.AnnotInventory]; a != "" {
 		inv, err := agentv1.ParseInventory(a)
@@ -43,9 +55,9 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 			err = checkAgainstNode(inv, n, cat)
 		}
 		if err == nil {
-			out.Source, out.Driver, out.GPUs = "agent", inv.DriverVersion, len(inv.GPUs)
+			out.Source, out.Driver, out.GPUs = SourceAgent, inv.DriverVersion, len(inv.GPUs)
 			for _, g := range inv.GPUs {
-				out.Model = catalogKey(cat, g.ModelOrName())
+				out.Model = cat.Key(g.ModelOrName())
 				out.MemoryMiB = g.MemoryMiB
 				for _, in := range g.Instances {
 					if out.MIG == nil {
@@ -57,7 +69,7 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 					out.Busy++
 				}
 			}
-			if gfd := labels["nvidia.com/gpu.product"]; gfd != "" && out.Model != "" && catalogKey(cat, gfd) != out.Model {
+			if gfd := labels["nvidia.com/gpu.product"]; gfd != "" && out.Model != "" && cat.Key(gfd) != out.Model {
 				out.Warning = fmt.Sprintf("the inventory annotation says %s but GPU Feature Discovery says %s; trusting GPU Feature Discovery", out.Model, gfd)
 			} else {
 				return out
@@ -67,8 +79,8 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 		}
 	}
 	if p := labels["nvidia.com/gpu.product"]; p != "" {
-		out.Source = "gfd"
-		out.Model = catalogKey(cat, p)
+		out.Source = SourceGFD
+		out.Model = cat.Key(p)
 		out.GPUs, _ = strconv.Atoi(labels["nvidia.com/gpu.count"])
 		out.MemoryMiB, _ = strconv.Atoi(labels["nvidia.com/gpu.memory"])
 		if maj := labels["nvidia.com/cuda.driver.major"]; maj != "" {
@@ -86,8 +98,8 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 		}
 		return out
 	}
-	if c, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", ResourceGPU); ok {
-		out.Source = "capacity"
+	if c, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", mig.ResourceGPU); ok {
+		out.Source = SourceCapacity
 		out.GPUs, _ = strconv.Atoi(c)
 	}
 	return out
@@ -111,9 +123,9 @@ func checkAgainstNode(inv *agentv1.Inventory, n *unstructured.Unstructured, cat 
 	for _, g := range inv.GPUs {
 		anyMIG = anyMIG || g.MIGEnabled || len(g.Instances) > 0
 	}
-	if c, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", ResourceGPU); ok && !anyMIG {
+	if c, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", mig.ResourceGPU); ok && !anyMIG {
 		if want, err := strconv.Atoi(c); err == nil && want != len(inv.GPUs) {
-			return fmt.Errorf("it lists %d GPUs but the node's capacity is %d %s", len(inv.GPUs), want, ResourceGPU)
+			return fmt.Errorf("it lists %d GPUs but the node's capacity is %d %s", len(inv.GPUs), want, mig.ResourceGPU)
 		}
 	}
 	for _, g := range inv.GPUs {
@@ -159,7 +171,7 @@ func fallbackSource(n *unstructured.Unstructured) string {
 	if n.GetLabels()["nvidia.com/gpu.product"] != "" {
 		return "GPU Feature Discovery"
 	}
-	if _, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", ResourceGPU); ok {
+	if _, ok, _ := unstructured.NestedString(n.Object, "status", "capacity", mig.ResourceGPU); ok {
 		return "the node's capacity"
 	}
 	return "nothing: the node reports no GPUs"
@@ -179,10 +191,16 @@ func InventoryWarnings(nodes []*unstructured.Unstructured, cat *mig.Catalog) []s
 	return out
 }
 
-// catalogKey maps a product name to its catalog key, or returns it as is.
-func catalogKey(cat *mig.Catalog, name string) string {
-	if g, ok := cat.Lookup(name); ok {
-		return g.Key
+// Selects reports whether a node with labels is selected by sel: every
+// selector label matches, and an empty selector selects no node.
+func Selects(sel, labels map[string]string) bool {
+	if len(sel) == 0 {
+		return false
 	}
-	return name
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package engine_test
+package capacity_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -18,7 +18,7 @@ import (
 func inventoryNode(labels map[string]any, capacity, annotation string) *unstructured.Unstructured {
 	status := map[string]any{}
 	if capacity != "" {
-		status["capacity"] = map[string]any{engine.ResourceGPU: capacity}
+		status["capacity"] = map[string]any{mig.ResourceGPU: capacity}
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node",
@@ -113,14 +113,14 @@ func TestInventoryAnnotationTampering(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n := inventoryNode(c.labels, c.capacity, c.annotation)
-			got := engine.InventoryOf(n, cat)
+			got := capacity.InventoryOf(n, cat)
 			if got.Source != c.source || got.GPUs != c.gpus {
 				t.Errorf("trusted %s with %d GPUs; want %s with %d", got.Source, got.GPUs, c.source, c.gpus)
 			}
 			if c.warning == "" && got.Warning != "" || !strings.Contains(got.Warning, c.warning) {
 				t.Errorf("warning %q; want one with %q", got.Warning, c.warning)
 			}
-			warnings := engine.InventoryWarnings([]*unstructured.Unstructured{n}, cat)
+			warnings := capacity.InventoryWarnings([]*unstructured.Unstructured{n}, cat)
 			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], "node gpu-1: ")) {
 				t.Errorf("plan warnings %q", warnings)
 			}
@@ -136,7 +136,7 @@ func TestInventoryMIGOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := engine.InventoryOf(inventoryNode(nil, "1", string(b)), mig.Default())
+	got := capacity.InventoryOf(inventoryNode(nil, "1", string(b)), mig.Default())
 	if got.Source != "capacity" || !strings.Contains(got.Warning, "GPU 0 has MIG instances but MIG is off") {
 		t.Errorf("got %+v", got)
 	}
