@@ -83,7 +83,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	if err := g.assess(ctx, client, cfg, live, p); err != nil {
 		return err
 	}
-	if err := renderPlan(g, g.stdout, p, formatText); err != nil {
+	if err := renderPlan(g, g.stdout, p, cfg.Files, formatText); err != nil {
 		return err
 	}
 	if err := g.checkApplicable(p, f); err != nil {

@@ -69,11 +69,7 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			for _, n := range nodes {
-				if n.Warning != "" {
-					fmt.Fprintf(g.stderr, "Warning: node %s: %s\n", n.Node, n.Warning)
-				}
-			}
+			g.writeDiags(cfg, capacity.InventoryWarnings(cfg, live.Nodes, cat))
 			return nil
 		},
 	}

@@ -70,7 +70,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := renderPlan(g, g.stdout, p, format); err != nil {
+			if err := renderPlan(g, g.stdout, p, cfg.Files, format); err != nil {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
@@ -230,8 +230,9 @@ func (g *globals) kubeClient(cfg *config.Config) (*kubernetes.Client, error) {
 }
 
 // renderPlan writes p in format. Text starts with where the configuration
-// came from when it is in git.
-func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
+// came from when it is in git, and shows the source lines of warnings from
+// files (nil for a saved plan).
+func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.File, format string) error {
 	switch format {
 	case formatJSON:
 		return render.JSON(w, p)
@@ -241,7 +242,7 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		fmt.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
-	return render.Text(w, p, render.TextOptions{Color: g.color(w)})
+	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files})
 }
 
 func pluralWord(n int, one, many string) string {
@@ -253,7 +254,8 @@ func pluralWord(n int, one, many string) string {
 
 // assess adds to a plan what the GPUs say: the capacity of every pool
 // (problems are printed as diagnostics and end the run) and the pods that
-// re-partitioning nodes would disrupt.
+// re-partitioning nodes would disrupt; the plan's warnings get the source
+// range of the block they are about.
 func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, live *engine.Live, p *engine.Plan) error {
 	report, diags := capacity.CheckFrom(cfg, live.Nodes, maps.Values(live.Objects), mig.Default())
 	g.writeDiags(cfg, diags)
@@ -263,8 +265,12 @@ func (g *globals) assess(ctx context.Context, cl cluster, cfg *config.Config, li
 	p.Capacity = report
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
-	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(live.Nodes, mig.Default())...)
-	return g.disruption(ctx, cl, p)
+	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, mig.Default())...)
+	if err := g.disruption(ctx, cl, p); err != nil {
+		return err
+	}
+	engine.LocateWarnings(p.Warnings, cfg)
+	return nil
 }
 
 // disruption adds to a plan the pods that re-partitioning nodes would
@@ -348,6 +354,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 	if err := g.disruption(ctx, client, p); err != nil {
 		return err
 	}
+	engine.LocateWarnings(p.Warnings, head)
 
 	switch format {
 	case formatJSON:
@@ -355,7 +362,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 	case formatMarkdown:
 		err = g.writeComments(render.PreviewMarkdown(pv), p.Stack, f.outDir)
 	default:
-		err = render.PreviewText(g.stdout, pv, render.TextOptions{Color: g.color(g.stdout)})
+		err = render.PreviewText(g.stdout, pv, render.TextOptions{Color: g.color(g.stdout), Files: head.Files})
 	}
 	if err != nil {
 		return err

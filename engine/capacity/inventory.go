@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -179,16 +181,38 @@ func fallbackSource(n *unstructured.Unstructured) string {
 
 // InventoryWarnings returns a warning for each node whose inventory
 // annotation was not trusted (malformed, or contradicting the node's labels,
-// capacity or the catalog), in node order, for the plan to show.
-func InventoryWarnings(nodes []*unstructured.Unstructured, cat *mig.Catalog) []string {
-	var out []string
+// capacity or the catalog), by node name, for the plan to show: a warning
+// diagnostic whose Summary is "node <name>: <why>", with the range of the
+// block of the first pool of cfg that selects the node (none when no pool
+// does, or cfg is nil).
+func InventoryWarnings(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) hcl.Diagnostics {
+	var out hcl.Diagnostics
 	for _, n := range nodes {
-		if inv := InventoryOf(n, cat); inv.Warning != "" {
-			out = append(out, fmt.Sprintf("node %s: %s", inv.Node, inv.Warning))
+		inv := InventoryOf(n, cat)
+		if inv.Warning == "" {
+			continue
+		}
+		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: fmt.Sprintf("node %s: %s", inv.Node, inv.Warning)}
+		if p := poolOf(cfg, n); p != nil {
+			d.Subject = p.DeclRange.Ptr()
+		}
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Summary < out[j].Summary })
+	return out
+}
+
+// poolOf is the first pool of cfg that selects node n, or nil.
+func poolOf(cfg *config.Config, n *unstructured.Unstructured) *config.Pool {
+	if cfg == nil {
+		return nil
+	}
+	for _, p := range cfg.Pools {
+		if Selects(p.NodeSelector, n.GetLabels()) {
+			return p
 		}
 	}
-	sort.Strings(out)
-	return out
+	return nil
 }
 
 // Selects reports whether a node with labels is selected by sel: every

@@ -1,14 +1,17 @@
 package capacity_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
@@ -120,8 +123,8 @@ func TestInventoryAnnotationTampering(t *testing.T) {
 			if c.warning == "" && got.Warning != "" || !strings.Contains(got.Warning, c.warning) {
 				t.Errorf("warning %q; want one with %q", got.Warning, c.warning)
 			}
-			warnings := capacity.InventoryWarnings([]*unstructured.Unstructured{n}, cat)
-			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], "node gpu-1: ")) {
+			warnings := capacity.InventoryWarnings(nil, []*unstructured.Unstructured{n}, cat)
+			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0].Summary, "node gpu-1: ")) {
 				t.Errorf("plan warnings %q", warnings)
 			}
 		})
@@ -139,5 +142,54 @@ func TestInventoryMIGOff(t *testing.T) {
 	got := capacity.InventoryOf(inventoryNode(nil, "1", string(b)), mig.Default())
 	if got.Source != "capacity" || !strings.Contains(got.Warning, "GPU 0 has MIG instances but MIG is off") {
 		t.Errorf("got %+v", got)
+	}
+}
+
+// TestInventoryWarningsPointAtThePool: a warning about a node's inventory
+// carries the range of the block of the first pool that selects the node,
+// and renders as validation diagnostics do (file, line, source line); a
+// node no pool selects gets a warning without a position.
+func TestInventoryWarningsPointAtThePool(t *testing.T) {
+	src := `gpuform { stack = "inv" }
+
+pool "other" {
+  gpu           = "H100-80GB"
+  node_selector = { "gpuform.dev/node-group" = "h100" }
+}
+
+pool "a100" {
+  gpu           = "A100-80GB"
+  node_selector = { "gpuform.dev/node-group" = "a100" }
+}
+`
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	bad := `{"version":1,"gpus":[{"index":0},{"index":0}]}`
+	selected := inventoryNode(map[string]any{"gpuform.dev/node-group": "a100", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"}, "", bad)
+	selected.SetName("gpu-a")
+	stray := inventoryNode(map[string]any{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"}, "", bad)
+	stray.SetName("gpu-b")
+	good := inventoryNode(map[string]any{"gpuform.dev/node-group": "a100"}, "1", agentGPUs(1, "NVIDIA A100-SXM4-80GB"))
+	good.SetName("gpu-c")
+
+	warnings := capacity.InventoryWarnings(cfg, []*unstructured.Unstructured{stray, good, selected}, mig.Default())
+	if len(warnings) != 2 {
+		t.Fatalf("warnings = %v, want one per untrusted annotation", warnings)
+	}
+	a100 := cfg.Pools[1]
+	if w := warnings[0]; w.Severity != hcl.DiagWarning || !strings.HasPrefix(w.Summary, "node gpu-a: ignored the gpuform.dev/inventory annotation") || w.Subject == nil || *w.Subject != a100.DeclRange {
+		t.Errorf("warning about gpu-a = %+v, want one at pool a100's block %v", w, a100.DeclRange)
+	}
+	if w := warnings[1]; !strings.HasPrefix(w.Summary, "node gpu-b: ") || w.Subject != nil {
+		t.Errorf("warning about gpu-b = %+v, want one without a position", w)
+	}
+	var buf bytes.Buffer
+	if err := (&config.DiagnosticWriter{Files: cfg.Files}).Write(&buf, warnings[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.HasPrefix(got, "Warning: node gpu-a: ignored") || !strings.Contains(got, "\n  on main.hcl line 8, in pool \"a100\":\n") || !strings.Contains(got, `   8: pool "a100" {`) {
+		t.Errorf("rendered:\n%s", got)
 	}
 }

@@ -50,7 +50,7 @@ type JSONChange struct {
 // NewJSONPlan converts a plan to its --json form. Sensitive objects show
 // "(sensitive)" in place of before, after and field values.
 func NewJSONPlan(p *engine.Plan) JSONPlan {
-	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings, ConfigSource: p.ConfigSource}
+	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: engine.WarningTexts(p.Warnings), ConfigSource: p.ConfigSource}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
 )
@@ -52,8 +54,9 @@ func overQuotaPools(p *engine.Plan) []string {
 // a base that could not be read, capacity problems, what apply would
 // refuse without a flag, objects in the way, disruption, and what the plan
 // destroys (one line per address, or one line in all beyond
-// maxWarningLines addresses).
-func PreviewWarnings(pv *engine.Preview) []string {
+// maxWarningLines addresses). They are warning diagnostics as the plan's
+// are; only the plan's own carry a source position.
+func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 	p := pv.Plan
 	var out []string
 	if pv.BaseError != "" {
@@ -73,7 +76,7 @@ func PreviewWarnings(pv *engine.Preview) []string {
 		conflicts = []string{fmt.Sprintf("%d objects are in the way of the configuration (--adopt takes them over): %s", len(conflicts), strings.Join(limit(conflictKeys(p), maxWarningLines), ", "))}
 	}
 	out = append(out, conflicts...)
-	out = append(out, p.Warnings...)
+	diags := append(warningsOf(out), p.Warnings...)
 	var destroys []string
 	var deleted []string
 	for _, g := range groups(p.Changes) {
@@ -101,7 +104,7 @@ func PreviewWarnings(pv *engine.Preview) []string {
 	if len(destroys) > maxWarningLines {
 		destroys = []string{fmt.Sprintf("%d objects of %d addresses will be destroyed: %s", len(deleted), len(destroys), strings.Join(limit(deleted, maxWarningLines), ", "))}
 	}
-	return append(out, destroys...)
+	return append(diags, warningsOf(destroys)...)
 }
 
 // maxWarningLines bounds the warnings of one kind listed one per line.
