@@ -17,7 +17,9 @@ import (
 
 // Row is one pool's figures for one resource (GPUs or a MIG profile).
 type Row struct {
-	Pool     string `json:"pool"`
+	// Pool is the pool's name.
+	Pool string `json:"pool"`
+	// Resource is the extended resource: nvidia.com/gpu or a MIG profile's.
 	Resource string `json:"resource"`
 	// Total is nodes x GPUs per node x (slices per GPU, or time-slicing replicas).
 	Total int `json:"total"`

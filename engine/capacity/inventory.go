@@ -28,15 +28,19 @@ const (
 
 // NodeInventory is what gpuform knows of one node's GPUs.
 type NodeInventory struct {
+	// Node is the node's name.
 	Node string `json:"node"`
 	// Source is where it came from: SourceAgent, SourceGFD, SourceCapacity
 	// or SourceNone.
 	Source string `json:"source"`
 	// Model is the catalog key when known, else the product name reported.
-	Model     string `json:"model"`
-	GPUs      int    `json:"gpus"`
-	MemoryMiB int    `json:"memory_mib,omitempty"`
-	Driver    string `json:"driver,omitempty"`
+	Model string `json:"model"`
+	// GPUs is the number of GPUs.
+	GPUs int `json:"gpus"`
+	// MemoryMiB is the memory of one GPU, when reported.
+	MemoryMiB int `json:"memory_mib,omitempty"`
+	// Driver is the NVIDIA driver version, when reported.
+	Driver string `json:"driver,omitempty"`
 	// MIG counts the MIG instances present, by profile.
 	MIG map[string]int `json:"mig,omitempty"`
 	// Busy counts the GPUs with running processes (agent only).
