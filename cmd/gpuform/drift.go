@@ -18,8 +18,8 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/providers/git"
