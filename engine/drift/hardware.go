@@ -48,9 +48,9 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 			inv := invs[i]
 			var details []string
 			switch {
-			case inv.Source == "none" || inv.GPUs == 0:
+			case inv.Source == capacity.SourceNone || inv.GPUs == 0:
 				details = append(details, fmt.Sprintf("reports no GPUs; pool %s wants %s GPUs", p.Name, want))
-			case inv.Source != "capacity" && inv.Model != want:
+			case inv.Source != capacity.SourceCapacity && inv.Model != want:
 				details = append(details, fmt.Sprintf("has %s GPUs; pool %s wants %s", inv.Model, p.Name, want))
 			}
 			if inv.GPUs > 0 && usual > 0 && inv.GPUs != usual && counts[usual] > 1 {
@@ -90,7 +90,7 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 		name, _ := engine.MIGPartedName(p.MIGLayout)
 		inPlace = n.GetLabels()[engine.LabelMIGConfig] == name
 	}
-	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != "agent" && len(inv.MIG) == 0) {
+	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != capacity.SourceAgent && len(inv.MIG) == 0) {
 		return nil // not done yet, not ours yet, or nothing reported to compare
 	}
 	want := layoutInstances(p.MIGLayout, inv.GPUs)
