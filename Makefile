@@ -77,7 +77,7 @@ FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine
-	$(GO) test -run '^$$' -fuzz '^FuzzParseAgentInventory$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAgentInventory$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine/capacity
 
 clean:
 	rm -rf $(BIN)

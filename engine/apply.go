@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/dag"
 	"github.com/gpuform/gpuform/engine/kinds"
 )
@@ -485,7 +486,7 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 // for the new one; mig-manager or the agent takes the field over.
 func withPendingState(n *unstructured.Unstructured, key string) *unstructured.Unstructured {
 	n = n.DeepCopy()
-	if key == AnnotMIGState {
+	if key == agentv1.AnnotMIGState {
 		a := n.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
 

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// diffClusterPolicies points the GPU Operator at gpuform's mig-parted and
+// DiffClusterPolicies points the GPU Operator at gpuform's mig-parted and
 // device-plugin ConfigMaps. With MIG or time-slicing pools on the
-// gpu-operator backend, a cluster without a ClusterPolicy is an error.
-func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
+// gpu-operator backend, a cluster without a ClusterPolicy is an error. A
+// ClusterPolicy pointed at another ConfigMap is a warning about the first
+// pool that needs the component (see Warning).
+func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, error) {
 	want := map[string]string{} // spec path component -> ConfigMap name
 	var needers []string
 	for _, o := range d.Objects {
@@ -24,9 +27,16 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
 	if len(want) == 0 {
 		return nil, nil, nil
 	}
+	neededBy := map[string]string{} // component -> the first pool that needs it
 	for _, np := range d.Pools {
 		if np.MIGState == LabelMIGState || np.Labels[LabelDPConfig] != "" {
 			needers = append(needers, np.Address)
+		}
+		if np.MIGState == LabelMIGState && neededBy["migManager"] == "" {
+			neededBy["migManager"] = np.Address
+		}
+		if np.Labels[LabelDPConfig] != "" && neededBy["devicePlugin"] == "" {
+			neededBy["devicePlugin"] = np.Address
 		}
 	}
 	if len(live.ClusterPolicies) == 0 {
@@ -37,13 +47,13 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, []string, error) {
 		return nil, nil, fmt.Errorf("%s %s the NVIDIA GPU Operator (mig_backend = \"gpu-operator\"), but the cluster has no ClusterPolicy: install the GPU Operator, or set mig_backend = \"agent\" in the gpuform block and deploy examples/deploy/agent.yaml", strings.Join(needers, ", "), verb)
 	}
 	var out []*Change
-	var warnings []string
+	var warnings hcl.Diagnostics
 	for _, cp := range live.ClusterPolicies {
 		spec := map[string]any{}
 		for component, name := range want {
 			spec[component] = map[string]any{"config": map[string]any{"name": name}}
 			if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur != "" && cur != name {
-				warnings = append(warnings, fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name))
+				warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name), neededBy[component]))
 			}
 		}
 		obj := &unstructured.Unstructured{Object: map[string]any{

@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // diffNodes computes the label and annotation changes pools ask of Nodes.
@@ -13,7 +16,7 @@ func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 	for _, n := range live.Nodes {
 		var pools []*NodePool
 		for _, np := range d.Pools {
-			if Selects(np.Selector, n.GetLabels()) {
+			if capacity.Selects(np.Selector, n.GetLabels()) {
 				pools = append(pools, np)
 			}
 		}
@@ -75,7 +78,7 @@ func unfinishedMIG(np *NodePool, n *unstructured.Unstructured) []FieldDiff {
 		return nil
 	}
 	state, ok := n.GetLabels()[np.MIGState]
-	if np.MIGState == AnnotMIGState {
+	if np.MIGState == agentv1.AnnotMIGState {
 		state, ok = n.GetAnnotations()[np.MIGState]
 	}
 	if !ok || state == "success" {
@@ -86,7 +89,7 @@ func unfinishedMIG(np *NodePool, n *unstructured.Unstructured) []FieldDiff {
 
 // statePath is the field path of a MIG state label or annotation.
 func MIGStatePath(key string) string {
-	if key == AnnotMIGState {
+	if key == agentv1.AnnotMIGState {
 		return FormatPath([]string{"metadata", "annotations", key})
 	}
 	return FormatPath([]string{"metadata", "labels", key})
@@ -98,12 +101,12 @@ func migChanged(fields []FieldDiff) bool {
 		if f.Op == FieldRemove {
 			continue
 		}
-		if strings.Contains(f.Path, LabelMIGConfig+`"`) || strings.Contains(f.Path, AnnotMIGLayout) {
+		if strings.Contains(f.Path, LabelMIGConfig+`"`) || strings.Contains(f.Path, agentv1.AnnotMIGLayout) {
 			return true
 		}
 		if m, ok := f.After.(map[string]any); ok {
 			_, label := m[LabelMIGConfig]
-			_, annotation := m[AnnotMIGLayout]
+			_, annotation := m[agentv1.AnnotMIGLayout]
 			if label || annotation {
 				return true
 			}
@@ -157,19 +160,6 @@ func otherPoolOwner(n *unstructured.Unstructured, mine string) string {
 		}
 	}
 	return ""
-}
-
-// selects reports whether every selector label matches.
-func Selects(sel, labels map[string]string) bool {
-	if len(sel) == 0 {
-		return false
-	}
-	for k, v := range sel {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func stringMapAny(m map[string]string) map[string]any {

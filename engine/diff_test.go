@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -381,8 +382,10 @@ func TestDiffNeedsTheGPUOperator(t *testing.T) {
 	live := emptyLive(t)
 	_ = unstructured.SetNestedField(live.ClusterPolicies[0].Object, "default-mig-parted-config", "spec", "migManager", "config", "name")
 	p := mustDiff(t, d, live, engine.DiffOptions{})
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `points migManager at ConfigMap "default-mig-parted-config"`) {
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Summary, `points migManager at ConfigMap "default-mig-parted-config"`) {
 		t.Errorf("warnings = %v", p.Warnings)
+	} else if addr, _ := p.Warnings[0].Extra.(engine.BlockAddress); addr != "pool.a100" || p.Warnings[0].Severity != hcl.DiagWarning {
+		t.Errorf("the warning is a %v about %q, want a warning about pool.a100", p.Warnings[0].Severity, addr)
 	}
 	found := false
 	for _, c := range p.Changes {

@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine/kinds"
+	"github.com/gpuform/gpuform/engine/mig"
 )
 
 // Kind is an API kind gpuform manages or reads, with its scope; the
@@ -58,11 +57,10 @@ const (
 	StackAddress   = "gpuform"
 	QuotaName      = "gpuform"
 	LocalQueueName = "default"
-	ResourceGPU    = "nvidia.com/gpu"
+	// ResourceGPU is mig.ResourceGPU, the extended resource of a whole GPU.
+	ResourceGPU = mig.ResourceGPU
 )
 
 // MIGResource is the extended resource a MIG profile is advertised as by the
 // NVIDIA device plugin's mixed strategy: nvidia.com/mig-1g.10gb, with "+" as ".".
-func MIGResource(profile string) string {
-	return "nvidia.com/mig-" + strings.ReplaceAll(profile, "+", ".")
-}
+func MIGResource(profile string) string { return mig.Resource(profile) }

@@ -22,9 +22,6 @@ const (
 	LabelMIGConfig   = "nvidia.com/mig.config"
 	LabelMIGState    = "nvidia.com/mig.config.state"
 	LabelDPConfig    = "nvidia.com/device-plugin.config"
-	AnnotMIGLayout   = "gpuform.dev/mig-layout"
-	AnnotMIGState    = "gpuform.dev/mig-state"
-	AnnotInventory   = "gpuform.dev/inventory"
 	MIGPartedConfig  = "gpuform-mig-parted"
 	DevicePluginConf = "gpuform-device-plugin"
 )

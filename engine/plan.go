@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // Action is what a change does to one object.
@@ -97,10 +100,12 @@ type Plan struct {
 	// ReadVersions is the resourceVersion of every object the plan read, by key.
 	ReadVersions map[Key]string
 	Summary      Summary
-	// Warnings are non-fatal findings to show with the plan.
-	Warnings []string
+	// Warnings are non-fatal findings to show with the plan: warning
+	// diagnostics whose Summary is the message (see Warning), with the
+	// source range of the block they are about when it is known.
+	Warnings hcl.Diagnostics
 	// Capacity is the GPU capacity per pool, when it was checked.
-	Capacity *Capacity
+	Capacity *capacity.Report
 	// Throttles bound the changes of a group in flight at once.
 	Throttles map[string]int
 	// Disruption lists, per node re-partitioned, the pods using its GPUs.

@@ -75,7 +75,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 	pf := &PlanFile{
 		FormatVersion: PlanFileVersion, GpuformVersion: version, Stack: p.Stack, ConfigHash: configHash,
 		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
-		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: p.Warnings,
+		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: WarningTexts(p.Warnings),
 		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource,
 	}
 	for k, v := range p.ReadVersions {
@@ -103,7 +103,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 
 // Plan rebuilds the plan the file holds.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: pf.Warnings, ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {

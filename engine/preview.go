@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/gpuform/gpuform/engine/capacity"
+
 // Preview is what merging a pull request would do (plan --base): (a) the
 // semantic diff of the configuration from base to head, (b) the plan of
 // head against the live cluster now, (c) the GPU capacity of every pool
@@ -16,7 +18,7 @@ type Preview struct {
 	// ConfigChanges is ConfigDiff(base, head).
 	ConfigChanges []BlockChange
 	// CapacityBefore is the base configuration's capacity on the same nodes.
-	CapacityBefore []CapacityRow
+	CapacityBefore []capacity.Row
 	// CapacityProblems are what the capacity check found wrong with head
 	// (quotas over capacity, a pool that selects no node): plan refuses it.
 	CapacityProblems []string

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // SafetyOptions are the limits a plan must respect to be applied.
@@ -50,16 +52,23 @@ func Unsafe(p *Plan, opts SafetyOptions) []string {
 	return out
 }
 
-// DisruptionWarnings words p.Disruption for the plan's warnings.
-func DisruptionWarnings(p *Plan) []string {
+// DisruptionWarnings words p.Disruption for the plan's warnings, each about
+// the pool whose change re-partitions the node.
+func DisruptionWarnings(p *Plan) hcl.Diagnostics {
 	nodes := make([]string, 0, len(p.Disruption))
 	for n := range p.Disruption {
 		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
-	var out []string
+	pool := map[string]string{} // node -> the address of the change that re-partitions it
+	for _, c := range p.Changes {
+		if c.Wait != "" && pool[c.Key.Name] == "" {
+			pool[c.Key.Name] = c.Address
+		}
+	}
+	var out hcl.Diagnostics
 	for _, n := range nodes {
-		out = append(out, fmt.Sprintf("re-partitioning node %s disrupts the pods using its GPUs: %s", n, strings.Join(p.Disruption[n], ", ")))
+		out = append(out, Warning(fmt.Sprintf("re-partitioning node %s disrupts the pods using its GPUs: %s", n, strings.Join(p.Disruption[n], ", ")), pool[n]))
 	}
 	return out
 }

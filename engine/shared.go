@@ -4,32 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sort"
 
-	"sigs.k8s.io/yaml"
-
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 )
 
-// What compile writes and capacity and drift read back: the resources a
-// quota asks for, and the two encodings of a MIG layout on a node (written
-// by the MIG backends of package engine/compile, read by drift to tell
-// whether a node already carries its pool's layout).
-
-// QuotaResources is the extended resources (and counts) one quota block
-// asks for: MIG slices by their resource name, whole GPUs as nvidia.com/gpu.
-func QuotaResources(q *config.Quota) map[string]int64 {
-	res := map[string]int64{}
-	for prof, n := range q.Slices {
-		if n > 0 {
-			res[MIGResource(prof)] += int64(n)
-		}
-	}
-	if q.GPUs > 0 {
-		res[ResourceGPU] += int64(q.GPUs)
-	}
-	return res
-}
+// What compile writes and drift reads back: the two encodings of a MIG
+// layout on a node (written by the MIG backends of package engine/compile,
+// read by drift to tell whether a node already carries its pool's layout).
+// The resources a quota asks for are capacity.QuotaResources.
 
 // MIGPartedName names a layout's mig-parted config <layout>-<hash of its
 // content>, the value of label nvidia.com/mig.config on the pool's nodes, so
@@ -64,14 +47,26 @@ func migPartedConfig(l *config.MIGLayout) []any {
 }
 
 // AgentLayout is the node annotation gpuform.dev/mig-layout the gpuform
-// agent reads: the same mig-parted shape for the one layout, as compact JSON.
+// agent reads: the same mig-parted shape for the one layout, as compact JSON
+// in the wire type of api/agent/v1.
 func AgentLayout(l *config.MIGLayout) (string, error) {
-	b, err := yaml.Marshal(map[string]any{"name": l.Name, "gpu": l.GPU, "config": migPartedConfig(l)})
-	if err != nil {
-		return "", err
+	return agentv1.MIGLayout{Name: l.Name, GPU: l.GPU, Config: agentConfig(l)}.Annotation()
+}
+
+// agentConfig is migPartedConfig in the agent's types.
+func agentConfig(l *config.MIGLayout) agentv1.Layout {
+	if len(l.Devices) == 0 {
+		return agentv1.Layout{{All: true, Enabled: true, Slices: l.Slices}}
 	}
-	j, err := yaml.YAMLToJSON(b)
-	return string(j), err
+	var out agentv1.Layout
+	for _, g := range l.Devices {
+		e := agentv1.LayoutEntry{Indexes: g.Indexes, Enabled: g.Enabled}
+		if g.Enabled {
+			e.Slices = g.Slices
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // intMapAny keeps the positive counts of m, as int64 for YAML and JSON.
@@ -82,15 +77,5 @@ func intMapAny(m map[string]int) map[string]any {
 			out[k] = int64(v)
 		}
 	}
-	return out
-}
-
-// sortedStrings returns the keys of m in order.
-func sortedStrings(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -26,7 +26,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gpuform/gpuform/engine"
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 	"github.com/gpuform/gpuform/providers/nvml"
@@ -345,12 +346,12 @@ func TestAgentEndToEnd(t *testing.T) {
 	})
 
 	logs, stop := runAgent(t, "--kubeconfig", kubeconfig, "agent", "--node", node, "--simulate-gpus", "A100-80GB:8", "--resync", "1s")
-	n := waitNode(t, cs, node, "the inventory", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[engine.AnnotInventory] != "" })
-	if inv := engine.InventoryOf(unstructuredNode(t, n), mig.Default()); inv.Source != "agent" || inv.Model != "A100-80GB" || inv.GPUs != 8 || len(inv.MIG) != 0 {
+	n := waitNode(t, cs, node, "the inventory", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[agentv1.AnnotInventory] != "" })
+	if inv := capacity.InventoryOf(unstructuredNode(t, n), mig.Default()); inv.Source != "agent" || inv.Model != "A100-80GB" || inv.GPUs != 8 || len(inv.MIG) != 0 {
 		t.Fatalf("inventory before apply = %+v", inv)
 	}
-	if n.Annotations[engine.AnnotMIGState] != "" {
-		t.Errorf("mig-state before any layout = %q", n.Annotations[engine.AnnotMIGState])
+	if n.Annotations[agentv1.AnnotMIGState] != "" {
+		t.Errorf("mig-state before any layout = %q", n.Annotations[agentv1.AnnotMIGState])
 	}
 
 	dir := t.TempDir()
@@ -366,23 +367,23 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var layout struct {
-		Name   string      `json:"name"`
-		GPU    string      `json:"gpu"`
-		Config nvml.Layout `json:"config"`
+		Name   string         `json:"name"`
+		GPU    string         `json:"gpu"`
+		Config agentv1.Layout `json:"config"`
 	}
-	if err := json.Unmarshal([]byte(n.Annotations[engine.AnnotMIGLayout]), &layout); err != nil || layout.Name != "halves" || len(layout.Config) != 1 || layout.Config[0].Slices["3g.40gb"] != 2 {
-		t.Fatalf("mig-layout annotation %q (%v)", n.Annotations[engine.AnnotMIGLayout], err)
+	if err := json.Unmarshal([]byte(n.Annotations[agentv1.AnnotMIGLayout]), &layout); err != nil || layout.Name != "halves" || len(layout.Config) != 1 || layout.Config[0].Slices["3g.40gb"] != 2 {
+		t.Fatalf("mig-layout annotation %q (%v)", n.Annotations[agentv1.AnnotMIGLayout], err)
 	}
 	// apply waits for the agent: the state is success when it returns.
-	if got := n.Annotations[engine.AnnotMIGState]; got != "success" {
+	if got := n.Annotations[agentv1.AnnotMIGState]; got != "success" {
 		t.Errorf("mig-state when apply returned = %q, want success (does apply wait for the agent?)", got)
-		n = waitNode(t, cs, node, "mig-state success", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[engine.AnnotMIGState] == "success" })
+		n = waitNode(t, cs, node, "mig-state success", 30*time.Second, func(n *corev1.Node) bool { return n.Annotations[agentv1.AnnotMIGState] == "success" })
 	}
 	n = waitNode(t, cs, node, "the inventory with the layout", 10*time.Second, func(n *corev1.Node) bool {
-		return engine.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG["3g.40gb"] == 16
+		return capacity.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG["3g.40gb"] == 16
 	})
-	var inv nvml.Inventory
-	if err := json.Unmarshal([]byte(n.Annotations[engine.AnnotInventory]), &inv); err != nil {
+	var inv agentv1.Inventory
+	if err := json.Unmarshal([]byte(n.Annotations[agentv1.AnnotInventory]), &inv); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range inv.GPUs {
@@ -395,7 +396,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		}
 	}
 	for _, f := range n.ManagedFields {
-		if f.Manager == nvml.AgentFieldManager && f.Operation != metav1.ManagedFieldsOperationApply {
+		if f.Manager == agentv1.FieldManager && f.Operation != metav1.ManagedFieldsOperationApply {
 			t.Errorf("the agent wrote with %s, want server-side apply", f.Operation)
 		}
 	}
@@ -421,11 +422,11 @@ func TestAgentEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := n.Annotations[engine.AnnotMIGState]; got != "success" {
+	if got := n.Annotations[agentv1.AnnotMIGState]; got != "success" {
 		t.Errorf("mig-state after the second apply = %q", got)
 	}
 	n = waitNode(t, cs, node, "the inventory with the new layout", 10*time.Second, func(n *corev1.Node) bool {
-		m := engine.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG
+		m := capacity.InventoryOf(unstructuredNode(t, n), mig.Default()).MIG
 		return m["3g.40gb"] == 8 && m["1g.10gb"] == 32 && len(m) == 2
 	})
 
@@ -446,8 +447,8 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	if n, _ := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); n.Annotations[engine.AnnotMIGState] != "success" {
-		t.Errorf("mig-state changed after the agent stopped: %q", n.Annotations[engine.AnnotMIGState])
+	if n, _ := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); n.Annotations[agentv1.AnnotMIGState] != "success" {
+		t.Errorf("mig-state changed after the agent stopped: %q", n.Annotations[agentv1.AnnotMIGState])
 	}
 }
 
@@ -520,7 +521,7 @@ func TestAgentSIGTERM(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a no-op once it exited
-	waitNode(t, clientset(t), node, "the inventory", 60*time.Second, func(n *corev1.Node) bool { return n.Annotations[engine.AnnotInventory] != "" })
+	waitNode(t, clientset(t), node, "the inventory", 60*time.Second, func(n *corev1.Node) bool { return n.Annotations[agentv1.AnnotInventory] != "" })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,9 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	}
 	defer done()
 	opts, pr := g.applyOptions(f, g.stdout)
-	opts.Planned = func(_ *config.Config, p *engine.Plan) error { return renderPlan(g, g.stdout, p, formatText) }
+	opts.Planned = func(cfg *config.Config, p *engine.Plan) error {
+		return renderPlan(g, g.stdout, p, cfg.Files, formatText)
+	}
 	if !f.autoApprove {
 		opts.Approve = func(ctx context.Context, _ *engine.Plan) error { return g.confirm(ctx) }
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/engine"
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
@@ -52,18 +53,10 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			}
 			if asJSON {
 				return writeJSON(g, struct {
-					Nodes []engine.NodeInventory `json:"nodes"`
+					Nodes []capacity.NodeInventory `json:"nodes"`
 				}{nodes})
 			}
-			if err := render.Inventory(g.stdout, nodes); err != nil {
-				return err
-			}
-			for _, n := range nodes {
-				if n.Warning != "" {
-					fmt.Fprintf(g.stderr, "Warning: node %s: %s\n", n.Node, n.Warning)
-				}
-			}
-			return nil
+			return render.Inventory(g.stdout, nodes)
 		},
 	}
 	cmd.Flags().BoolVar(&local, "local", false, "read this machine's GPUs through NVML (read-only)")
@@ -77,7 +70,7 @@ func writeJSON(g *globals, v any) error {
 	return enc.Encode(v)
 }
 
-func writeLocalInventory(g *globals, inv *nvml.Inventory) error {
+func writeLocalInventory(g *globals, inv *agentv1.Inventory) error {
 	fmt.Fprintf(g.stdout, "Driver %s, CUDA %s\n\n", inv.DriverVersion, inv.CUDAVersion)
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tNAME\tMODEL\tMEMORY\tMIG\tINSTANCES\tPROCESSES")

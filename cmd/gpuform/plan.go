@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/hashicorp/hcl/v2"
 	"io"
 	"os"
 
@@ -66,7 +67,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return g.fail(err, "")
 			}
 			p := res.Plan
-			if err := renderPlan(g, g.stdout, p, format); err != nil {
+			if err := renderPlan(g, g.stdout, p, res.Config.Files, format); err != nil {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
@@ -124,7 +125,7 @@ func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, cont
 
 // renderPlan writes p in format. Text starts with where the configuration
 // came from when it is in git.
-func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
+func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.File, format string) error {
 	switch format {
 	case formatJSON:
 		return render.JSON(w, p)
@@ -134,7 +135,7 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, format string) error {
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		fmt.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
-	return render.Text(w, p, render.TextOptions{Color: g.color(w)})
+	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files})
 }
 
 func pluralWord(n int, one, many string) string {

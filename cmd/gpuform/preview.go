@@ -40,7 +40,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 	case formatMarkdown:
 		err = g.writeComments(render.PreviewMarkdown(pv), p.Stack, f.outDir)
 	default:
-		err = render.PreviewText(g.stdout, pv, render.TextOptions{Color: g.color(g.stdout)})
+		err = render.PreviewText(g.stdout, pv, render.TextOptions{Color: g.color(g.stdout), Files: res.Config.Files})
 	}
 	if err != nil {
 		return err

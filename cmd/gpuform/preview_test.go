@@ -15,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
@@ -166,10 +168,10 @@ func playAgent(t *testing.T, cs *kubernetes.Clientset, selector string) {
 			if err == nil {
 				for i := range nodes.Items {
 					n := &nodes.Items[i]
-					if n.Annotations[engine.AnnotMIGState] != "pending" {
+					if n.Annotations[agentv1.AnnotMIGState] != "pending" {
 						continue
 					}
-					n.Annotations[engine.AnnotMIGState] = "success"
+					n.Annotations[agentv1.AnnotMIGState] = "success"
 					_, _ = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "gpuform-agent"})
 				}
 			}
@@ -282,8 +284,8 @@ func TestPreviewPullRequest(t *testing.T) {
 			ConfigSource   engine.ConfigSource  `json:"config_source"`
 			BaseSource     engine.ConfigSource  `json:"base_source"`
 			ConfigChanges  []engine.BlockChange `json:"config_changes"`
-			CapacityBefore []engine.CapacityRow `json:"capacity_before"`
-			Capacity       []engine.CapacityRow `json:"capacity"`
+			CapacityBefore []capacity.Row       `json:"capacity_before"`
+			Capacity       []capacity.Row       `json:"capacity"`
 			Warnings       []string             `json:"warnings"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {

@@ -20,7 +20,7 @@ func newShowCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return renderPlan(g, g.stdout, pf.Plan(), format)
+			return renderPlan(g, g.stdout, pf.Plan(), nil, format)
 		},
 	}
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")

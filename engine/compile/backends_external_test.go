@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
@@ -30,7 +31,7 @@ func TestCompileNodePools(t *testing.T) {
 		modelDeps bool // whether a model on a MIG slice waits for the mig-parted ConfigMap
 	}{
 		{"gpu-operator", nil, engine.LabelMIGState, engine.LabelMIGConfig, "", []engine.Key{migCM}, true},
-		{"agent", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}, engine.AnnotMIGState, "", engine.AnnotMIGLayout, nil, false},
+		{"agent", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}, agentv1.AnnotMIGState, "", agentv1.AnnotMIGLayout, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,8 +55,8 @@ func TestCompileNodePools(t *testing.T) {
 			if got := a100.Labels[engine.LabelMIGConfig]; (tt.label != "") != (got != "") || (got != "" && got != name) {
 				t.Errorf("label %s = %q (want it %t, as %q)", engine.LabelMIGConfig, got, tt.label != "", name)
 			}
-			if got := a100.Annotations[engine.AnnotMIGLayout]; (tt.annot != "") != (got != "") || (got != "" && !strings.Contains(got, `"name":"balanced"`)) {
-				t.Errorf("annotation %s = %q (want it %t, naming layout balanced)", engine.AnnotMIGLayout, got, tt.annot != "")
+			if got := a100.Annotations[agentv1.AnnotMIGLayout]; (tt.annot != "") != (got != "") || (got != "" && !strings.Contains(got, `"name":"balanced"`)) {
+				t.Errorf("annotation %s = %q (want it %t, naming layout balanced)", agentv1.AnnotMIGLayout, got, tt.annot != "")
 			}
 			if !equalKeys(a100.DependsOn, tt.poolDeps) {
 				t.Errorf("MIG pool depends on %v, want %v", a100.DependsOn, tt.poolDeps)

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 )
@@ -18,8 +19,8 @@ func (agent) Pool(p *config.Pool, np *engine.NodePool) error {
 	if err != nil {
 		return err
 	}
-	np.Annotations = map[string]string{engine.AnnotMIGLayout: layout}
-	np.MIGState = engine.AnnotMIGState
+	np.Annotations = map[string]string{agentv1.AnnotMIGLayout: layout}
+	np.MIGState = agentv1.AnnotMIGState
 	return nil
 }
 

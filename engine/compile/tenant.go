@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // tenant compiles a tenant: its Namespace, ResourceQuota and RoleBindings,
@@ -62,7 +63,7 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 	hard := map[string]any{}
 	quota := PoolResources{}
 	for _, q := range t.Quotas {
-		res := engine.QuotaResources(q)
+		res := capacity.QuotaResources(q)
 		quota[q.PoolName] = res
 		for r, n := range res {
 			key := "requests." + r

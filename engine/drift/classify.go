@@ -34,7 +34,7 @@ import (
 func Classify(p *engine.Plan, desired *engine.Desired, live *engine.Live, refCommit string, opts Options) *Report {
 	x := newDrifter(desired, live, refCommit, opts)
 	r := &Report{Stack: desired.Stack, Cluster: live.Source, Commit: refCommit, Plan: p.Summary}
-	r.Warnings = append(r.Warnings, p.Warnings...)
+	r.Warnings = append(r.Warnings, engine.WarningTexts(p.Warnings)...)
 	switch {
 	case refCommit == "":
 		r.Warnings = append(r.Warnings, "the configuration is not in a git repository, so drift cannot tell a hand edit from a configuration change not applied yet: every difference is reported as unapplied")

@@ -7,8 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -23,14 +25,14 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 	for _, p := range cfg.Pools {
 		var members []*unstructured.Unstructured
 		for _, n := range live.Nodes {
-			if engine.Selects(p.NodeSelector, n.GetLabels()) {
+			if capacity.Selects(p.NodeSelector, n.GetLabels()) {
 				members = append(members, n)
 			}
 		}
-		invs := make([]engine.NodeInventory, len(members))
+		invs := make([]capacity.NodeInventory, len(members))
 		counts := map[int]int{}
 		for i, n := range members {
-			invs[i] = engine.InventoryOf(n, cat)
+			invs[i] = capacity.InventoryOf(n, cat)
 			if invs[i].GPUs > 0 {
 				counts[invs[i].GPUs]++
 			}
@@ -41,14 +43,14 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 				usual = gpus
 			}
 		}
-		want := catalogKey(cat, p.GPU)
+		want := cat.Key(p.GPU)
 		for i, n := range members {
 			inv := invs[i]
 			var details []string
 			switch {
-			case inv.Source == "none" || inv.GPUs == 0:
+			case inv.Source == capacity.SourceNone || inv.GPUs == 0:
 				details = append(details, fmt.Sprintf("reports no GPUs; pool %s wants %s GPUs", p.Name, want))
-			case inv.Source != "capacity" && inv.Model != want:
+			case inv.Source != capacity.SourceCapacity && inv.Model != want:
 				details = append(details, fmt.Sprintf("has %s GPUs; pool %s wants %s", inv.Model, p.Name, want))
 			}
 			if inv.GPUs > 0 && usual > 0 && inv.GPUs != usual && counts[usual] > 1 {
@@ -76,19 +78,19 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 
 // migHardware checks a MIG pool's node: a failed state, and, when the
 // state is success and the node carries the layout, the MIG instances.
-func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured, inv engine.NodeInventory) []string {
+func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured, inv capacity.NodeInventory) []string {
 	var state string
 	var inPlace bool
 	if cfg.Settings.MIGBackend == config.BackendAgent {
-		state = n.GetAnnotations()[engine.AnnotMIGState]
+		state = n.GetAnnotations()[agentv1.AnnotMIGState]
 		layout, err := engine.AgentLayout(p.MIGLayout)
-		inPlace = err == nil && n.GetAnnotations()[engine.AnnotMIGLayout] == layout
+		inPlace = err == nil && n.GetAnnotations()[agentv1.AnnotMIGLayout] == layout
 	} else {
 		state = n.GetLabels()[engine.LabelMIGState]
 		name, _ := engine.MIGPartedName(p.MIGLayout)
 		inPlace = n.GetLabels()[engine.LabelMIGConfig] == name
 	}
-	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != "agent" && len(inv.MIG) == 0) {
+	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != capacity.SourceAgent && len(inv.MIG) == 0) {
 		return nil // not done yet, not ours yet, or nothing reported to compare
 	}
 	want := layoutInstances(p.MIGLayout, inv.GPUs)
@@ -159,14 +161,6 @@ func countsString(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-// catalogKey maps a product name to its catalog key, or returns it as is.
-func catalogKey(cat *mig.Catalog, name string) string {
-	if g, ok := cat.Lookup(name); ok {
-		return g.Key
-	}
-	return name
 }
 
 // count renders n things, with a plural s.

@@ -6,7 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // failedMIG reports the nodes of MIG pools whose state is failed and that
@@ -18,11 +20,11 @@ func (x *drifter) failedMIG(hw map[string]*Item) {
 			continue
 		}
 		for _, np := range x.desired.Pools {
-			if np.MIGState == "" || !engine.Selects(np.Selector, n.GetLabels()) {
+			if np.MIGState == "" || !capacity.Selects(np.Selector, n.GetLabels()) {
 				continue
 			}
 			state := n.GetLabels()[np.MIGState]
-			if np.MIGState == engine.AnnotMIGState {
+			if np.MIGState == agentv1.AnnotMIGState {
 				state = n.GetAnnotations()[np.MIGState]
 			}
 			if strings.HasPrefix(state, "failed") {
@@ -35,12 +37,12 @@ func (x *drifter) failedMIG(hw map[string]*Item) {
 
 // isMIGField reports whether a node field is a MIG layout label or annotation.
 func isMIGField(path string) bool {
-	return strings.Contains(path, engine.LabelMIGConfig+`"`) || strings.Contains(path, engine.AnnotMIGLayout)
+	return strings.Contains(path, engine.LabelMIGConfig+`"`) || strings.Contains(path, agentv1.AnnotMIGLayout)
 }
 
 // isMIGStateField reports whether a node field is a MIG state label or annotation.
 func isMIGStateField(path string) bool {
-	return path == engine.MIGStatePath(engine.LabelMIGState) || path == engine.MIGStatePath(engine.AnnotMIGState)
+	return path == engine.MIGStatePath(engine.LabelMIGState) || path == engine.MIGStatePath(agentv1.AnnotMIGState)
 }
 
 // node classifies a node's label and annotation changes against the newest
@@ -61,7 +63,7 @@ func (x *drifter) node(c *engine.Change, hw map[string]*Item) {
 		selected := false
 		if ds := x.desiredAt(s); ds != nil && !x.sameAsRef(s) {
 			for _, np := range ds.Pools {
-				if engine.Selects(np.Selector, c.Before.GetLabels()) {
+				if capacity.Selects(np.Selector, c.Before.GetLabels()) {
 					selected = true
 				}
 			}

@@ -124,6 +124,15 @@ func (c *Catalog) Lookup(name string) (*GPU, bool) {
 	return nil, false
 }
 
+// Key returns the catalog key of the GPU a product name names (as Lookup
+// matches it), or the name as it is when the catalog does not know it.
+func (c *Catalog) Key(name string) string {
+	if g, ok := c.Lookup(name); ok {
+		return g.Key
+	}
+	return name
+}
+
 // normalizeName folds case and treats spaces and underscores as hyphens.
 func normalizeName(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))

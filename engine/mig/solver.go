@@ -28,7 +28,6 @@ func Solve(g *GPU, slices map[string]int) ([]Instance, error) {
 	if g == nil {
 		return nil, &Error{Reason: ReasonNotMIGCapable, Message: "no GPU model given for the MIG layout"}
 	}
-
 	// Requested profile names in a stable order, zero counts dropped.
 	names := make([]string, 0, len(slices))
 	for name, n := range slices {
@@ -40,7 +39,21 @@ func Solve(g *GPU, slices map[string]int) ([]Instance, error) {
 		return nil, nil
 	}
 	sort.Strings(names)
+	counts, err := profileCounts(g, names, slices)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCounts(g, counts); err != nil {
+		return nil, err
+	}
+	return place(g, counts)
+}
 
+// profileCounts checks that g has MIG and every requested profile with a
+// count that is not negative, and returns the counts per catalog profile, in
+// catalog order (names that differ only in case add up). names are the
+// requested profiles, sorted.
+func profileCounts(g *GPU, names []string, slices map[string]int) ([]int, error) {
 	if !g.MIG || len(g.Profiles) == 0 {
 		return nil, &Error{
 			GPU:     g.Key,
@@ -77,17 +90,21 @@ func Solve(g *GPU, slices map[string]int) ([]Instance, error) {
 		}
 	}
 
-	// Counts per catalog profile, in catalog order (names that differ only
-	// in case add up).
 	counts := make([]int, len(g.Profiles))
 	for _, name := range names {
 		counts[profileIndex(g, profiles[name])] += slices[name]
 	}
+	return counts, nil
+}
 
+// checkCounts checks counts (per catalog profile of g) against the
+// profiles' maximums, the one media-extension instance a GPU has, and its
+// compute slices.
+func checkCounts(g *GPU, counts []int) error {
 	for i, n := range counts {
 		p := &g.Profiles[i]
 		if n > p.MaxInstances {
-			return nil, &Error{
+			return &Error{
 				GPU:     g.Key,
 				Reason:  ReasonOverMax,
 				Profile: p.Name,
@@ -106,7 +123,7 @@ func Solve(g *GPU, slices map[string]int) ([]Instance, error) {
 		}
 	}
 	if meTotal > 1 {
-		return nil, &Error{
+		return &Error{
 			GPU:    g.Key,
 			Reason: ReasonMultipleME,
 			Message: fmt.Sprintf("at most one media-extension (+me) instance fits on %s, the layout asks for %d (%s)",
@@ -124,15 +141,14 @@ func Solve(g *GPU, slices map[string]int) ([]Instance, error) {
 		}
 	}
 	if compute > g.ComputeSlices {
-		return nil, &Error{
+		return &Error{
 			GPU:    g.Key,
 			Reason: ReasonComputeExhausted,
 			Message: fmt.Sprintf("the layout needs %d compute slices on %s, which has %d (%s)",
 				compute, g.Key, g.ComputeSlices, strings.Join(computeParts, ", ")),
 		}
 	}
-
-	return place(g, counts)
+	return nil
 }
 
 // profileIndex is the position of p in g.Profiles.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 )
@@ -106,7 +107,7 @@ func TestCatalogAndInventory(t *testing.T) {
 		}
 	}
 	b.Reset()
-	nodes := []engine.NodeInventory{
+	nodes := []capacity.NodeInventory{
 		{Node: "gpu-0", Model: "A100-80GB", GPUs: 4, Driver: "550.54.15", MIG: map[string]int{"3g.40gb": 8, "1g.10gb": 2}, Source: "agent"},
 		{Node: "gpu-1", Model: "H100-80GB", GPUs: 8, Source: "labels"},
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/render"
 )
 
@@ -47,10 +48,10 @@ func bigPreview(n int) *engine.Preview {
 			changes = append(changes, engine.BlockChange{Address: addr, Type: "tenant", Action: engine.ActionDelete, Attributes: []engine.FieldDiff{}})
 		}
 	}
-	p.Capacity = &engine.Capacity{Rows: []engine.CapacityRow{{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 64, Quota: 2000, Limit: 64, Free: -1936}}}
+	p.Capacity = &capacity.Report{Rows: []capacity.Row{{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 64, Quota: 2000, Limit: 64, Free: -1936}}}
 	return &engine.Preview{
 		Plan: p, Base: &engine.ConfigSource{Ref: "origin/main", Commit: strings.Repeat("b", 40)}, ConfigChanges: changes,
-		CapacityBefore:   []engine.CapacityRow{{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 64, Quota: 10, Limit: 64, Free: 54}},
+		CapacityBefore:   []capacity.Row{{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 64, Quota: 10, Limit: 64, Free: 54}},
 		CapacityProblems: []string{"Tenants' quotas on pool a100 claim 2000 of nvidia.com/mig-1g.10gb, but the pool has 64"},
 	}
 }

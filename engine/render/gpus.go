@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -47,7 +47,7 @@ func Catalog(w io.Writer, gpus []*mig.GPU) error {
 // inventory): GPU model, count, driver, MIG instances and where the
 // inventory came from (the agent's annotation or GPU Feature Discovery's
 // labels).
-func Inventory(w io.Writer, nodes []engine.NodeInventory) error {
+func Inventory(w io.Writer, nodes []capacity.NodeInventory) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tGPU\tCOUNT\tDRIVER\tMIG INSTANCES\tSOURCE")
 	for _, n := range nodes {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // JSONFormatVersion is the version of the --json plan schema (docs/plan.md).
@@ -12,13 +13,13 @@ const JSONFormatVersion = "1.0"
 
 // JSONPlan is the --json form of a plan.
 type JSONPlan struct {
-	FormatVersion   string               `json:"format_version"`
-	Stack           string               `json:"stack"`
-	Source          string               `json:"source"`
-	ResourceChanges []JSONChange         `json:"resource_changes"`
-	Summary         engine.Summary       `json:"summary"`
-	Warnings        []string             `json:"warnings"`
-	Capacity        []engine.CapacityRow `json:"capacity"`
+	FormatVersion   string         `json:"format_version"`
+	Stack           string         `json:"stack"`
+	Source          string         `json:"source"`
+	ResourceChanges []JSONChange   `json:"resource_changes"`
+	Summary         engine.Summary `json:"summary"`
+	Warnings        []string       `json:"warnings"`
+	Capacity        []capacity.Row `json:"capacity"`
 	// ConfigSource is the commit the configuration was read at; absent
 	// when the configuration is not in a git repository.
 	ConfigSource *engine.ConfigSource `json:"config_source,omitempty"`
@@ -27,7 +28,7 @@ type JSONPlan struct {
 	// head, and the base configuration's capacity on the same nodes.
 	BaseSource     *engine.ConfigSource `json:"base_source,omitempty"`
 	ConfigChanges  []engine.BlockChange `json:"config_changes,omitempty"`
-	CapacityBefore []engine.CapacityRow `json:"capacity_before,omitempty"`
+	CapacityBefore []capacity.Row       `json:"capacity_before,omitempty"`
 }
 
 // JSONChange is one entry of resource_changes.
@@ -49,11 +50,11 @@ type JSONChange struct {
 // NewJSONPlan converts a plan to its --json form. Sensitive objects show
 // "(sensitive)" in place of before, after and field values.
 func NewJSONPlan(p *engine.Plan) JSONPlan {
-	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: p.Warnings, ConfigSource: p.ConfigSource}
+	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: engine.WarningTexts(p.Warnings), ConfigSource: p.ConfigSource}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
-	out.Capacity = []engine.CapacityRow{}
+	out.Capacity = []capacity.Row{}
 	if p.Capacity != nil {
 		out.Capacity = append(out.Capacity, p.Capacity.Rows...)
 	}

@@ -45,7 +45,7 @@ func writeMarkdownWarnings(w io.Writer, p *engine.Plan) {
 		return
 	}
 	fmt.Fprintf(w, "\n#### Warnings\n\n")
-	for _, warn := range p.Warnings {
+	for _, warn := range engine.WarningTexts(p.Warnings) {
 		fmt.Fprintf(w, "- %s\n", warn)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // PreviewSummary is the preview's first line: "Plan: 3 to add, 1 to
@@ -51,8 +54,9 @@ func overQuotaPools(p *engine.Plan) []string {
 // a base that could not be read, capacity problems, what apply would
 // refuse without a flag, objects in the way, disruption, and what the plan
 // destroys (one line per address, or one line in all beyond
-// maxWarningLines addresses).
-func PreviewWarnings(pv *engine.Preview) []string {
+// maxWarningLines addresses). They are warning diagnostics as the plan's
+// are; only the plan's own carry a source position.
+func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 	p := pv.Plan
 	var out []string
 	if pv.BaseError != "" {
@@ -72,7 +76,7 @@ func PreviewWarnings(pv *engine.Preview) []string {
 		conflicts = []string{fmt.Sprintf("%d objects are in the way of the configuration (--adopt takes them over): %s", len(conflicts), strings.Join(limit(conflictKeys(p), maxWarningLines), ", "))}
 	}
 	out = append(out, conflicts...)
-	out = append(out, p.Warnings...)
+	diags := append(warningsOf(out), p.Warnings...)
 	var destroys []string
 	var deleted []string
 	for _, g := range groups(p.Changes) {
@@ -100,7 +104,7 @@ func PreviewWarnings(pv *engine.Preview) []string {
 	if len(destroys) > maxWarningLines {
 		destroys = []string{fmt.Sprintf("%d objects of %d addresses will be destroyed: %s", len(deleted), len(destroys), strings.Join(limit(deleted, maxWarningLines), ", "))}
 	}
-	return append(out, destroys...)
+	return append(diags, warningsOf(destroys)...)
 }
 
 // maxWarningLines bounds the warnings of one kind listed one per line.
@@ -229,7 +233,7 @@ func writeConfigChanges(w io.Writer, changes []engine.BlockChange, r *textRender
 // capacityPair is one pool and resource under base and head.
 type capacityPair struct {
 	pool, resource string
-	base, head     *engine.CapacityRow
+	base, head     *capacity.Row
 }
 
 // capacityPairs matches base's and head's capacity rows by pool and
@@ -272,7 +276,7 @@ func capacityPairs(pv *engine.Preview) []capacityPair {
 // cells renders a pair's figures base -> head with arrow, "–" for a side
 // without the row (a new or removed pool or profile; base unread).
 func (c capacityPair) cells(arrow string) (total, quota, requested, free, status string) {
-	fig := func(get func(*engine.CapacityRow) int) string {
+	fig := func(get func(*capacity.Row) int) string {
 		b, h := "–", "–"
 		if c.base != nil {
 			b = fmt.Sprint(get(c.base))
@@ -285,10 +289,10 @@ func (c capacityPair) cells(arrow string) (total, quota, requested, free, status
 		}
 		return b + " " + arrow + " " + h
 	}
-	total = fig(func(r *engine.CapacityRow) int { return r.Total })
-	quota = fig(func(r *engine.CapacityRow) int { return r.Quota })
-	requested = fig(func(r *engine.CapacityRow) int { return r.Requested })
-	free = fig(func(r *engine.CapacityRow) int { return r.Free })
+	total = fig(func(r *capacity.Row) int { return r.Total })
+	quota = fig(func(r *capacity.Row) int { return r.Quota })
+	requested = fig(func(r *capacity.Row) int { return r.Requested })
+	free = fig(func(r *capacity.Row) int { return r.Free })
 	switch {
 	case c.head == nil:
 		status = "removed"

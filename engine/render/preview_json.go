@@ -14,7 +14,7 @@ func PreviewJSON(w io.Writer, pv *engine.Preview) error {
 	out.BaseSource = pv.Base
 	out.ConfigChanges = pv.ConfigChanges
 	out.CapacityBefore = pv.CapacityBefore
-	out.Warnings = PreviewWarnings(pv)
+	out.Warnings = engine.WarningTexts(PreviewWarnings(pv))
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}

@@ -24,7 +24,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 	fmt.Fprintf(&b, "### gpuform plan for stack `%s`\n\n", p.Stack)
 	fmt.Fprintf(&b, "**%s**\n\n", PreviewSummary(pv))
 	fmt.Fprintf(&b, "Configuration: %s, compared with base %s.\n", describeSource(p.ConfigSource, code), describeSource(pv.Base, code))
-	if warns := PreviewWarnings(pv); len(warns) > 0 {
+	if warns := engine.WarningTexts(PreviewWarnings(pv)); len(warns) > 0 {
 		fmt.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
 		for _, w := range warns {
 			fmt.Fprintf(&b, "- %s\n", mdInline(w))

@@ -53,9 +53,7 @@ func PreviewText(w io.Writer, pv *engine.Preview, opts TextOptions) error {
 		}
 		_ = tw.Flush()
 	}
-	for _, warn := range PreviewWarnings(pv) {
-		fmt.Fprintf(bw, "\n%s %s\n", r.paint("1;33", "Warning:"), warn)
-	}
+	writeWarnings(bw, PreviewWarnings(pv), opts)
 	fmt.Fprintf(bw, "\n%s\n", r.paint("1", PreviewSummary(pv)))
 	return bw.Flush()
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/gpuform/gpuform/engine"
 )
 
@@ -15,13 +17,16 @@ import (
 type TextOptions struct {
 	// Color adds ANSI colours to the symbols.
 	Color bool
+	// Files are the configuration's parsed files, for the source line of a
+	// warning that carries a position; nil shows the file and line only.
+	Files map[string]*hcl.File
 }
 
 // Text writes the plan the way Terraform does: changes grouped by
 // config address with + ~ - symbols and field paths, then a summary line.
 func Text(w io.Writer, p *engine.Plan, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
-	r := textRenderer{w: bw, color: opts.Color}
+	r := textRenderer{w: bw, color: opts.Color, files: opts.Files}
 	r.plan(p)
 	return bw.Flush()
 }
@@ -29,6 +34,8 @@ func Text(w io.Writer, p *engine.Plan, opts TextOptions) error {
 type textRenderer struct {
 	w     *bufio.Writer
 	color bool
+	// files are TextOptions.Files.
+	files map[string]*hcl.File
 }
 
 func (r *textRenderer) paint(code, s string) string {
@@ -101,10 +108,10 @@ func (r *textRenderer) capacity(p *engine.Plan) {
 	_ = tw.Flush()
 }
 
+// warnings writes the plan's warnings as diagnostics, with their source
+// position when they have one.
 func (r *textRenderer) warnings(p *engine.Plan) {
-	for _, w := range p.Warnings {
-		fmt.Fprintf(r.w, "\n%s %s\n", r.paint("1;33", "Warning:"), w)
-	}
+	writeWarnings(r.w, p.Warnings, TextOptions{Color: r.color, Files: r.files})
 }
 
 // SummaryLine is the plan's last line: Plan: X to add, Y to change, Z to destroy.

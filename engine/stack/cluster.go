@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // ForceUnlock removes the stack's apply lock if its ID is id, for a run
@@ -42,7 +43,7 @@ func (s *Stack) ForceUnlock(ctx context.Context, name, id string) (string, error
 // inventory the gpuform agent publishes, else GPU Feature Discovery's
 // labels. Nodes without GPUs are left out. The configuration is read for
 // its cluster block only: its problems are ignored.
-func (s *Stack) Nodes(ctx context.Context) ([]engine.NodeInventory, error) {
+func (s *Stack) Nodes(ctx context.Context) ([]capacity.NodeInventory, error) {
 	cfg, _, _ := s.read(ctx, "")
 	cl, err := s.open(ctx, cfg)
 	if err != nil {
@@ -52,11 +53,14 @@ func (s *Stack) Nodes(ctx context.Context) ([]engine.NodeInventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nodes []engine.NodeInventory
+	var nodes []capacity.NodeInventory
 	for _, n := range live.Nodes {
-		if inv := engine.InventoryOf(n, s.opts.Catalog); inv.Source != "none" {
+		if inv := capacity.InventoryOf(n, s.opts.Catalog); inv.Source != capacity.SourceNone {
 			nodes = append(nodes, inv)
 		}
 	}
+	// Inventory annotations that were not trusted are warnings, at the
+	// pool whose nodes they are.
+	s.report(cfg, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog))
 	return nodes, nil
 }

@@ -3,10 +3,12 @@ package stack
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // PlanOptions tune Plan.
@@ -82,16 +84,20 @@ func (s *Stack) refreshDiff(ctx context.Context, cl Cluster, desired *engine.Des
 // (problems are diagnostics and end the call with a *ConfigError) and the
 // pods that re-partitioning nodes would disrupt.
 func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, live *engine.Live, p *engine.Plan) error {
-	capacity, diags := engine.CheckCapacityFrom(cfg, live, s.opts.Catalog)
+	report, diags := capacity.CheckFrom(cfg, live.Nodes, maps.Values(live.Objects), s.opts.Catalog)
 	s.report(cfg, diags)
 	if diags.HasErrors() {
 		return &ConfigError{Diags: diags}
 	}
-	p.Capacity = capacity
+	p.Capacity = report
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
-	p.Warnings = append(p.Warnings, engine.InventoryWarnings(live.Nodes, s.opts.Catalog)...)
-	return disruption(ctx, cl, p)
+	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog)...)
+	if err := disruption(ctx, cl, p); err != nil {
+		return err
+	}
+	engine.LocateWarnings(p.Warnings, cfg)
+	return nil
 }
 
 // disruption adds to a plan the pods that re-partitioning nodes would

@@ -3,12 +3,14 @@ package stack
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // PreviewOptions tune Preview.
@@ -72,19 +74,20 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 	pv.Plan = p
 	pv.ConfigChanges = engine.ConfigDiff(base, head.cfg)
 
-	capacity, cdiags := engine.CheckCapacityFrom(head.cfg, live, s.opts.Catalog)
-	p.Capacity = capacity
+	report, cdiags := capacity.CheckFrom(head.cfg, live.Nodes, maps.Values(live.Objects), s.opts.Catalog)
+	p.Capacity = report
 	s.report(head.cfg, cdiags)
 	for _, d := range onlyErrors(cdiags) {
 		pv.CapacityProblems = append(pv.CapacityProblems, strings.TrimSuffix(d.Detail, "."))
 	}
 	if base != nil {
-		if before, _ := engine.CheckCapacityFrom(base, live, s.opts.Catalog); before != nil {
+		if before, _ := capacity.CheckFrom(base, live.Nodes, maps.Values(live.Objects), s.opts.Catalog); before != nil {
 			pv.CapacityBefore = before.Rows
 		}
 	}
 	if err := disruption(ctx, cl, p); err != nil {
 		return nil, err
 	}
+	engine.LocateWarnings(p.Warnings, head.cfg)
 	return &PreviewResult{Preview: pv, Config: head.cfg, Context: cl.Context()}, nil
 }

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -137,7 +138,7 @@ func (a *AgentNode) Apply(ctx context.Context, annotations map[string]string) er
 			return err
 		}
 		ac := corev1ac.Node(a.name).WithResourceVersion(cur.ResourceVersion).WithAnnotations(annotations)
-		_, err = a.cs.CoreV1().Nodes().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: nvml.AgentFieldManager, Force: true})
+		_, err = a.cs.CoreV1().Nodes().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: agentv1.FieldManager, Force: true})
 		if err == nil || !apierrors.IsConflict(err) {
 			return err
 		}

@@ -13,29 +13,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
-)
-
-// The node annotations of the agent protocol; the same strings as engine's
-// AnnotMIGLayout, AnnotMIGState and AnnotInventory.
-const (
-	// AnnotLayout is written by gpuform apply: the MIG layout the node must
-	// have, as JSON {"name": ..., "gpu": ..., "config": [mig-parted entries]}.
-	AnnotLayout = "gpuform.dev/mig-layout"
-	// AnnotState is written by the agent: "pending", "success",
-	// "reboot-required" or "failed: <reason>".
-	AnnotState = "gpuform.dev/mig-state"
-	// AnnotInventory is written by the agent: the Inventory, as JSON.
-	AnnotInventory = "gpuform.dev/inventory"
-	// AgentFieldManager is the server-side apply field manager of the agent.
-	AgentFieldManager = "gpuform-agent"
-)
-
-// The values of AnnotState besides "failed: <reason>".
-const (
-	MIGStatePending        = "pending"
-	MIGStateSuccess        = "success"
-	MIGStateRebootRequired = "reboot-required"
 )
 
 // maxStateLen bounds a "failed: <reason>" state: one line, at most this many
@@ -43,7 +22,7 @@ const (
 const maxStateLen = 200
 
 // maxInventoryLen bounds the published inventory; gpuform ignores larger
-// ones (engine.ParseAgentInventory accepts up to 64 KiB).
+// ones (agentv1.ParseInventory accepts up to agentv1.MaxInventoryBytes).
 const maxInventoryLen = 60 << 10
 
 // NodeInfo is what the agent reads of its Node.
@@ -76,7 +55,7 @@ type NodeClient interface {
 	// error event, after which the channel is closed too.
 	Watch(ctx context.Context, resourceVersion string) (<-chan NodeEvent, error)
 	// Apply sets the node's annotations with server-side apply as field
-	// manager AgentFieldManager (forcing conflicts): annotations is every
+	// manager agentv1.FieldManager (forcing conflicts): annotations is every
 	// annotation the agent owns, and one it owned before that is missing is
 	// removed. It must never create the node.
 	Apply(ctx context.Context, annotations map[string]string) error
@@ -107,13 +86,6 @@ type AgentOptions struct {
 	Logf func(format string, args ...any)
 }
 
-// agentLayout is the AnnotLayout annotation.
-type agentLayout struct {
-	Name   string `json:"name"`
-	GPU    string `json:"gpu"`
-	Config Layout `json:"config"`
-}
-
 // agent is the state of RunAgent.
 type agent struct {
 	s      *Session
@@ -126,12 +98,12 @@ type agent struct {
 	node *NodeInfo
 	// inventory is the inventory JSON to publish; empty until read.
 	inventory string
-	// state is the AnnotState value to publish; empty when the node asks
+	// state is the agentv1.AnnotMIGState value to publish; empty when the node asks
 	// for no layout.
 	state string
-	// applied is the AnnotLayout value last applied successfully.
+	// applied is the agentv1.AnnotMIGLayout value last applied successfully.
 	applied string
-	// attempted is the AnnotLayout value last applied without success;
+	// attempted is the agentv1.AnnotMIGLayout value last applied without success;
 	// it is applied again at retryAt, or never when retryAt is zero.
 	attempted string
 	retryAt   time.Time
@@ -141,10 +113,10 @@ type agent struct {
 }
 
 // RunAgent runs the gpuform node agent until ctx is cancelled: it publishes
-// the node's GPU inventory in annotation AnnotInventory at start, after
+// the node's GPU inventory in annotation agentv1.AnnotInventory at start, after
 // every MIG change and whenever it changed (read every Resync), and applies
-// the MIG layout of annotation AnnotLayout when it differs from the last
-// one applied successfully, reporting in AnnotState "pending" while it
+// the MIG layout of annotation agentv1.AnnotMIGLayout when it differs from the last
+// one applied successfully, reporting in agentv1.AnnotMIGState "pending" while it
 // works, then "success", "reboot-required" or "failed: <reason>". A layout
 // that failed or needs a reboot is applied again with a growing delay; the
 // same layout seen again after a success does nothing. Watch and API
@@ -264,7 +236,7 @@ func (a *agent) reconcile(ctx context.Context) {
 	if a.node == nil {
 		return
 	}
-	want := a.node.Annotations[AnnotLayout]
+	want := a.node.Annotations[agentv1.AnnotMIGLayout]
 	switch {
 	case want == "":
 		if a.state != "" {
@@ -301,7 +273,7 @@ func (a *agent) apply(ctx context.Context, want string) {
 	}
 	if !retrying {
 		a.logf("applying MIG layout %s", layoutName(want))
-		a.state = MIGStatePending
+		a.state = agentv1.StatePending
 		a.publish(ctx)
 	}
 	res, err := a.s.Apply(a.cat, layout, ApplyOptions{AllowBusy: a.opts.AllowBusy})
@@ -314,15 +286,15 @@ func (a *agent) apply(ctx context.Context, want string) {
 		a.state = failedState(err.Error())
 		a.logf("MIG layout %s failed: %v", layoutName(want), err)
 	case res.RebootRequired:
-		a.state = MIGStateRebootRequired
+		a.state = agentv1.StateRebootRequired
 		a.logf("MIG layout %s needs a reboot: the MIG mode change is pending until the GPUs are reset", layoutName(want))
 	default:
-		a.state = MIGStateSuccess
+		a.state = agentv1.StateSuccess
 		a.applied, a.attempted, a.failures = want, "", 0
 		a.logf("MIG layout %s applied: %d GPU instances created, %d destroyed, %d MIG mode changes",
 			layoutName(want), res.GPUInstancesCreated, res.GPUInstancesDestroyed, res.MIGModeChanges)
 	}
-	if a.state != MIGStateSuccess {
+	if a.state != agentv1.StateSuccess {
 		a.scheduleRetry()
 	}
 	a.readInventory()
@@ -348,13 +320,10 @@ func (a *agent) scheduleRetry() {
 
 // check decodes layout annotation want and checks it against the GPUs;
 // permanent says the same annotation would always fail.
-func (a *agent) check(want string) (_ Layout, permanent bool, _ error) {
-	var l agentLayout
-	if err := json.Unmarshal([]byte(want), &l); err != nil {
-		return nil, true, fmt.Errorf("invalid %s annotation: %w", AnnotLayout, err)
-	}
-	if len(l.Config) == 0 {
-		return nil, true, fmt.Errorf("invalid %s annotation: no config entries", AnnotLayout)
+func (a *agent) check(want string) (_ agentv1.Layout, permanent bool, _ error) {
+	l, err := agentv1.ParseMIGLayout(want)
+	if err != nil {
+		return nil, true, fmt.Errorf("invalid %s annotation: %w", agentv1.AnnotMIGLayout, err)
 	}
 	inv, err := a.s.Read(a.cat)
 	if err != nil {
@@ -363,7 +332,7 @@ func (a *agent) check(want string) (_ Layout, permanent bool, _ error) {
 	if len(inv.GPUs) == 0 {
 		return nil, true, errors.New("NVML reports no GPU on this node")
 	}
-	targets, err := l.Config.resolve(len(inv.GPUs))
+	targets, err := resolve(l.Config, len(inv.GPUs))
 	if err != nil {
 		return nil, true, err
 	}
@@ -412,10 +381,10 @@ func (a *agent) publish(ctx context.Context) {
 	}
 	want := map[string]string{}
 	if a.inventory != "" {
-		want[AnnotInventory] = a.inventory
+		want[agentv1.AnnotInventory] = a.inventory
 	}
 	if a.state != "" {
-		want[AnnotState] = a.state
+		want[agentv1.AnnotMIGState] = a.state
 	}
 	shown := a.published != nil && maps.Equal(want, a.published)
 	for k, v := range want {
@@ -436,7 +405,7 @@ func (a *agent) publish(ctx context.Context) {
 
 // inventoryJSON encodes inv compactly, dropping process details when it
 // would be too large to publish.
-func inventoryJSON(inv *Inventory) (string, error) {
+func inventoryJSON(inv *agentv1.Inventory) (string, error) {
 	b, err := json.Marshal(inv)
 	if err != nil {
 		return "", err
@@ -445,7 +414,7 @@ func inventoryJSON(inv *Inventory) (string, error) {
 		return string(b), nil
 	}
 	trimmed := *inv
-	trimmed.GPUs = append([]GPU(nil), inv.GPUs...)
+	trimmed.GPUs = append([]agentv1.GPU(nil), inv.GPUs...)
 	for i := range trimmed.GPUs {
 		if ps := trimmed.GPUs[i].Processes; len(ps) > 4 {
 			trimmed.GPUs[i].Processes = ps[:4]

@@ -17,7 +17,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gpuform/gpuform/engine"
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -42,7 +43,7 @@ type fakeNode struct {
 	failGets int
 	gets     int
 	watches  int
-	// applies counts the agent's applies; states is every AnnotState value
+	// applies counts the agent's applies; states is every agentv1.AnnotMIGState value
 	// they set, in order (a removal as "").
 	applies    int
 	states     []string
@@ -158,7 +159,7 @@ func (f *fakeNode) Apply(ctx context.Context, annotations map[string]string) err
 		f.ann[k] = v
 		f.owned[k] = true
 	}
-	if st := annotations[AnnotState]; st != f.agentState {
+	if st := annotations[agentv1.AnnotMIGState]; st != f.agentState {
 		f.states = append(f.states, st)
 		f.agentState = st
 	}
@@ -228,7 +229,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // waitState waits until the node's state annotation is want.
 func waitState(t *testing.T, f *fakeNode, want string) {
 	t.Helper()
-	waitFor(t, "mig-state "+want, func() bool { return f.get(AnnotState) == want })
+	waitFor(t, "mig-state "+want, func() bool { return f.get(agentv1.AnnotMIGState) == want })
 }
 
 // startAgent runs RunAgent in a goroutine; the returned stop cancels it and
@@ -263,26 +264,26 @@ func startAgent(t *testing.T, lib nvml.Interface, f NodeClient, opts AgentOption
 	return stop
 }
 
-// layoutAnnotation is the annotation gpuform apply writes (engine's
-// agentLayout): {"name", "gpu", "config": mig-parted entries}.
-func layoutAnnotation(t *testing.T, name, gpu string, l Layout) string {
+// layoutAnnotation is the annotation gpuform apply writes:
+// {"config": mig-parted entries, "gpu", "name"}.
+func layoutAnnotation(t *testing.T, name, gpu string, l agentv1.Layout) string {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"name": name, "gpu": gpu, "config": l})
+	s, err := agentv1.MIGLayout{Name: name, GPU: gpu, Config: l}.Annotation()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return s
 }
 
 // publishedInventory decodes the inventory annotation, checking it is
 // what gpuform's engine accepts.
-func publishedInventory(t *testing.T, f *fakeNode) *Inventory {
+func publishedInventory(t *testing.T, f *fakeNode) *agentv1.Inventory {
 	t.Helper()
-	s := f.get(AnnotInventory)
-	if _, err := engine.ParseAgentInventory(s); err != nil {
+	s := f.get(agentv1.AnnotInventory)
+	if _, err := agentv1.ParseInventory(s); err != nil {
 		t.Fatalf("engine rejects the published inventory: %v\n%s", err, s)
 	}
-	var inv Inventory
+	var inv agentv1.Inventory
 	if err := json.Unmarshal([]byte(s), &inv); err != nil {
 		t.Fatal(err)
 	}
@@ -311,10 +312,11 @@ func guardProcesses(n *simNode) func(i int, pids ...uint32) {
 	}
 }
 
-// The agent's annotation names are engine's.
+// The agent's annotation names are the ones gpuform apply writes and the
+// documentation names (both now take them from api/agent/v1).
 func TestAgentAnnotations(t *testing.T) {
-	if AnnotLayout != engine.AnnotMIGLayout || AnnotState != engine.AnnotMIGState || AnnotInventory != engine.AnnotInventory {
-		t.Errorf("annotations differ from engine's: %s %s %s", AnnotLayout, AnnotState, AnnotInventory)
+	if agentv1.AnnotMIGLayout != "gpuform.dev/mig-layout" || agentv1.AnnotMIGState != "gpuform.dev/mig-state" || agentv1.AnnotInventory != "gpuform.dev/inventory" {
+		t.Errorf("annotations differ from the documented ones: %s %s %s", agentv1.AnnotMIGLayout, agentv1.AnnotMIGState, agentv1.AnnotInventory)
 	}
 }
 
@@ -326,23 +328,23 @@ func TestAgentPublishesInventory(t *testing.T) {
 	setProcs := guardProcesses(n)
 	f := newFakeNode(map[string]string{"other": "kept"})
 	startAgent(t, n.srv, f, AgentOptions{Resync: 20 * time.Millisecond})
-	waitFor(t, "the inventory", func() bool { return f.get(AnnotInventory) != "" })
+	waitFor(t, "the inventory", func() bool { return f.get(agentv1.AnnotInventory) != "" })
 	inv := publishedInventory(t, f)
 	if len(inv.GPUs) != 8 || inv.GPUs[0].Model != "A100-80GB" || inv.DriverVersion == "" {
 		t.Errorf("inventory = %+v", inv)
 	}
-	node := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n", "annotations": map[string]any{AnnotInventory: f.get(AnnotInventory)}}}
-	if ni := engine.InventoryOf(&unstructured.Unstructured{Object: node}, mig.Default()); ni.Source != "agent" || ni.Model != "A100-80GB" || ni.GPUs != 8 {
+	node := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n", "annotations": map[string]any{agentv1.AnnotInventory: f.get(agentv1.AnnotInventory)}}}
+	if ni := capacity.InventoryOf(&unstructured.Unstructured{Object: node}, mig.Default()); ni.Source != "agent" || ni.Model != "A100-80GB" || ni.GPUs != 8 {
 		t.Errorf("engine reads %+v", ni)
 	}
-	if f.get(AnnotState) != "" || f.get("other") != "kept" {
-		t.Errorf("annotations: state %q other %q", f.get(AnnotState), f.get("other"))
+	if f.get(agentv1.AnnotMIGState) != "" || f.get("other") != "kept" {
+		t.Errorf("annotations: state %q other %q", f.get(agentv1.AnnotMIGState), f.get("other"))
 	}
 
 	setProcs(3, 4242)
-	waitFor(t, "the process in the inventory", func() bool { return strings.Contains(f.get(AnnotInventory), `"pid":4242`) })
+	waitFor(t, "the process in the inventory", func() bool { return strings.Contains(f.get(agentv1.AnnotInventory), `"pid":4242`) })
 	setProcs(3)
-	waitFor(t, "the process gone from the inventory", func() bool { return !strings.Contains(f.get(AnnotInventory), `"pid":4242`) })
+	waitFor(t, "the process gone from the inventory", func() bool { return !strings.Contains(f.get(agentv1.AnnotInventory), `"pid":4242`) })
 
 	applies, _ := f.snapshot()
 	time.Sleep(100 * time.Millisecond) // several resyncs with nothing new
@@ -350,8 +352,8 @@ func TestAgentPublishesInventory(t *testing.T) {
 		t.Errorf("%d applies with nothing new to publish", again-applies)
 	}
 
-	f.set(AnnotInventory, "")
-	waitFor(t, "the inventory published again", func() bool { return f.get(AnnotInventory) != "" })
+	f.set(agentv1.AnnotInventory, "")
+	waitFor(t, "the inventory published again", func() bool { return f.get(agentv1.AnnotInventory) != "" })
 }
 
 // The layout gpuform asks for is applied once: pending, then success, the
@@ -361,11 +363,11 @@ func TestAgentAppliesLayout(t *testing.T) {
 	n := newSimNode(t, "A100-80GB")
 	f := newFakeNode(nil)
 	stop := startAgent(t, n.srv, f, AgentOptions{})
-	waitFor(t, "the inventory", func() bool { return f.get(AnnotInventory) != "" })
+	waitFor(t, "the inventory", func() bool { return f.get(agentv1.AnnotInventory) != "" })
 
-	halves := layoutAnnotation(t, "halves", "A100-80GB", AllGPUs(map[string]int{"3g.40gb": 2}))
-	f.set(AnnotLayout, halves, AnnotState, MIGStatePending) // as gpuform apply does
-	waitState(t, f, MIGStateSuccess)
+	halves := layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2}))
+	f.set(agentv1.AnnotMIGLayout, halves, agentv1.AnnotMIGState, agentv1.StatePending) // as gpuform apply does
+	waitState(t, f, agentv1.StateSuccess)
 	if _, states := f.snapshot(); strings.Join(states, ",") != "pending,success" {
 		t.Errorf("states = %q, want pending then success", states)
 	}
@@ -391,8 +393,8 @@ func TestAgentAppliesLayout(t *testing.T) {
 	}
 
 	// A new layout destroys what must go and creates the rest.
-	sevens := layoutAnnotation(t, "sevens", "A100-80GB", AllGPUs(map[string]int{"1g.10gb": 7}))
-	f.set(AnnotLayout, sevens, AnnotState, MIGStatePending)
+	sevens := layoutAnnotation(t, "sevens", "A100-80GB", agentv1.AllGPUs(map[string]int{"1g.10gb": 7}))
+	f.set(agentv1.AnnotMIGLayout, sevens, agentv1.AnnotMIGState, agentv1.StatePending)
 	waitFor(t, "the second layout", func() bool {
 		_, states := f.snapshot()
 		return strings.Join(states, ",") == "pending,success,pending,success"
@@ -410,33 +412,33 @@ func TestAgentAppliesLayout(t *testing.T) {
 	startAgent(t, n.srv, f, AgentOptions{})
 	waitFor(t, "the restarted agent's success", func() bool {
 		_, states := f.snapshot()
-		return len(states) == 6 && states[5] == MIGStateSuccess
+		return len(states) == 6 && states[5] == agentv1.StateSuccess
 	})
 	if n.calls != calls {
 		t.Errorf("restart changed the GPUs: NVML calls %+v -> %+v", calls, n.calls)
 	}
 
 	// No layout any more: the state goes, the GPUs stay as they are.
-	f.set(AnnotLayout, "")
+	f.set(agentv1.AnnotMIGLayout, "")
 	waitState(t, f, "")
-	if n.calls != calls || f.get(AnnotInventory) == "" {
-		t.Errorf("removing the layout: NVML calls %+v -> %+v, inventory %q", calls, n.calls, f.get(AnnotInventory))
+	if n.calls != calls || f.get(agentv1.AnnotInventory) == "" {
+		t.Errorf("removing the layout: NVML calls %+v -> %+v, inventory %q", calls, n.calls, f.get(agentv1.AnnotInventory))
 	}
 }
 
 // Busy GPUs are not changed: the state says which, and the layout is
 // applied when they are idle again, or at once with AllowBusy.
 func TestAgentBusyGPUs(t *testing.T) {
-	layout := layoutAnnotation(t, "halves", "A100-80GB", AllGPUs(map[string]int{"3g.40gb": 2}))
+	layout := layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2}))
 
 	n := newSimNode(t, "A100-80GB")
 	setProcs := guardProcesses(n)
 	setProcs(2, 4242, 4243)
 	setProcs(5, 77)
-	f := newFakeNode(map[string]string{AnnotLayout: layout})
+	f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layout})
 	startAgent(t, n.srv, f, AgentOptions{Retry: 20 * time.Millisecond, MaxRetry: 40 * time.Millisecond})
-	waitFor(t, "failed", func() bool { return strings.HasPrefix(f.get(AnnotState), "failed") })
-	if got, want := f.get(AnnotState), "failed: GPUs busy: GPU 2 pids 4242,4243; GPU 5 pids 77"; got != want {
+	waitFor(t, "failed", func() bool { return strings.HasPrefix(f.get(agentv1.AnnotMIGState), "failed") })
+	if got, want := f.get(agentv1.AnnotMIGState), "failed: GPUs busy: GPU 2 pids 4242,4243; GPU 5 pids 77"; got != want {
 		t.Errorf("state = %q, want %q", got, want)
 	}
 	if n.calls.total() != 0 {
@@ -449,17 +451,17 @@ func TestAgentBusyGPUs(t *testing.T) {
 	}
 	setProcs(2)
 	setProcs(5)
-	waitState(t, f, MIGStateSuccess)
-	if _, states := f.snapshot(); len(states) != 3 || states[0] != MIGStatePending || !strings.HasPrefix(states[1], "failed: GPUs busy") || states[2] != MIGStateSuccess {
+	waitState(t, f, agentv1.StateSuccess)
+	if _, states := f.snapshot(); len(states) != 3 || states[0] != agentv1.StatePending || !strings.HasPrefix(states[1], "failed: GPUs busy") || states[2] != agentv1.StateSuccess {
 		t.Errorf("states = %q, want pending, failed: GPUs busy, success", states)
 	}
 
 	n = newSimNode(t, "A100-80GB")
 	setProcs = guardProcesses(n)
 	setProcs(2, 4242)
-	f = newFakeNode(map[string]string{AnnotLayout: layout})
+	f = newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layout})
 	startAgent(t, n.srv, f, AgentOptions{AllowBusy: true})
-	waitState(t, f, MIGStateSuccess)
+	waitState(t, f, agentv1.StateSuccess)
 }
 
 // A MIG mode change that needs a GPU reset is reported as reboot-required;
@@ -469,10 +471,10 @@ func TestAgentRebootRequired(t *testing.T) {
 	for i := range n.srv.Devices {
 		n.needsReset[i] = true
 	}
-	layout := layoutAnnotation(t, "sevens", "H100-80GB", AllGPUs(map[string]int{"1g.10gb": 7}))
-	f := newFakeNode(map[string]string{AnnotLayout: layout})
+	layout := layoutAnnotation(t, "sevens", "H100-80GB", agentv1.AllGPUs(map[string]int{"1g.10gb": 7}))
+	f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layout})
 	stop := startAgent(t, n.srv, f, AgentOptions{})
-	waitState(t, f, MIGStateRebootRequired)
+	waitState(t, f, agentv1.StateRebootRequired)
 	for _, g := range publishedInventory(t, f).GPUs {
 		if g.MIGEnabled || !g.MIGPending {
 			t.Errorf("GPU %d: MIG enabled %v pending %v, want a pending enable", g.Index, g.MIGEnabled, g.MIGPending)
@@ -481,7 +483,7 @@ func TestAgentRebootRequired(t *testing.T) {
 	stop()
 	n.reboot()
 	startAgent(t, n.srv, f, AgentOptions{})
-	waitState(t, f, MIGStateSuccess)
+	waitState(t, f, agentv1.StateSuccess)
 	if s := publishedInventory(t, f).GPUs[7].Slices(); s["1g.10gb"] != 7 {
 		t.Errorf("GPU 7 slices after the reboot: %v", s)
 	}
@@ -499,10 +501,10 @@ func TestAgentRefusesLayouts(t *testing.T) {
 		{"not JSON", "{nope", "failed: invalid gpuform.dev/mig-layout annotation: invalid character 'n'", false},
 		{"no entries", `{"name":"x","gpu":"A100-80GB","config":[]}`, "failed: invalid gpuform.dev/mig-layout annotation: no config entries", false},
 		{"device filter", `{"name":"x","config":[{"devices":"all","device-filter":"0x20B010DE","mig-enabled":true}]}`, `failed: invalid gpuform.dev/mig-layout annotation: layout entry has a "device-filter"`, false},
-		{"other GPU model", layoutAnnotation(t, "h", "H100-80GB", AllGPUs(map[string]int{"1g.10gb": 7})), "failed: layout h is for H100-80GB but GPU 0 is NVIDIA A100-SXM4-80GB", false},
-		{"unknown GPU model", layoutAnnotation(t, "z", "Z9000", AllGPUs(map[string]int{"1g.10gb": 7})), `failed: layout z is for GPU model "Z9000", which this agent's catalog does not know`, false},
-		{"GPU index out of range", layoutAnnotation(t, "i", "A100-80GB", Layout{{Indexes: []int{9}, Enabled: true, Slices: map[string]int{"1g.10gb": 7}}}), "failed: layout entry 0 names GPU 9, but this machine has 8 GPUs", false},
-		{"impossible slices", layoutAnnotation(t, "big", "A100-80GB", AllGPUs(map[string]int{"7g.80gb": 2})), "failed: GPU 0: ", true},
+		{"other GPU model", layoutAnnotation(t, "h", "H100-80GB", agentv1.AllGPUs(map[string]int{"1g.10gb": 7})), "failed: layout h is for H100-80GB but GPU 0 is NVIDIA A100-SXM4-80GB", false},
+		{"unknown GPU model", layoutAnnotation(t, "z", "Z9000", agentv1.AllGPUs(map[string]int{"1g.10gb": 7})), `failed: layout z is for GPU model "Z9000", which this agent's catalog does not know`, false},
+		{"GPU index out of range", layoutAnnotation(t, "i", "A100-80GB", agentv1.Layout{{Indexes: []int{9}, Enabled: true, Slices: map[string]int{"1g.10gb": 7}}}), "failed: layout entry 0 names GPU 9, but this machine has 8 GPUs", false},
+		{"impossible slices", layoutAnnotation(t, "big", "A100-80GB", agentv1.AllGPUs(map[string]int{"7g.80gb": 2})), "failed: GPU 0: ", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -513,10 +515,10 @@ func TestAgentRefusesLayouts(t *testing.T) {
 				reads.Add(1)
 				return count()
 			}
-			f := newFakeNode(map[string]string{AnnotLayout: tt.layout})
+			f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: tt.layout})
 			startAgent(t, n.srv, f, AgentOptions{Retry: 10 * time.Millisecond, MaxRetry: 10 * time.Millisecond})
-			waitFor(t, "failed", func() bool { return strings.HasPrefix(f.get(AnnotState), "failed") })
-			got := f.get(AnnotState)
+			waitFor(t, "failed", func() bool { return strings.HasPrefix(f.get(agentv1.AnnotMIGState), "failed") })
+			got := f.get(agentv1.AnnotMIGState)
 			if !strings.HasPrefix(got, tt.want) || len(got) > 200 || strings.ContainsAny(got, "\n\r") {
 				t.Errorf("state = %q, want one line of at most 200 bytes starting %q", got, tt.want)
 			}
@@ -540,7 +542,7 @@ func TestAgentReconnects(t *testing.T) {
 	f := newFakeNode(nil)
 	f.failGets = 3
 	startAgent(t, n.srv, f, AgentOptions{Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
-	waitFor(t, "the inventory after failed reads", func() bool { return f.get(AnnotInventory) != "" })
+	waitFor(t, "the inventory after failed reads", func() bool { return f.get(agentv1.AnnotInventory) != "" })
 
 	f.mu.Lock()
 	gets := f.gets
@@ -551,12 +553,12 @@ func TestAgentReconnects(t *testing.T) {
 		defer f.mu.Unlock()
 		return f.gets > gets && f.watches >= 2
 	})
-	f.set(AnnotLayout, layoutAnnotation(t, "halves", "A100-80GB", AllGPUs(map[string]int{"3g.40gb": 2})))
-	waitState(t, f, MIGStateSuccess)
+	f.set(agentv1.AnnotMIGLayout, layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2})))
+	waitState(t, f, agentv1.StateSuccess)
 
 	f.setDeleted(true)
 	f.setDeleted(false)
-	waitFor(t, "the inventory on the node registered again", func() bool { return f.get(AnnotInventory) != "" })
+	waitFor(t, "the inventory on the node registered again", func() bool { return f.get(agentv1.AnnotInventory) != "" })
 }
 
 // Cancelled in the middle of an apply, the agent finishes it, publishes
@@ -574,7 +576,7 @@ func TestAgentStopsDuringApply(t *testing.T) {
 		})
 		return create(info, pl)
 	}
-	f := newFakeNode(map[string]string{AnnotLayout: layoutAnnotation(t, "halves", "A100-80GB", AllGPUs(map[string]int{"3g.40gb": 2}))})
+	f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2}))})
 	stop := startAgent(t, n.srv, f, AgentOptions{})
 	<-started
 	go func() {
@@ -582,7 +584,7 @@ func TestAgentStopsDuringApply(t *testing.T) {
 		close(release)
 	}()
 	stop() // cancels, waits for RunAgent to return nil
-	if got := f.get(AnnotState); got != MIGStateSuccess {
+	if got := f.get(agentv1.AnnotMIGState); got != agentv1.StateSuccess {
 		t.Errorf("state after stopping during the apply = %q, want success", got)
 	}
 }
@@ -615,11 +617,11 @@ func TestFailedState(t *testing.T) {
 // An inventory too large for the annotation keeps 4 processes per GPU and
 // says so; engine still accepts it.
 func TestInventoryJSONTrimsProcesses(t *testing.T) {
-	inv := &Inventory{Version: InventoryVersion, DriverVersion: "550.54.15"}
+	inv := &agentv1.Inventory{Version: agentv1.InventoryVersion, DriverVersion: "550.54.15"}
 	for i := range 8 {
-		g := GPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "H100-80GB", MemoryMiB: 81559}
+		g := agentv1.GPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "H100-80GB", MemoryMiB: 81559}
 		for p := range 1000 {
-			g.Processes = append(g.Processes, Process{PID: 100000 + p, UsedMemoryMiB: 512})
+			g.Processes = append(g.Processes, agentv1.Process{PID: 100000 + p, UsedMemoryMiB: 512})
 		}
 		inv.GPUs = append(inv.GPUs, g)
 	}
@@ -627,11 +629,11 @@ func TestInventoryJSONTrimsProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got Inventory
+	var got agentv1.Inventory
 	if err := json.Unmarshal([]byte(s), &got); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.ParseAgentInventory(s); err != nil || len(s) > maxInventoryLen || len(got.GPUs[7].Processes) != 4 || len(got.Warnings) != 1 || len(inv.GPUs[0].Processes) != 1000 {
+	if _, err := agentv1.ParseInventory(s); err != nil || len(s) > maxInventoryLen || len(got.GPUs[7].Processes) != 4 || len(got.Warnings) != 1 || len(inv.GPUs[0].Processes) != 1000 {
 		t.Errorf("%d bytes, err %v, GPU 7 has %d processes, warnings %q; original cut to %d", len(s), err, len(got.GPUs[7].Processes), got.Warnings, len(inv.GPUs[0].Processes))
 	}
 }

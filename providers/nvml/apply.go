@@ -9,6 +9,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -61,11 +62,11 @@ type GPUResult struct {
 	// MIGModeChanged is true when SetMigMode was called.
 	MIGModeChanged bool `json:"mig_mode_changed,omitempty"`
 	// Kept are the GPU instances left in place.
-	Kept []Instance `json:"kept,omitempty"`
+	Kept []agentv1.Instance `json:"kept,omitempty"`
 	// Created are the GPU instances created, at these placements.
-	Created []Instance `json:"created,omitempty"`
+	Created []agentv1.Instance `json:"created,omitempty"`
 	// Destroyed are the GPU instances destroyed.
-	Destroyed []Instance `json:"destroyed,omitempty"`
+	Destroyed []agentv1.Instance `json:"destroyed,omitempty"`
 }
 
 // Calls counts the NVML calls that changed something: instances created
@@ -134,7 +135,7 @@ type plan struct {
 	rebootPending bool // the wanted mode is already pending: nothing to do
 	keep          []*liveGI
 	destroy       []*liveGI
-	create        []Instance
+	create        []agentv1.Instance
 }
 
 func (p *plan) changes() bool {
@@ -155,12 +156,12 @@ func needsComputeFix(l *liveGI) bool {
 	return len(l.cis) != 1 || !l.cis[0].full
 }
 
-func apply(lib nvml.Interface, cat *mig.Catalog, layout Layout, opts ApplyOptions) (*ApplyResult, error) {
+func apply(lib nvml.Interface, cat *mig.Catalog, layout agentv1.Layout, opts ApplyOptions) (*ApplyResult, error) {
 	devs, _, err := readDevices(lib, cat)
 	if err != nil {
 		return nil, err
 	}
-	targets, err := layout.resolve(len(devs))
+	targets, err := resolve(layout, len(devs))
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func apply(lib nvml.Interface, cat *mig.Catalog, layout Layout, opts ApplyOption
 }
 
 // planGPU decides what to do on one GPU, without changing anything.
-func planGPU(d *device, e LayoutEntry) (*plan, error) {
+func planGPU(d *device, e agentv1.LayoutEntry) (*plan, error) {
 	p := &plan{d: d}
 	if d.migErr != nil {
 		return nil, fmt.Errorf("its MIG instances could not be listed: %w", d.migErr)
@@ -367,7 +368,7 @@ func (p *plan) setMode(mode int, res *ApplyResult) (bool, error) {
 
 // createComputeInstance creates the compute instance that uses all of gi's
 // compute slices.
-func createComputeInstance(gi nvml.GpuInstance, pr giProfile, in Instance, res *ApplyResult) error {
+func createComputeInstance(gi nvml.GpuInstance, pr giProfile, in agentv1.Instance, res *ApplyResult) error {
 	cp, err := fullComputeProfile(gi, pr.info.SliceCount)
 	if err != nil {
 		return fmt.Errorf("GPU instance %s: %w", in, err)
@@ -379,8 +380,8 @@ func createComputeInstance(gi nvml.GpuInstance, pr giProfile, in Instance, res *
 	return nil
 }
 
-func instanceOf(in mig.Instance) Instance {
-	return Instance{Profile: in.Profile, Start: in.Placement.Start, Size: in.Placement.Size}
+func instanceOf(in mig.Instance) agentv1.Instance {
+	return agentv1.Instance{Profile: in.Profile, Start: in.Placement.Start, Size: in.Placement.Size}
 }
 
 // choose decides which existing GPU instances to keep and where to create
@@ -388,8 +389,8 @@ func instanceOf(in mig.Instance) Instance {
 // existing instances as a valid placement allows, preferring those at the
 // solver's placements; the missing ones go to the solver's placements
 // where those are free. From an empty GPU the result is exactly sol.
-func choose(g *mig.GPU, slices map[string]int, sol []mig.Instance, existing []*liveGI) (keep, destroy []*liveGI, create []Instance) {
-	inSol := map[Instance]bool{}
+func choose(g *mig.GPU, slices map[string]int, sol []mig.Instance, existing []*liveGI) (keep, destroy []*liveGI, create []agentv1.Instance) {
+	inSol := map[agentv1.Instance]bool{}
 	for _, in := range sol {
 		inSol[instanceOf(in)] = true
 	}
@@ -428,7 +429,7 @@ func choose(g *mig.GPU, slices map[string]int, sol []mig.Instance, existing []*l
 			if o.mask&(1<<i) == 0 {
 				continue
 			}
-			m := slotMask(l.inst.Placement())
+			m := slotMask(placement(l.inst))
 			if remaining[l.inst.Profile] == 0 || occ&m != 0 {
 				ok = false
 				break
@@ -464,13 +465,13 @@ func choose(g *mig.GPU, slices map[string]int, sol []mig.Instance, existing []*l
 
 // allowed reports whether in is at a placement the catalog allows for its
 // profile.
-func allowed(g *mig.GPU, in Instance) bool {
+func allowed(g *mig.GPU, in agentv1.Instance) bool {
 	p, ok := g.Profile(in.Profile)
 	if !ok {
 		return false
 	}
 	for _, pl := range p.Placements {
-		if pl == in.Placement() {
+		if pl == placement(in) {
 			return true
 		}
 	}
@@ -487,7 +488,7 @@ func slotMask(pl mig.Placement) uint64 {
 // complete places remaining (profile -> count) on the memory slots free in
 // occ, trying the solver's placements of each profile first. It returns the
 // placed instances sorted by start.
-func complete(g *mig.GPU, occ uint64, remaining map[string]int, sol []mig.Instance) ([]Instance, bool) {
+func complete(g *mig.GPU, occ uint64, remaining map[string]int, sol []mig.Instance) ([]agentv1.Instance, bool) {
 	type item struct {
 		prof  *mig.Profile
 		cands []mig.Placement
@@ -559,10 +560,10 @@ func complete(g *mig.GPU, occ uint64, remaining map[string]int, sol []mig.Instan
 	if !rec(0, occ) {
 		return nil, false
 	}
-	out := make([]Instance, len(items))
+	out := make([]agentv1.Instance, len(items))
 	for i, it := range items {
 		pl := it.cands[chosen[i]]
-		out[i] = Instance{Profile: it.prof.Name, Start: pl.Start, Size: pl.Size}
+		out[i] = agentv1.Instance{Profile: it.prof.Name, Start: pl.Start, Size: pl.Size}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out, true

@@ -6,144 +6,20 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
-// InventoryVersion is the Version of the Inventory JSON this package writes.
-const InventoryVersion = 1
-
-// Inventory is what NVML reports of one machine's GPUs. The agent publishes
-// it, as JSON, in node annotation gpuform.dev/inventory; the field names are
-// those engine.AgentInventory reads.
-type Inventory struct {
-	// Version is InventoryVersion.
-	Version int `json:"version"`
-	// DriverVersion is the NVIDIA driver version, e.g. "550.54.15".
-	DriverVersion string `json:"driver_version"`
-	// CUDAVersion is the CUDA version the driver supports, e.g. "12.4".
-	CUDAVersion string `json:"cuda_version,omitempty"`
-	// GPUs are the GPUs in NVML index order.
-	GPUs []GPU `json:"gpus"`
-	// Warnings are what could not be read, e.g. MIG instances without root.
-	Warnings []string `json:"warnings,omitempty"`
+// placement is an instance's placement in engine/mig's terms.
+func placement(in agentv1.Instance) mig.Placement {
+	return mig.Placement{Start: in.Start, Size: in.Size}
 }
-
-// GPU is one physical GPU of an Inventory.
-type GPU struct {
-	// Index is the NVML device index.
-	Index int `json:"index"`
-	// UUID is the GPU's UUID, "GPU-...".
-	UUID string `json:"uuid"`
-	// Name is the product name NVML reports, e.g. "NVIDIA H100 80GB HBM3".
-	Name string `json:"name"`
-	// Model is the engine/mig catalog key, e.g. "H100-80GB"; empty when the
-	// catalog does not know the GPU.
-	Model string `json:"model,omitempty"`
-	// MemoryMiB is the total memory.
-	MemoryMiB int `json:"memory_mib"`
-	// MIGCapable is true when the GPU supports MIG.
-	MIGCapable bool `json:"mig_capable,omitempty"`
-	// MIGEnabled is the current MIG mode.
-	MIGEnabled bool `json:"mig_enabled"`
-	// MIGPending is true when the pending MIG mode differs from the current
-	// one: a GPU reset (in practice a reboot) is needed to apply it. The
-	// pending mode is MIGEnabled != MIGPending.
-	MIGPending bool `json:"mig_pending,omitempty"`
-	// Instances are the MIG GPU instances, sorted by placement start.
-	Instances []GPUInstance `json:"instances,omitempty"`
-	// Processes are the processes running on the GPU (on any of its MIG
-	// instances), sorted by PID.
-	Processes []Process `json:"processes,omitempty"`
-}
-
-// Instance is a MIG profile at a placement: Size memory slots from Start.
-type Instance struct {
-	// Profile is the catalog profile name, e.g. "1g.10gb+me". A profile
-	// the catalog does not know is named from what NVML reports.
-	Profile string `json:"profile"`
-	// Start is the first memory slot.
-	Start int `json:"start"`
-	// Size is the number of memory slots.
-	Size int `json:"size"`
-}
-
-// GPUInstance is one MIG GPU instance.
-type GPUInstance struct {
-	// ID is NVML's GPU instance ID.
-	ID int `json:"id"`
-	Instance
-	// ComputeInstances are the compute instances inside it.
-	ComputeInstances []ComputeInstance `json:"compute_instances,omitempty"`
-}
-
-// ComputeInstance is one compute instance inside a GPU instance.
-type ComputeInstance struct {
-	// ID is NVML's compute instance ID, unique within its GPU instance.
-	ID int `json:"id"`
-	// Profile is the GPU instance's profile when the compute instance uses
-	// all of its compute slices, else "<n>c.<profile>" as mig-parted spells
-	// it, e.g. "1c.3g.40gb".
-	Profile string `json:"profile"`
-	// Start is the first compute slice within the GPU instance.
-	Start int `json:"start"`
-	// Size is the number of compute slices.
-	Size int `json:"size"`
-}
-
-// Process is a process running on a GPU.
-type Process struct {
-	// PID is the process ID (in the host's PID namespace).
-	PID int `json:"pid"`
-	// UsedMemoryMiB is the GPU memory it uses; 0 when NVML does not say.
-	UsedMemoryMiB int `json:"used_memory_mib,omitempty"`
-	// GPUInstance is the ID of the MIG GPU instance it runs on, if any.
-	GPUInstance *int `json:"gpu_instance,omitempty"`
-	// ComputeInstance is the ID of the compute instance it runs on, if any.
-	ComputeInstance *int `json:"compute_instance,omitempty"`
-}
-
-// GPU returns the GPU with NVML index index, or nil.
-func (inv *Inventory) GPU(index int) *GPU {
-	for i := range inv.GPUs {
-		if inv.GPUs[i].Index == index {
-			return &inv.GPUs[i]
-		}
-	}
-	return nil
-}
-
-// Slices counts g's MIG GPU instances by profile; nil when there are none.
-func (g *GPU) Slices() map[string]int {
-	var out map[string]int
-	for _, in := range g.Instances {
-		if out == nil {
-			out = map[string]int{}
-		}
-		out[in.Profile]++
-	}
-	return out
-}
-
-// PIDs returns the PIDs of g's processes.
-func (g *GPU) PIDs() []int {
-	var out []int
-	for _, p := range g.Processes {
-		out = append(out, p.PID)
-	}
-	return out
-}
-
-// Placement returns the instance's placement in engine/mig's terms.
-func (in Instance) Placement() mig.Placement { return mig.Placement{Start: in.Start, Size: in.Size} }
-
-// String returns "profile@start:size".
-func (in Instance) String() string { return fmt.Sprintf("%s@%d:%d", in.Profile, in.Start, in.Size) }
 
 // device is one GPU as read, with the NVML handles Apply needs.
 type device struct {
 	dev          nvml.Device
 	gpu          *mig.GPU // catalog model; nil when unknown
-	info         GPU
+	info         agentv1.GPU
 	migSupported bool
 	current      int
 	pending      int
@@ -156,8 +32,8 @@ type device struct {
 type liveGI struct {
 	gi   nvml.GpuInstance
 	prof giProfile
-	inst Instance
-	out  GPUInstance
+	inst agentv1.Instance
+	out  agentv1.GPUInstance
 	cis  []liveCI
 }
 
@@ -167,8 +43,8 @@ type liveCI struct {
 	full bool // uses every compute slice of its GPU instance
 }
 
-func read(lib nvml.Interface, cat *mig.Catalog) (*Inventory, error) {
-	inv := &Inventory{Version: InventoryVersion, GPUs: []GPU{}}
+func read(lib nvml.Interface, cat *mig.Catalog) (*agentv1.Inventory, error) {
+	inv := &agentv1.Inventory{Version: agentv1.InventoryVersion, GPUs: []agentv1.GPU{}}
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		inv.DriverVersion = v
 	} else {
@@ -211,7 +87,7 @@ func readDevice(lib nvml.Interface, index int, cat *mig.Catalog) (*device, []str
 	if ret != nvml.SUCCESS {
 		return nil, nil, fmt.Errorf("getting the device handle: %s", retName(ret))
 	}
-	d := &device{dev: dev, info: GPU{Index: index}}
+	d := &device{dev: dev, info: agentv1.GPU{Index: index}}
 	if d.info.UUID, ret = dev.GetUUID(); ret != nvml.SUCCESS {
 		return nil, nil, fmt.Errorf("reading the UUID: %s", retName(ret))
 	}
@@ -298,8 +174,8 @@ func readGI(gi nvml.GpuInstance, p giProfile) (*liveGI, error) {
 	if ret != nvml.SUCCESS {
 		return nil, &callError{"reading a GPU instance", ret}
 	}
-	l := &liveGI{gi: gi, prof: p, inst: Instance{Profile: p.name, Start: int(info.Placement.Start), Size: int(info.Placement.Size)}}
-	out := GPUInstance{ID: int(info.Id), Instance: l.inst}
+	l := &liveGI{gi: gi, prof: p, inst: agentv1.Instance{Profile: p.name, Start: int(info.Placement.Start), Size: int(info.Placement.Size)}}
+	out := agentv1.GPUInstance{ID: int(info.Id), Instance: l.inst}
 	for cid := 0; cid < nvml.COMPUTE_INSTANCE_PROFILE_COUNT; cid++ {
 		cp, ret := gi.GetComputeInstanceProfileInfo(cid, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
 		if ret != nvml.SUCCESS {
@@ -320,7 +196,7 @@ func readGI(gi nvml.GpuInstance, p giProfile) (*liveGI, error) {
 				name = fmt.Sprintf("%dc.%s", cp.SliceCount, p.name)
 			}
 			l.cis = append(l.cis, liveCI{ci: ci, full: full})
-			out.ComputeInstances = append(out.ComputeInstances, ComputeInstance{
+			out.ComputeInstances = append(out.ComputeInstances, agentv1.ComputeInstance{
 				ID: int(ciInfo.Id), Profile: name, Start: int(ciInfo.Placement.Start), Size: int(ciInfo.Placement.Size),
 			})
 		}
@@ -334,8 +210,8 @@ func readGI(gi nvml.GpuInstance, p giProfile) (*liveGI, error) {
 // they could not be listed, if they could not. A simulated server that does
 // not implement the calls panics; that, like ERROR_NOT_SUPPORTED, means no
 // process is reported.
-func processes(dev nvml.Device) ([]Process, string) {
-	byPID := map[int]Process{}
+func processes(dev nvml.Device) ([]agentv1.Process, string) {
+	byPID := map[int]agentv1.Process{}
 	var warn string
 	for _, get := range []func() ([]nvml.ProcessInfo, nvml.Return){dev.GetComputeRunningProcesses, dev.GetGraphicsRunningProcesses} {
 		ps, ret := safeProcesses(get)
@@ -348,7 +224,7 @@ func processes(dev nvml.Device) ([]Process, string) {
 			continue
 		}
 		for _, p := range ps {
-			out := Process{PID: int(p.Pid), UsedMemoryMiB: int(p.UsedGpuMemory >> 20)}
+			out := agentv1.Process{PID: int(p.Pid), UsedMemoryMiB: int(p.UsedGpuMemory >> 20)}
 			if p.GpuInstanceId != 0xFFFFFFFF {
 				v := int(p.GpuInstanceId)
 				out.GPUInstance = &v
@@ -363,7 +239,7 @@ func processes(dev nvml.Device) ([]Process, string) {
 			byPID[out.PID] = out
 		}
 	}
-	var out []Process
+	var out []agentv1.Process
 	for _, p := range byPID {
 		out = append(out, p)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"sigs.k8s.io/yaml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -65,7 +66,7 @@ func TestOperatorConfigs(t *testing.T) {
 			t.Run(m.key+"/"+name, func(t *testing.T) {
 				n := newSimNode(t, m.key)
 				nGPUs := len(n.srv.Devices)
-				res := n.apply(AllGPUs(slices), ApplyOptions{})
+				res := n.apply(agentv1.AllGPUs(slices), ApplyOptions{})
 				want := solved(t, g, slices)
 				wantCalls := counts{createGI: len(want) * nGPUs, createCI: len(want) * nGPUs}
 				if slices != nil {
@@ -96,7 +97,7 @@ func TestOperatorConfigs(t *testing.T) {
 					}
 				}
 				before := n.calls
-				again := n.apply(AllGPUs(slices), ApplyOptions{})
+				again := n.apply(agentv1.AllGPUs(slices), ApplyOptions{})
 				if n.calls != before || again.Calls() != 0 || again.State() != "success" {
 					t.Errorf("second apply made calls: %+v (result %+v)", n.calls, again)
 				}
@@ -180,10 +181,10 @@ func TestLayoutChange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+sliceName(tt.from)+"->"+sliceName(tt.to), func(t *testing.T) {
 			n := newSimNode(t, tt.model)
-			n.apply(AllGPUs(tt.from), ApplyOptions{})
+			n.apply(agentv1.AllGPUs(tt.from), ApplyOptions{})
 			beforeIDs := giIDs(n.read())
 			start := n.calls
-			res := n.apply(AllGPUs(tt.to), ApplyOptions{})
+			res := n.apply(agentv1.AllGPUs(tt.to), ApplyOptions{})
 			nGPUs := len(n.srv.Devices)
 			if got := n.calls.destroyGI - start.destroyGI; got != len(tt.destroyed)*nGPUs {
 				t.Errorf("destroyed %d GPU instances, want %d", got, len(tt.destroyed)*nGPUs)
@@ -213,7 +214,7 @@ func TestLayoutChange(t *testing.T) {
 				}
 			}
 			start = n.calls
-			if again := n.apply(AllGPUs(tt.to), ApplyOptions{}); again.Calls() != 0 || n.calls != start {
+			if again := n.apply(agentv1.AllGPUs(tt.to), ApplyOptions{}); again.Calls() != 0 || n.calls != start {
 				t.Errorf("re-apply made calls: %+v", again)
 			}
 		})
@@ -234,7 +235,7 @@ func TestConfigSequence(t *testing.T) {
 			}
 			n := newSimNode(t, m.key)
 			for _, name := range seq {
-				n.apply(AllGPUs(cfgs[name]), ApplyOptions{})
+				n.apply(agentv1.AllGPUs(cfgs[name]), ApplyOptions{})
 				for _, gpu := range n.read().GPUs {
 					want := cfgs[name]
 					if len(want) == 0 {
@@ -245,7 +246,7 @@ func TestConfigSequence(t *testing.T) {
 					}
 				}
 				start := n.calls
-				if n.apply(AllGPUs(cfgs[name]), ApplyOptions{}); n.calls != start {
+				if n.apply(agentv1.AllGPUs(cfgs[name]), ApplyOptions{}); n.calls != start {
 					t.Fatalf("%s: re-apply made calls", name)
 				}
 			}
@@ -259,7 +260,7 @@ func TestBusyGPU(t *testing.T) {
 	n := newSimNode(t, "A100-80GB")
 	n.procs[2] = []nvml.ProcessInfo{{Pid: 4243, UsedGpuMemory: 2 << 30, GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF}, {Pid: 4242, UsedGpuMemory: 1 << 30, GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF}}
 	n.procs[5] = []nvml.ProcessInfo{{Pid: 77, GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF}}
-	layout := AllGPUs(map[string]int{"1g.10gb": 7})
+	layout := agentv1.AllGPUs(map[string]int{"1g.10gb": 7})
 
 	inv := n.read()
 	if got := inv.GPU(2).Processes; len(got) != 2 || got[0].PID != 4242 || got[0].UsedMemoryMiB != 1024 || got[1].UsedMemoryMiB != 2048 || got[0].GPUInstance != nil {
@@ -268,13 +269,13 @@ func TestBusyGPU(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		layout  Layout
+		layout  agentv1.Layout
 		opts    ApplyOptions
 		wantErr string
 		calls   bool
 	}{
 		{"refused", layout, ApplyOptions{}, "GPU 2 runs pids 4242, 4243; GPU 5 runs pid 77", false},
-		{"only idle GPUs named", Layout{{Indexes: []int{0, 1}, Enabled: true, Slices: map[string]int{"1g.10gb": 7}}}, ApplyOptions{}, "", true},
+		{"only idle GPUs named", agentv1.Layout{{Indexes: []int{0, 1}, Enabled: true, Slices: map[string]int{"1g.10gb": 7}}}, ApplyOptions{}, "", true},
 		{"allowed", layout, ApplyOptions{AllowBusy: true}, "", true},
 		{"busy but unchanged", layout, ApplyOptions{}, "", false},
 	}
@@ -301,7 +302,7 @@ func TestBusyGPU(t *testing.T) {
 // Apply does not touch that GPU.
 func TestPermissions(t *testing.T) {
 	n := newSimNode(t, "H100-80GB")
-	n.apply(AllGPUs(map[string]int{"3g.40gb": 2}), ApplyOptions{})
+	n.apply(agentv1.AllGPUs(map[string]int{"3g.40gb": 2}), ApplyOptions{})
 	n.dev(6).GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NO_PERMISSION }
 	n.dev(7).GetGpuInstancesFunc = func(*nvml.GpuInstanceProfileInfo) ([]nvml.GpuInstance, nvml.Return) {
 		return nil, nvml.ERROR_NO_PERMISSION
@@ -318,18 +319,18 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("GPU 7 = %+v", inv.GPU(7))
 	}
 	start := n.calls
-	_, err := Apply(n.srv, nil, AllGPUs(map[string]int{"7g.80gb": 1}), ApplyOptions{})
+	_, err := Apply(n.srv, nil, agentv1.AllGPUs(map[string]int{"7g.80gb": 1}), ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "GPU 7: its MIG instances could not be listed") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = Apply(n.srv, nil, Layout{{Indexes: []int{6}, Enabled: true, Slices: map[string]int{"7g.80gb": 1}}}, ApplyOptions{})
+	_, err = Apply(n.srv, nil, agentv1.Layout{{Indexes: []int{6}, Enabled: true, Slices: map[string]int{"7g.80gb": 1}}}, ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "GPU 6's processes could not be listed: ERROR_NO_PERMISSION") {
 		t.Errorf("err = %v", err)
 	}
 	if n.calls != start {
 		t.Errorf("calls made: %+v", n.calls)
 	}
-	if res := n.apply(Layout{{Indexes: []int{6}, Enabled: true, Slices: map[string]int{"7g.80gb": 1}}}, ApplyOptions{AllowBusy: true}); res.GPUInstancesCreated != 1 {
+	if res := n.apply(agentv1.Layout{{Indexes: []int{6}, Enabled: true, Slices: map[string]int{"7g.80gb": 1}}}, ApplyOptions{AllowBusy: true}); res.GPUInstancesCreated != 1 {
 		t.Errorf("with AllowBusy: %+v", res)
 	}
 }
@@ -384,7 +385,7 @@ func TestInitFailure(t *testing.T) {
 		"Open": func(l nvml.Interface) error { _, err := Open(l); return err },
 		"Read": func(l nvml.Interface) error { _, err := Read(l, nil); return err },
 		"Apply": func(l nvml.Interface) error {
-			_, err := Apply(l, nil, AllGPUs(map[string]int{}), ApplyOptions{})
+			_, err := Apply(l, nil, agentv1.AllGPUs(map[string]int{}), ApplyOptions{})
 			return err
 		},
 	}
@@ -471,11 +472,11 @@ func TestPendingMIGMode(t *testing.T) {
 		n.needsReset[i] = true
 	}
 	nGPUs := len(n.srv.Devices)
-	layout := AllGPUs(map[string]int{"1g.5gb": 7})
+	layout := agentv1.AllGPUs(map[string]int{"1g.5gb": 7})
 	steps := []struct {
 		name     string
 		before   func()
-		layout   Layout
+		layout   agentv1.Layout
 		state    string
 		gpuState GPUState
 		calls    counts
@@ -485,8 +486,8 @@ func TestPendingMIGMode(t *testing.T) {
 		{"enable needs a reset", nil, layout, "reboot-required", StateRebootRequired, counts{setMode: nGPUs}, false, true},
 		{"still pending", nil, layout, "reboot-required", StateRebootRequired, counts{}, false, true},
 		{"after the reboot", n.reboot, layout, "success", StateApplied, counts{createGI: 7 * nGPUs, createCI: 7 * nGPUs}, true, false},
-		{"disable needs a reset", nil, AllGPUs(nil), "reboot-required", StateRebootRequired, counts{destroyGI: 7 * nGPUs, destroyCI: 7 * nGPUs, setMode: nGPUs}, true, true},
-		{"disabled after the reboot", n.reboot, AllGPUs(nil), "success", StateUnchanged, counts{}, false, false},
+		{"disable needs a reset", nil, agentv1.AllGPUs(nil), "reboot-required", StateRebootRequired, counts{destroyGI: 7 * nGPUs, destroyCI: 7 * nGPUs, setMode: nGPUs}, true, true},
+		{"disabled after the reboot", n.reboot, agentv1.AllGPUs(nil), "success", StateUnchanged, counts{}, false, false},
 	}
 	for _, st := range steps {
 		if st.before != nil {
@@ -514,7 +515,7 @@ func TestPendingMIGMode(t *testing.T) {
 // Per-GPU entries, and layouts that are wrong before any call is made.
 func TestLayouts(t *testing.T) {
 	n := newSimNode(t, "H100-80GB")
-	mixed := Layout{
+	mixed := agentv1.Layout{
 		{All: true, Enabled: true, Slices: map[string]int{"1G.10GB": 7}},
 		{Indexes: []int{1, 3}},
 		{Indexes: []int{5}, Enabled: true, Slices: map[string]int{"7g.80gb": 1}},
@@ -534,15 +535,15 @@ func TestLayouts(t *testing.T) {
 	}
 	bad := []struct {
 		name   string
-		layout Layout
+		layout agentv1.Layout
 		err    string
 	}{
-		{"no devices", Layout{{Enabled: true}}, "layout entry 0 names no GPU"},
-		{"index out of range", Layout{{Indexes: []int{8}, Enabled: true}}, "layout entry 0 names GPU 8, but this machine has 8 GPUs"},
-		{"off with slices", Layout{{All: true, Slices: map[string]int{"1g.10gb": 1}}}, "turns MIG off but asks for 1 x 1g.10gb"},
-		{"unknown profile", Layout{{Indexes: []int{2}, Enabled: true, Slices: map[string]int{"1g.5gb": 1}}}, "GPU 2: "},
-		{"over max", Layout{{Indexes: []int{4}, Enabled: true, Slices: map[string]int{"1g.10gb": 8}}}, `GPU 4: profile "1g.10gb" allows at most 7`},
-		{"two +me", Layout{{All: true, Enabled: true, Slices: map[string]int{"1g.10gb+me": 2}}}, "GPU 0: "},
+		{"no devices", agentv1.Layout{{Enabled: true}}, "layout entry 0 names no GPU"},
+		{"index out of range", agentv1.Layout{{Indexes: []int{8}, Enabled: true}}, "layout entry 0 names GPU 8, but this machine has 8 GPUs"},
+		{"off with slices", agentv1.Layout{{All: true, Slices: map[string]int{"1g.10gb": 1}}}, "turns MIG off but asks for 1 x 1g.10gb"},
+		{"unknown profile", agentv1.Layout{{Indexes: []int{2}, Enabled: true, Slices: map[string]int{"1g.5gb": 1}}}, "GPU 2: "},
+		{"over max", agentv1.Layout{{Indexes: []int{4}, Enabled: true, Slices: map[string]int{"1g.10gb": 8}}}, `GPU 4: profile "1g.10gb" allows at most 7`},
+		{"two +me", agentv1.Layout{{All: true, Enabled: true, Slices: map[string]int{"1g.10gb+me": 2}}}, "GPU 0: "},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -569,10 +570,10 @@ func TestNonMIGGPU(t *testing.T) {
 	if g := inv.GPU(0); g.Model != "T4" || g.MIGCapable || g.MIGEnabled {
 		t.Errorf("GPU 0 = %+v", g)
 	}
-	if _, err := Apply(n.srv, nil, AllGPUs(map[string]int{"1g.10gb": 1}), ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "GPU 0: T4 (Tesla T4) does not support MIG") {
+	if _, err := Apply(n.srv, nil, agentv1.AllGPUs(map[string]int{"1g.10gb": 1}), ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "GPU 0: T4 (Tesla T4) does not support MIG") {
 		t.Errorf("err = %v", err)
 	}
-	if res := n.apply(Layout{{Indexes: []int{0}}}, ApplyOptions{}); res.Calls() != 0 {
+	if res := n.apply(agentv1.Layout{{Indexes: []int{0}}}, ApplyOptions{}); res.Calls() != 0 {
 		t.Errorf("MIG off on a non-MIG GPU made calls")
 	}
 }
@@ -581,7 +582,7 @@ func TestNonMIGGPU(t *testing.T) {
 // without its compute instance, or with a partial one, is completed.
 func TestForeignInstances(t *testing.T) {
 	n := newSimNode(t, "A100-80GB")
-	n.apply(AllGPUs(map[string]int{}), ApplyOptions{})
+	n.apply(agentv1.AllGPUs(map[string]int{}), ApplyOptions{})
 	profile := func(d *server.Device, id int) *nvml.GpuInstanceProfileInfo {
 		info, _ := d.GetGpuInstanceProfileInfo(id)
 		return &info
@@ -602,7 +603,7 @@ func TestForeignInstances(t *testing.T) {
 	if ci := inv.GPU(1).Instances[0].ComputeInstances; len(ci) != 1 || ci[0].Profile != "1c.2g.20gb" {
 		t.Errorf("partial compute instance read as %+v", ci)
 	}
-	res := n.apply(Layout{
+	res := n.apply(agentv1.Layout{
 		{Indexes: []int{0}, Enabled: true, Slices: map[string]int{"1g.10gb": 7}},
 		{Indexes: []int{1}, Enabled: true, Slices: map[string]int{"2g.20gb": 3}},
 	}, ApplyOptions{})
@@ -631,11 +632,11 @@ func TestLayoutEncoding(t *testing.T) {
 - devices: [1, 3]
   mig-enabled: false
 `
-	var l Layout
+	var l agentv1.Layout
 	if err := yaml.Unmarshal([]byte(migParted), &l); err != nil {
 		t.Fatal(err)
 	}
-	want := Layout{
+	want := agentv1.Layout{
 		{All: true, Enabled: true, Slices: map[string]int{"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}},
 		{Indexes: []int{1, 3}},
 	}
@@ -649,7 +650,7 @@ func TestLayoutEncoding(t *testing.T) {
 	if s := string(b); s != `[{"devices":"all","mig-enabled":true,"mig-devices":{"1g.10gb":2,"2g.20gb":1,"3g.40gb":1}},{"devices":[1,3],"mig-enabled":false}]` {
 		t.Errorf("JSON = %s", s)
 	}
-	var back Layout
+	var back agentv1.Layout
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, want) {
 		t.Errorf("round trip = %+v, %v", back, err)
 	}
@@ -667,13 +668,13 @@ func TestInventorySample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inv Inventory
+	var inv agentv1.Inventory
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&inv); err != nil {
 		t.Fatal(err)
 	}
-	if inv.Version != InventoryVersion || inv.DriverVersion != "550.54.15" || inv.CUDAVersion != "12.4" || len(inv.GPUs) != 2 {
+	if inv.Version != agentv1.InventoryVersion || inv.DriverVersion != "550.54.15" || inv.CUDAVersion != "12.4" || len(inv.GPUs) != 2 {
 		t.Fatalf("inventory = %+v", inv)
 	}
 	g0, g1 := inv.GPU(0), inv.GPU(1)
@@ -693,7 +694,7 @@ func TestInventorySample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var again Inventory
+	var again agentv1.Inventory
 	if err := json.Unmarshal(out, &again); err != nil || !reflect.DeepEqual(again, inv) {
 		t.Errorf("round trip differs: %v", err)
 	}
@@ -704,7 +705,7 @@ func TestInventorySample(t *testing.T) {
 func TestInventoryJSON(t *testing.T) {
 	n := newSimNode(t, "H200-141GB")
 	n.procs[0] = []nvml.ProcessInfo{{Pid: 1, UsedGpuMemory: 1 << 20, GpuInstanceId: 3, ComputeInstanceId: 0}}
-	n.apply(AllGPUs(map[string]int{"1g.18gb": 7}), ApplyOptions{AllowBusy: true})
+	n.apply(agentv1.AllGPUs(map[string]int{"1g.18gb": 7}), ApplyOptions{AllowBusy: true})
 	inv := n.read()
 	if inv.Version != 1 || inv.DriverVersion != "550.54.15" || inv.CUDAVersion != "12.4" || len(inv.Warnings) != 0 {
 		t.Errorf("inventory = %+v", inv)
@@ -716,7 +717,7 @@ func TestInventoryJSON(t *testing.T) {
 	if len(b) > 16<<10 {
 		t.Errorf("8 x 7 instances take %d bytes of JSON", len(b))
 	}
-	var back Inventory
+	var back agentv1.Inventory
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(&back, inv) {
 		t.Errorf("round trip differs: %v", err)
 	}
@@ -742,7 +743,7 @@ func mustGPU(t *testing.T, key string) *mig.GPU {
 	return g
 }
 
-func strs(ins []Instance) []string {
+func strs(ins []agentv1.Instance) []string {
 	var out []string
 	for _, in := range ins {
 		out = append(out, in.String())
@@ -751,7 +752,7 @@ func strs(ins []Instance) []string {
 }
 
 // giIDs maps (GPU index, instance) to the GPU instance ID.
-func giIDs(inv *Inventory) map[[2]any]int {
+func giIDs(inv *agentv1.Inventory) map[[2]any]int {
 	out := map[[2]any]int{}
 	for _, g := range inv.GPUs {
 		for _, gi := range g.Instances {

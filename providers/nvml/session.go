@@ -7,6 +7,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -78,7 +79,7 @@ func (s *Session) Close() (err error) {
 
 // Read returns the inventory of this session's GPUs; see the package-level
 // Read.
-func (s *Session) Read(cat *mig.Catalog) (inv *Inventory, err error) {
+func (s *Session) Read(cat *mig.Catalog) (inv *agentv1.Inventory, err error) {
 	err = s.do(func() error {
 		var e error
 		inv, e = read(s.lib, catalog(cat))
@@ -89,7 +90,7 @@ func (s *Session) Read(cat *mig.Catalog) (inv *Inventory, err error) {
 
 // Apply applies layout to this session's GPUs; see the package-level
 // Apply.
-func (s *Session) Apply(cat *mig.Catalog, layout Layout, opts ApplyOptions) (res *ApplyResult, err error) {
+func (s *Session) Apply(cat *mig.Catalog, layout agentv1.Layout, opts ApplyOptions) (res *ApplyResult, err error) {
 	err = s.do(func() error {
 		var e error
 		res, e = apply(s.lib, catalog(cat), layout, opts)
@@ -111,7 +112,7 @@ func (s *Session) do(f func() error) (err error) {
 
 // Read initialises lib, reads the inventory of every GPU and shuts NVML down.
 // cat resolves GPU names to catalog keys and MIG profiles (nil: mig.Default()).
-func Read(lib nvml.Interface, cat *mig.Catalog) (*Inventory, error) {
+func Read(lib nvml.Interface, cat *mig.Catalog) (*agentv1.Inventory, error) {
 	s, err := Open(lib)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func Read(lib nvml.Interface, cat *mig.Catalog) (*Inventory, error) {
 
 // Apply initialises lib, applies layout and shuts NVML down. See
 // ApplyResult for what it reports and ApplyOptions for when it refuses.
-func Apply(lib nvml.Interface, cat *mig.Catalog, layout Layout, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(lib nvml.Interface, cat *mig.Catalog, layout agentv1.Layout, opts ApplyOptions) (*ApplyResult, error) {
 	s, err := Open(lib)
 	if err != nil {
 		return nil, err

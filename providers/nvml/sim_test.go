@@ -11,6 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -233,7 +234,7 @@ func (n *simNode) hardenGI(gi *server.GpuInstance) {
 }
 
 // apply applies layout and fails the test on error.
-func (n *simNode) apply(layout Layout, opts ApplyOptions) *ApplyResult {
+func (n *simNode) apply(layout agentv1.Layout, opts ApplyOptions) *ApplyResult {
 	n.t.Helper()
 	res, err := Apply(n.srv, nil, layout, opts)
 	if err != nil {
@@ -243,7 +244,7 @@ func (n *simNode) apply(layout Layout, opts ApplyOptions) *ApplyResult {
 }
 
 // read reads the inventory and fails the test on error.
-func (n *simNode) read() *Inventory {
+func (n *simNode) read() *agentv1.Inventory {
 	n.t.Helper()
 	inv, err := Read(n.srv, nil)
 	if err != nil {
@@ -253,7 +254,7 @@ func (n *simNode) read() *Inventory {
 }
 
 // instances returns g's GPU instances as profile@start:size strings.
-func instances(g *GPU) []string {
+func instances(g *agentv1.GPU) []string {
 	var out []string
 	for _, in := range g.Instances {
 		out = append(out, in.String())

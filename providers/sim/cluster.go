@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
@@ -149,7 +150,7 @@ func (c *Cluster) ApplyNode(_ context.Context, obj *unstructured.Unstructured, r
 	}
 	// mig-manager (or the agent) takes over the MIG state gpuform marked pending.
 	delete(ns.Labels, engine.LabelMIGState)
-	delete(ns.Annotations, engine.AnnotMIGState)
+	delete(ns.Annotations, agentv1.AnnotMIGState)
 	ns.ResourceVersion = c.nextVersion()
 	return c.save()
 }
@@ -162,7 +163,7 @@ func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
 	if ns.System == nil {
 		ns.System = map[string]string{}
 	}
-	var layout nvml.Layout
+	var layout agentv1.Layout
 	var stateKey string
 	switch {
 	case ns.Labels[engine.LabelMIGConfig] != "":
@@ -173,12 +174,10 @@ func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
 			return nil
 		}
 		layout = l
-	case ns.Annotations[engine.AnnotMIGLayout] != "":
-		stateKey = engine.AnnotMIGState
-		var a struct {
-			Config nvml.Layout `json:"config"`
-		}
-		if err := yaml.Unmarshal([]byte(ns.Annotations[engine.AnnotMIGLayout]), &a); err != nil {
+	case ns.Annotations[agentv1.AnnotMIGLayout] != "":
+		stateKey = agentv1.AnnotMIGState
+		var a agentv1.MIGLayout
+		if err := yaml.Unmarshal([]byte(ns.Annotations[agentv1.AnnotMIGLayout]), &a); err != nil {
 			ns.System[stateKey] = "failed: " + err.Error()
 			return nil
 		}
@@ -194,7 +193,7 @@ func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
 	switch {
 	case err != nil:
 		ns.System[stateKey] = "failed"
-		if stateKey == engine.AnnotMIGState {
+		if stateKey == agentv1.AnnotMIGState {
 			ns.System[stateKey] = "failed: " + err.Error()
 		}
 	case res.RebootRequired:
@@ -207,14 +206,14 @@ func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
 }
 
 // migPartedLayout finds config name in the mig-parted ConfigMap gpuform wrote.
-func (c *Cluster) migPartedLayout(name string) (nvml.Layout, error) {
+func (c *Cluster) migPartedLayout(name string) (agentv1.Layout, error) {
 	for k, u := range c.objects {
 		if k.Kind != "ConfigMap" || k.Name != engine.MIGPartedConfig {
 			continue
 		}
 		data, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml")
 		var doc struct {
-			Configs map[string]nvml.Layout `json:"mig-configs"`
+			Configs map[string]agentv1.Layout `json:"mig-configs"`
 		}
 		if err := yaml.Unmarshal([]byte(data), &doc); err != nil {
 			return nil, err

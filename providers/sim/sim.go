@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsimple"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/nvml"
@@ -42,12 +43,12 @@ type NodeSpec struct {
 
 // state is what persists between runs, in <file>.state.json.
 type state struct {
-	Version         int                    `json:"version"`
-	ResourceVersion int                    `json:"resource_version"`
-	Objects         []map[string]any       `json:"objects"`
-	Nodes           map[string]*nodeState  `json:"nodes"`
-	Lock            *lockState             `json:"lock,omitempty"`
-	Layouts         map[string]nvml.Layout `json:"layouts,omitempty"`
+	Version         int                       `json:"version"`
+	ResourceVersion int                       `json:"resource_version"`
+	Objects         []map[string]any          `json:"objects"`
+	Nodes           map[string]*nodeState     `json:"nodes"`
+	Lock            *lockState                `json:"lock,omitempty"`
+	Layouts         map[string]agentv1.Layout `json:"layouts,omitempty"`
 }
 
 // nodeState is what gpuform wrote on a node, with its field manager.
@@ -129,7 +130,7 @@ func Open(path string) (*Cluster, error) {
 func (c *Cluster) Name() string { return "simulated cluster " + c.path }
 
 func (c *Cluster) load() error {
-	c.st = &state{Version: 1, Nodes: map[string]*nodeState{}, Layouts: map[string]nvml.Layout{}}
+	c.st = &state{Version: 1, Nodes: map[string]*nodeState{}, Layouts: map[string]agentv1.Layout{}}
 	b, err := os.ReadFile(c.statePath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -144,7 +145,7 @@ func (c *Cluster) load() error {
 		c.st.Nodes = map[string]*nodeState{}
 	}
 	if c.st.Layouts == nil {
-		c.st.Layouts = map[string]nvml.Layout{}
+		c.st.Layouts = map[string]agentv1.Layout{}
 	}
 	for _, o := range c.st.Objects {
 		u := &unstructured.Unstructured{Object: o}
@@ -219,7 +220,7 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 		}
 		rv = ns.ResourceVersion
 		for k, v := range ns.System {
-			if k == engine.AnnotMIGState {
+			if k == agentv1.AnnotMIGState {
 				annotations[k] = v
 			} else {
 				labels[k] = v
@@ -233,7 +234,7 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 		if inv, err := nvml.Read(lib, c.cat); err == nil {
 			inv.DriverVersion = driver
 			b, _ := json.Marshal(inv)
-			annotations[engine.AnnotInventory] = string(b)
+			annotations[agentv1.AnnotInventory] = string(b)
 		}
 	}
 	meta := map[string]any{"name": spec.Name, "labels": labels, "resourceVersion": strconv.Itoa(rv)}

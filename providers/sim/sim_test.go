@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/sim"
@@ -98,7 +100,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 	}
 	for _, n := range live.Nodes {
 		if n.GetName() != "gpu-0" {
-			if _, ok := n.GetAnnotations()[engine.AnnotInventory]; ok {
+			if _, ok := n.GetAnnotations()[agentv1.AnnotInventory]; ok {
 				t.Errorf("node %s without simulated NVML publishes an inventory", n.GetName())
 			}
 			continue
@@ -106,7 +108,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 		if got := n.GetLabels()[engine.LabelMIGState]; got != "success" {
 			t.Errorf("%s = %q, want success", engine.LabelMIGState, got)
 		}
-		inv, err := engine.ParseAgentInventory(n.GetAnnotations()[engine.AnnotInventory])
+		inv, err := agentv1.ParseInventory(n.GetAnnotations()[agentv1.AnnotInventory])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +125,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 				}
 			}
 		}
-		if inv := engine.InventoryOf(n, cat); inv.Source != "agent" || inv.MIG["3g.40gb"] != 4 {
+		if inv := capacity.InventoryOf(n, cat); inv.Source != "agent" || inv.MIG["3g.40gb"] != 4 {
 			t.Errorf("inventory of gpu-0: %+v", inv)
 		}
 	}

@@ -1,14 +1,18 @@
-package engine_test
+package capacity_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gpuform/gpuform/engine"
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -17,21 +21,21 @@ import (
 func inventoryNode(labels map[string]any, capacity, annotation string) *unstructured.Unstructured {
 	status := map[string]any{}
 	if capacity != "" {
-		status["capacity"] = map[string]any{engine.ResourceGPU: capacity}
+		status["capacity"] = map[string]any{mig.ResourceGPU: capacity}
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node",
-		"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{engine.AnnotInventory: annotation}},
+		"metadata": map[string]any{"name": "gpu-1", "labels": labels, "annotations": map[string]any{agentv1.AnnotInventory: annotation}},
 		"status":   status,
 	}}
 }
 
 // agentGPUs is an inventory annotation of n GPUs named name, each with the
 // given MIG instances (MIG on when there are any).
-func agentGPUs(n int, name string, instances ...engine.AgentInstance) string {
-	inv := engine.AgentInventory{Version: 1, DriverVersion: "550.54.15"}
+func agentGPUs(n int, name string, instances ...agentv1.GPUInstance) string {
+	inv := agentv1.Inventory{Version: 1, DriverVersion: "550.54.15"}
 	for i := range n {
-		inv.GPUs = append(inv.GPUs, engine.AgentGPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: name, MemoryMiB: 81920, MIGEnabled: len(instances) > 0, Instances: instances})
+		inv.GPUs = append(inv.GPUs, agentv1.GPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Name: name, MemoryMiB: 81920, MIGEnabled: len(instances) > 0, Instances: instances})
 	}
 	b, err := json.Marshal(inv)
 	if err != nil {
@@ -48,8 +52,8 @@ func agentGPUs(n int, name string, instances ...engine.AgentInstance) string {
 // the plan shows.
 func TestInventoryAnnotationTampering(t *testing.T) {
 	gfdA100 := map[string]any{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "4"}
-	in := func(profile string, start, size int) engine.AgentInstance {
-		return engine.AgentInstance{Profile: profile, Start: start, Size: size}
+	in := func(profile string, start, size int) agentv1.GPUInstance {
+		return agentv1.GPUInstance{Instance: agentv1.Instance{Profile: profile, Start: start, Size: size}}
 	}
 	cases := []struct {
 		name       string
@@ -112,15 +116,15 @@ func TestInventoryAnnotationTampering(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n := inventoryNode(c.labels, c.capacity, c.annotation)
-			got := engine.InventoryOf(n, cat)
+			got := capacity.InventoryOf(n, cat)
 			if got.Source != c.source || got.GPUs != c.gpus {
 				t.Errorf("trusted %s with %d GPUs; want %s with %d", got.Source, got.GPUs, c.source, c.gpus)
 			}
 			if c.warning == "" && got.Warning != "" || !strings.Contains(got.Warning, c.warning) {
 				t.Errorf("warning %q; want one with %q", got.Warning, c.warning)
 			}
-			warnings := engine.InventoryWarnings([]*unstructured.Unstructured{n}, cat)
-			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], "node gpu-1: ")) {
+			warnings := capacity.InventoryWarnings(nil, []*unstructured.Unstructured{n}, cat)
+			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0].Summary, "node gpu-1: ")) {
 				t.Errorf("plan warnings %q", warnings)
 			}
 		})
@@ -130,13 +134,62 @@ func TestInventoryAnnotationTampering(t *testing.T) {
 // TestInventoryMIGOff: MIG instances on a GPU that says its MIG is off are
 // a lie too.
 func TestInventoryMIGOff(t *testing.T) {
-	inv := engine.AgentInventory{Version: 1, GPUs: []engine.AgentGPU{{Index: 0, Name: "NVIDIA A100-SXM4-80GB", Instances: []engine.AgentInstance{{Profile: "7g.80gb", Start: 0, Size: 8}}}}}
+	inv := agentv1.Inventory{Version: 1, GPUs: []agentv1.GPU{{Index: 0, Name: "NVIDIA A100-SXM4-80GB", Instances: []agentv1.GPUInstance{{Instance: agentv1.Instance{Profile: "7g.80gb", Start: 0, Size: 8}}}}}}
 	b, err := json.Marshal(inv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := engine.InventoryOf(inventoryNode(nil, "1", string(b)), mig.Default())
+	got := capacity.InventoryOf(inventoryNode(nil, "1", string(b)), mig.Default())
 	if got.Source != "capacity" || !strings.Contains(got.Warning, "GPU 0 has MIG instances but MIG is off") {
 		t.Errorf("got %+v", got)
+	}
+}
+
+// TestInventoryWarningsPointAtThePool: a warning about a node's inventory
+// carries the range of the block of the first pool that selects the node,
+// and renders as validation diagnostics do (file, line, source line); a
+// node no pool selects gets a warning without a position.
+func TestInventoryWarningsPointAtThePool(t *testing.T) {
+	src := `gpuform { stack = "inv" }
+
+pool "other" {
+  gpu           = "H100-80GB"
+  node_selector = { "gpuform.dev/node-group" = "h100" }
+}
+
+pool "a100" {
+  gpu           = "A100-80GB"
+  node_selector = { "gpuform.dev/node-group" = "a100" }
+}
+`
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	bad := `{"version":1,"gpus":[{"index":0},{"index":0}]}`
+	selected := inventoryNode(map[string]any{"gpuform.dev/node-group": "a100", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"}, "", bad)
+	selected.SetName("gpu-a")
+	stray := inventoryNode(map[string]any{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"}, "", bad)
+	stray.SetName("gpu-b")
+	good := inventoryNode(map[string]any{"gpuform.dev/node-group": "a100"}, "1", agentGPUs(1, "NVIDIA A100-SXM4-80GB"))
+	good.SetName("gpu-c")
+
+	warnings := capacity.InventoryWarnings(cfg, []*unstructured.Unstructured{stray, good, selected}, mig.Default())
+	if len(warnings) != 2 {
+		t.Fatalf("warnings = %v, want one per untrusted annotation", warnings)
+	}
+	a100 := cfg.Pools[1]
+	if w := warnings[0]; w.Severity != hcl.DiagWarning || !strings.HasPrefix(w.Summary, "node gpu-a: ignored the gpuform.dev/inventory annotation") || w.Subject == nil || *w.Subject != a100.DeclRange {
+		t.Errorf("warning about gpu-a = %+v, want one at pool a100's block %v", w, a100.DeclRange)
+	}
+	if w := warnings[1]; !strings.HasPrefix(w.Summary, "node gpu-b: ") || w.Subject != nil {
+		t.Errorf("warning about gpu-b = %+v, want one without a position", w)
+	}
+	var buf bytes.Buffer
+	if err := (&config.DiagnosticWriter{Files: cfg.Files}).Write(&buf, warnings[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.HasPrefix(got, "Warning: node gpu-a: ignored") || !strings.Contains(got, "\n  on main.hcl line 8, in pool \"a100\":\n") || !strings.Contains(got, `   8: pool "a100" {`) {
+		t.Errorf("rendered:\n%s", got)
 	}
 }

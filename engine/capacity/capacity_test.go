@@ -1,4 +1,4 @@
-package engine_test
+package capacity_test
 
 import (
 	"bytes"
@@ -8,8 +8,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
@@ -104,10 +106,10 @@ func TestCapacity(t *testing.T) {
 		overcommit string
 		driver     string
 		wantErr    string // empty: ok
-		wantRows   []engine.CapacityRow
+		wantRows   []capacity.Row
 	}{
 		{name: "exactly at capacity", migQuota: 99, gpuQuota: 16, overcommit: "1.0", driver: ">= 535",
-			wantRows: []engine.CapacityRow{
+			wantRows: []capacity.Row{
 				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 112, TotalBefore: 0},
 				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16, TotalBefore: 16},
 			}},
@@ -115,7 +117,7 @@ func TestCapacity(t *testing.T) {
 			wantErr: "claim 17 of nvidia.com/gpu, but the pool has 16 (1 node, 4 GPUs x 4 time-slicing replicas)"},
 		{name: "overcommit 1.3", migQuota: 99, gpuQuota: 16, overcommit: "1.3", driver: ">= 535",
 			// 112 x 1.3 = 145.6 -> 145 allowed; 99 fits.
-			wantRows: []engine.CapacityRow{
+			wantRows: []capacity.Row{
 				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 145, TotalBefore: 0},
 				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16, TotalBefore: 16},
 			}},
@@ -125,7 +127,7 @@ func TestCapacity(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := capacityConfig(t, tt.migQuota, tt.gpuQuota, tt.overcommit, tt.driver)
-			c, diags := engine.CheckCapacity(cfg, nodes, mig.Default())
+			c, diags := capacity.Check(cfg, nodes, mig.Default())
 			if tt.wantErr != "" {
 				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tt.wantErr, diags)
@@ -134,7 +136,7 @@ func TestCapacity(t *testing.T) {
 				if err := (&config.DiagnosticWriter{Files: cfg.Files}).Write(&buf, diags); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, "capacity/"+strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())
+				golden(t, strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())
 				return
 			}
 			if diags.HasErrors() {
@@ -153,14 +155,14 @@ func TestCapacity(t *testing.T) {
 			if err := render.Text(&buf, p, render.TextOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "capacity/"+strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())
+			golden(t, strings.ReplaceAll(tt.name, " ", "-")+".txt", buf.String())
 		})
 	}
 }
 
 func TestCapacityNodeChecks(t *testing.T) {
 	cfg := capacityConfig(t, 1, 1, "1.0", ">= 535")
-	_, diags := engine.CheckCapacity(cfg, []*unstructured.Unstructured{gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, mig.Default())
+	_, diags := capacity.Check(cfg, []*unstructured.Unstructured{gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, mig.Default())
 	if !strings.Contains(diags.Error(), "Pool a100 selects nodes labelled gpuform.dev/node-group=a100, and no node") {
 		t.Errorf("a pool without nodes: %v", diags)
 	}
@@ -168,7 +170,7 @@ func TestCapacityNodeChecks(t *testing.T) {
 		gpuNode("a100-0", "a100", "NVIDIA-H100-80GB-HBM3", 8, ""),
 		gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, ""),
 	}
-	_, diags = engine.CheckCapacity(cfg, wrong, mig.Default())
+	_, diags = capacity.Check(cfg, wrong, mig.Default())
 	if !strings.Contains(diags.Error(), "Pool a100 is for A100-80GB GPUs, but it selects a100-0 (H100-80GB)") {
 		t.Errorf("nodes with other GPUs: %v", diags)
 	}
@@ -176,9 +178,9 @@ func TestCapacityNodeChecks(t *testing.T) {
 
 func TestInventoryAnnotationIsChecked(t *testing.T) {
 	n := gpuNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "")
-	ann := map[string]string{engine.AnnotInventory: `{"version":1,"driver_version":"550.1","gpus":[{"index":0,"name":"NVIDIA H100 80GB HBM3","memory_mib":81559,"mig_enabled":false}]}`}
+	ann := map[string]string{agentv1.AnnotInventory: `{"version":1,"driver_version":"550.1","gpus":[{"index":0,"name":"NVIDIA H100 80GB HBM3","memory_mib":81559,"mig_enabled":false}]}`}
 	n.SetAnnotations(ann)
-	inv := engine.InventoryOf(n, mig.Default())
+	inv := capacity.InventoryOf(n, mig.Default())
 	if inv.Source != "gfd" || inv.Model != "A100-80GB" || !strings.Contains(inv.Warning, "trusting GPU Feature Discovery") {
 		t.Errorf("an annotation that lies about the GPU model was trusted: %+v", inv)
 	}
@@ -186,7 +188,7 @@ func TestInventoryAnnotationIsChecked(t *testing.T) {
 		`{"version":1,"gpus":[{"index":0,"instances":[{"profile":"7g.80gb","start":-1,"size":8}]}]}`,
 		`{"version":1,"gpus":[{"index":0,"instances":[{"profile":"3g.40gb","start":0,"size":4},{"profile":"3g.40gb","start":4,"size":4},{"profile":"1g.10gb","start":7,"size":1}]}]}`,
 	} {
-		if _, err := engine.ParseAgentInventory(bad); err == nil {
+		if _, err := agentv1.ParseInventory(bad); err == nil {
 			t.Errorf("ParseAgentInventory accepted %.40q", bad)
 		}
 	}

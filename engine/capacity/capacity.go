@@ -1,0 +1,319 @@
+package capacity
+
+import (
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// Row is one pool's figures for one resource (GPUs or a MIG profile).
+type Row struct {
+	// Pool is the pool's name.
+	Pool string `json:"pool"`
+	// Resource is the extended resource: nvidia.com/gpu or a MIG profile's.
+	Resource string `json:"resource"`
+	// Total is nodes x GPUs per node x (slices per GPU, or time-slicing replicas).
+	Total int `json:"total"`
+	// Quota is what tenants' quotas claim; Requested what models ask for
+	// (min replicas); Free is Total - Quota (negative when over-committed).
+	Quota     int `json:"quota"`
+	Requested int `json:"requested"`
+	Free      int `json:"free"`
+	// Limit is Total x the pool's overcommit.
+	Limit int `json:"limit"`
+	// TotalBefore is what the pool's nodes offer now (their current MIG
+	// instances); QuotaBefore what the stack's applied ResourceQuotas claim,
+	// or -1 when more than one pool offers the resource.
+	TotalBefore int `json:"total_before"`
+	QuotaBefore int `json:"quota_before"`
+}
+
+// Report is the GPU capacity of every pool, from the nodes the pools select.
+type Report struct {
+	// Rows are the pools' figures, in pool order, by resource name.
+	Rows []Row `json:"rows"`
+}
+
+// Check computes each pool's capacity from the live nodes and reports, as
+// diagnostics on the configuration: a pool that selects no node, nodes
+// whose GPUs are not the pool's model, drivers older than the pool's
+// driver_version, and quotas beyond capacity x overcommit.
+func Check(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
+	return CheckFrom(cfg, nodes, nil, cat)
+}
+
+// CheckFrom is Check with the stack's applied objects as well (nil for
+// none), which also gives the figures before the change: the nodes' current
+// MIG instances and the quotas the applied ResourceQuotas claim.
+func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied iter.Seq[*unstructured.Unstructured], cat *mig.Catalog) (*Report, hcl.Diagnostics) {
+	quotaNow := appliedQuotas(applied)
+	offeredBy := map[string]int{}
+	for _, p := range cfg.Pools {
+		for r := range poolTotals(p, map[string]int{"": 1}) {
+			offeredBy[r]++
+		}
+	}
+	var diags hcl.Diagnostics
+	out := &Report{}
+	for _, p := range cfg.Pools {
+		var members []NodeInventory
+		for _, n := range nodes {
+			if Selects(p.NodeSelector, n.GetLabels()) {
+				members = append(members, InventoryOf(n, cat))
+			}
+		}
+		if len(members) == 0 {
+			diags = append(diags, problem(p.Range("node_selector"), "Pool selects no node", "Pool %s selects nodes labelled %s, and no node of the cluster has those labels. Label the GPU nodes, or fix node_selector.", p.Name, selectorString(p.NodeSelector)))
+			continue
+		}
+		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
+		diags = append(diags, mdiags...)
+		rows, rdiags := poolRows(cfg, p, gpusPerNode, before)
+		diags = append(diags, rdiags...)
+		for _, row := range rows {
+			row.QuotaBefore = quotaNow[row.Resource]
+			if offeredBy[row.Resource] > 1 {
+				row.QuotaBefore = -1
+			}
+			out.Rows = append(out.Rows, row)
+		}
+	}
+	return out, diags
+}
+
+// problem is an error diagnostic at rng.
+func problem(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()}
+}
+
+// checkMembers checks the nodes pool p selects against it (their GPU model
+// and driver) and returns their GPUs by node and what they offer now by
+// resource.
+func checkMembers(p *config.Pool, members []NodeInventory, cat *mig.Catalog) (gpusPerNode, before map[string]int, diags hcl.Diagnostics) {
+	want := cat.Key(p.GPU)
+	gpusPerNode, before = map[string]int{}, map[string]int{}
+	var wrong, oldDriver []string
+	for _, m := range members {
+		switch {
+		case p.MIGLayout != nil:
+			for prof, n := range m.MIG {
+				before[mig.Resource(prof)] += n
+			}
+		case p.TimeSlicing != nil:
+			before[mig.ResourceGPU] += m.GPUs * p.TimeSlicing.Replicas
+		default:
+			before[mig.ResourceGPU] += m.GPUs
+		}
+		switch {
+		case m.Source == SourceNone:
+			wrong = append(wrong, m.Node+" (no GPUs reported)")
+		case m.Source != SourceCapacity && m.Model != want:
+			wrong = append(wrong, fmt.Sprintf("%s (%s)", m.Node, m.Model))
+		}
+		if p.DriverVersion != "" && m.Driver != "" {
+			if ok, err := config.SatisfiesVersion(p.DriverVersion, m.Driver); err == nil && !ok {
+				oldDriver = append(oldDriver, fmt.Sprintf("%s (%s)", m.Node, m.Driver))
+			}
+		}
+		gpusPerNode[m.Node] = m.GPUs
+	}
+	if len(wrong) > 0 {
+		diags = append(diags, problem(p.Range("gpu"), "Nodes with other GPUs", "Pool %s is for %s GPUs, but it selects %s. Narrow node_selector, or set gpu to what the nodes have.", p.Name, want, strings.Join(wrong, ", ")))
+	}
+	if len(oldDriver) > 0 {
+		diags = append(diags, problem(p.Range("driver_version"), "Driver too old", "Pool %s needs driver %s, but %s. Upgrade the driver on those nodes or relax driver_version.", p.Name, p.DriverVersion, strings.Join(oldDriver, ", ")))
+	}
+	return gpusPerNode, before, diags
+}
+
+// poolRows is pool p's row per resource (QuotaBefore left to the caller),
+// with an error for each resource its quotas claim beyond the limit.
+func poolRows(cfg *config.Config, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
+	total := poolTotals(p, gpusPerNode)
+	quota, requested := map[string]int{}, map[string]int{}
+	for _, t := range cfg.Tenants {
+		for _, q := range t.Quotas {
+			if q.Pool != p {
+				continue
+			}
+			for r, n := range QuotaResources(q) {
+				quota[r] += int(n)
+			}
+		}
+	}
+	for _, m := range cfg.Models {
+		if m.Pool != p {
+			continue
+		}
+		if m.Slice != "" {
+			requested[mig.Resource(m.Slice)] += m.MinReplicas
+		} else {
+			requested[mig.ResourceGPU] += m.MinReplicas * m.GPUs
+		}
+	}
+	resources := map[string]bool{}
+	for _, m := range []map[string]int{total, quota, requested} {
+		for r := range m {
+			resources[r] = true
+		}
+	}
+	var rows []Row
+	var diags hcl.Diagnostics
+	for _, r := range slices.Sorted(maps.Keys(resources)) {
+		row := Row{Pool: p.Name, Resource: r, Total: total[r], Quota: quota[r], Requested: requested[r], TotalBefore: before[r]}
+		row.Free = row.Total - row.Quota
+		row.Limit = int(float64(row.Total)*p.Overcommit + 1e-9)
+		rows = append(rows, row)
+		if row.Quota > row.Limit {
+			diags = append(diags, problem(quotaRange(cfg, p, r), "Quotas exceed the pool's capacity", "Tenants' quotas on pool %s claim %d of %s, but the pool has %d (%s) and overcommit %.2g allows %d. Lower the quotas, add nodes, or raise overcommit.",
+				p.Name, row.Quota, r, row.Total, totalExplained(p, gpusPerNode, r), p.Overcommit, row.Limit))
+		}
+	}
+	return rows, diags
+}
+
+// QuotaResources is what quota q claims, by GPU resource: its slices as
+// MIG resources and its gpus as nvidia.com/gpu, zero amounts left out (the
+// hard limits of the tenant's ResourceQuota).
+func QuotaResources(q *config.Quota) map[string]int64 {
+	res := map[string]int64{}
+	for prof, n := range q.Slices {
+		if n > 0 {
+			res[mig.Resource(prof)] += int64(n)
+		}
+	}
+	if q.GPUs > 0 {
+		res[mig.ResourceGPU] += int64(q.GPUs)
+	}
+	return res
+}
+
+// poolTotals is nodes x GPUs x slices (or replicas) per resource.
+func poolTotals(p *config.Pool, gpusPerNode map[string]int) map[string]int {
+	total := map[string]int{}
+	for _, gpus := range gpusPerNode {
+		switch {
+		case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
+			for prof, n := range p.MIGLayout.Slices {
+				total[mig.Resource(prof)] += gpus * n
+			}
+		case p.MIGLayout != nil:
+			for _, g := range p.MIGLayout.Devices {
+				present := 0
+				for _, i := range g.Indexes {
+					if i < gpus {
+						present++
+					}
+				}
+				if !g.Enabled {
+					total[mig.ResourceGPU] += present
+					continue
+				}
+				for prof, n := range g.Slices {
+					total[mig.Resource(prof)] += present * n
+				}
+			}
+		case p.TimeSlicing != nil:
+			total[mig.ResourceGPU] += gpus * p.TimeSlicing.Replicas
+		default:
+			total[mig.ResourceGPU] += gpus
+		}
+	}
+	return total
+}
+
+// totalExplained says how a pool's total of r came about, for messages.
+func totalExplained(p *config.Pool, gpusPerNode map[string]int, r string) string {
+	gpus := 0
+	for _, g := range gpusPerNode {
+		gpus += g
+	}
+	switch {
+	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
+		for prof, n := range p.MIGLayout.Slices {
+			if mig.Resource(prof) == r {
+				return fmt.Sprintf("%s, %s x %d %s each", count(len(gpusPerNode), "node"), count(gpus, "GPU"), n, prof)
+			}
+		}
+	case p.TimeSlicing != nil:
+		return fmt.Sprintf("%s, %s x %d time-slicing replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.TimeSlicing.Replicas)
+	}
+	return fmt.Sprintf("%s, %s", count(len(gpusPerNode), "node"), count(gpus, "GPU"))
+}
+
+// count renders n things, with a plural s.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// quotaRange points at the first quota on pool p that claims resource r.
+func quotaRange(cfg *config.Config, p *config.Pool, r string) hcl.Range {
+	for _, t := range cfg.Tenants {
+		for _, q := range t.Quotas {
+			if q.Pool != p {
+				continue
+			}
+			for prof := range q.Slices {
+				if mig.Resource(prof) == r {
+					return q.KeyRange("slices", prof)
+				}
+			}
+			if r == mig.ResourceGPU && q.GPUs > 0 {
+				return q.Range("gpus")
+			}
+		}
+	}
+	return p.DeclRange
+}
+
+// selectorString renders a node selector as k=v,k=v in key order.
+func selectorString(sel map[string]string) string {
+	keys := make([]string, 0, len(sel))
+	for k := range sel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + sel[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// appliedQuotas sums the GPU resources that applied ResourceQuotas claim,
+// by resource.
+func appliedQuotas(applied iter.Seq[*unstructured.Unstructured]) map[string]int {
+	out := map[string]int{}
+	if applied == nil {
+		return out
+	}
+	for u := range applied {
+		if gvk := u.GroupVersionKind(); gvk.Kind != "ResourceQuota" || gvk.Group != "" {
+			continue
+		}
+		hard, _, _ := unstructured.NestedStringMap(u.Object, "spec", "hard")
+		for name, v := range hard {
+			r, ok := strings.CutPrefix(name, "requests.")
+			if !ok || !strings.HasPrefix(r, "nvidia.com/") {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscan(v, &n); err == nil {
+				out[r] += n
+			}
+		}
+	}
+	return out
+}

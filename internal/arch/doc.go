@@ -1,0 +1,4 @@
+// Package arch holds the tests that keep gpuform's house in shape: the
+// direction of dependencies between its packages, and the size of its files,
+// functions and command-line package. It has no code of its own.
+package arch
