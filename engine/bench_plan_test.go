@@ -7,6 +7,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
@@ -39,7 +40,7 @@ func BenchmarkDiffLarge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	live := applied(b, base)
+	live := enginetest.Applied(b, base)
 	for _, u := range live.Objects {
 		rawManagedFields(u) // as refresh keeps them
 	}
@@ -76,7 +77,7 @@ func BenchmarkRenderLarge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := engine.Diff(d, emptyLive(b), engine.DiffOptions{})
+	p, err := engine.Diff(d, enginetest.EmptyLive(b), engine.DiffOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
