@@ -4,39 +4,17 @@ import (
 	"io"
 	"testing"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
-	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
-
-// sizeM returns the loaded configuration of benchmark size M (1,000 tenants,
-// 5,000 models, 500 nodes), optionally with 10% of the tenants changed.
-func sizeM(tb testing.TB, changePercent int) *config.Config {
-	tb.Helper()
-	for _, s := range gen.Sizes() {
-		if s.Name != "M" {
-			continue
-		}
-		o := s.Options()
-		o.ChangePercent = changePercent
-		dir := tb.TempDir()
-		if err := gen.Write(dir, o); err != nil {
-			tb.Fatal(err)
-		}
-		return loadAndValidate(tb, dir)
-	}
-	tb.Fatal("no size M")
-	return nil
-}
 
 // BenchmarkDiffLarge diffs size M against a cluster where it was applied
 // (no-op) and the same cluster against the configuration with 10% of the
 // tenants changed.
 func BenchmarkDiffLarge(b *testing.B) {
-	base, err := compile.Compile(sizeM(b, 0))
+	base, err := compile.Compile(enginetest.SizeM(b, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +22,7 @@ func BenchmarkDiffLarge(b *testing.B) {
 	for _, u := range live.Objects {
 		rawManagedFields(u) // as refresh keeps them
 	}
-	changed, err := compile.Compile(sizeM(b, 10))
+	changed, err := compile.Compile(enginetest.SizeM(b, 10))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +51,7 @@ func BenchmarkDiffLarge(b *testing.B) {
 // BenchmarkRenderLarge renders the plan of size M from an empty cluster
 // (every object a create) as text and as JSON.
 func BenchmarkRenderLarge(b *testing.B) {
-	d, err := compile.Compile(sizeM(b, 0))
+	d, err := compile.Compile(enginetest.SizeM(b, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
