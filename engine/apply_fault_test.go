@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 )
 
 // failingTarget answers every call with err, or, when hang is set, blocks
@@ -64,8 +65,8 @@ func TestApplyStopsWhenTheServerKeepsFailing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := quickstart(t)
-			p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+			d := enginetest.Quickstart(t)
+			p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 			ft := &failingTarget{err: tt.err}
 			rep := engine.Apply(context.Background(), p, ft, engine.ApplyOptions{Parallelism: 1, Retry: engine.Retry{Attempts: 2, Base: time.Millisecond}})
 			failed, skipped := rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
@@ -100,8 +101,8 @@ func TestApplyStopsWhenTheServerKeepsFailing(t *testing.T) {
 }
 
 func TestApplyCutsAHungRequestAfterTheGrace(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 	ft := &failingTarget{hang: true, started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 )
 
 // recorder is an in-memory engine.Target that records the order of calls
@@ -79,8 +80,8 @@ func invalid() error {
 }
 
 func TestApplyOrderAndParallelism(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 	r := newRecorder()
 	r.delay = 5 * time.Millisecond
 	rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: 2})
@@ -104,8 +105,8 @@ func TestApplyOrderAndParallelism(t *testing.T) {
 }
 
 func TestApplyFailureSkipsDependentsOnly(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 	r := newRecorder()
 	serving := engine.Key{Kind: "Namespace", Name: "serving"}
 	r.fail[serving] = []error{invalid()}
@@ -135,8 +136,8 @@ func TestApplyFailureSkipsDependentsOnly(t *testing.T) {
 }
 
 func TestApplyRetriesTransientErrors(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 	r := newRecorder()
 	k := engine.Key{Kind: "Namespace", Name: "research"}
 	r.fail[k] = []error{
@@ -160,10 +161,10 @@ func TestApplyRetriesTransientErrors(t *testing.T) {
 }
 
 func TestApplyDeletesRankByRank(t *testing.T) {
-	d := quickstart(t)
-	live := applied(t, d)
+	d := enginetest.Quickstart(t)
+	live := enginetest.Applied(t, d)
 	d.Objects = nil
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	r := newRecorder()
 	rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{})
 	if !rep.OK() {
@@ -193,8 +194,8 @@ func TestApplyDeletesRankByRank(t *testing.T) {
 }
 
 func TestApplyCancelStopsNewChanges(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	r := newRecorder()
 	r.delay = 20 * time.Millisecond

@@ -4,46 +4,25 @@ import (
 	"io"
 	"testing"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
-	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
-
-// sizeM returns the loaded configuration of benchmark size M (1,000 tenants,
-// 5,000 models, 500 nodes), optionally with 10% of the tenants changed.
-func sizeM(tb testing.TB, changePercent int) *config.Config {
-	tb.Helper()
-	for _, s := range gen.Sizes() {
-		if s.Name != "M" {
-			continue
-		}
-		o := s.Options()
-		o.ChangePercent = changePercent
-		dir := tb.TempDir()
-		if err := gen.Write(dir, o); err != nil {
-			tb.Fatal(err)
-		}
-		return loadAndValidate(tb, dir)
-	}
-	tb.Fatal("no size M")
-	return nil
-}
 
 // BenchmarkDiffLarge diffs size M against a cluster where it was applied
 // (no-op) and the same cluster against the configuration with 10% of the
 // tenants changed.
 func BenchmarkDiffLarge(b *testing.B) {
-	base, err := compile.Compile(sizeM(b, 0))
+	base, err := compile.Compile(enginetest.SizeM(b, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
-	live := applied(b, base)
+	live := enginetest.Applied(b, base)
 	for _, u := range live.Objects {
 		rawManagedFields(u) // as refresh keeps them
 	}
-	changed, err := compile.Compile(sizeM(b, 10))
+	changed, err := compile.Compile(enginetest.SizeM(b, 10))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,11 +51,11 @@ func BenchmarkDiffLarge(b *testing.B) {
 // BenchmarkRenderLarge renders the plan of size M from an empty cluster
 // (every object a create) as text and as JSON.
 func BenchmarkRenderLarge(b *testing.B) {
-	d, err := compile.Compile(sizeM(b, 0))
+	d, err := compile.Compile(enginetest.SizeM(b, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := engine.Diff(d, emptyLive(b), engine.DiffOptions{})
+	p, err := engine.Diff(d, enginetest.EmptyLive(b), engine.DiffOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
 )
 
@@ -136,8 +137,8 @@ func TestConfigDiff(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			base := loadExample(t, "bank")
-			head := loadExample(t, "bank", tt.replace...)
+			base := enginetest.LoadExample(t, "bank")
+			head := enginetest.LoadExample(t, "bank", tt.replace...)
 			changes := engine.ConfigDiff(base, head)
 			got := compact(changes)
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
@@ -157,7 +158,7 @@ func TestConfigDiff(t *testing.T) {
 }
 
 func TestConfigDiffFromNothing(t *testing.T) {
-	head := loadExample(t, "bank")
+	head := enginetest.LoadExample(t, "bank")
 	changes := engine.ConfigDiff(nil, head)
 	var addrs []string
 	for _, c := range changes {

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -8,111 +9,14 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 )
 
-// nodeFor is a Node carrying a pool's selector labels, as a cluster would have.
-func nodeFor(p *engine.NodePool) *unstructured.Unstructured {
-	labels := map[string]any{}
-	for k, v := range p.Selector {
-		labels[k] = v
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Node",
-		"metadata": map[string]any{"name": "node-" + p.Pool, "labels": labels},
-	}}
-}
-
-// serverCopy returns obj as the API server would store it after gpuform
-// applied it: defaults filled in, status, resourceVersion and managedFields.
-func serverCopy(t testing.TB, obj *unstructured.Unstructured) *unstructured.Unstructured {
-	t.Helper()
-	u := obj.DeepCopy()
-	u.SetResourceVersion("42")
-	u.SetUID("0000")
-	u.Object["status"] = map[string]any{"phase": "Active"}
-	if u.GetKind() == "ValidatingAdmissionPolicy" {
-		spec := u.Object["spec"].(map[string]any)
-		mc := spec["matchConstraints"].(map[string]any)
-		mc["matchPolicy"] = "Equivalent"
-		rr := mc["resourceRules"].([]any)[0].(map[string]any)
-		rr["scope"] = "*"
-	}
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{{
-		Manager: engine.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: u.GetAPIVersion(),
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldsV1(t, obj.Object)},
-	}})
-	return u
-}
-
-// fieldsV1 builds the managedFields tree of every leaf of obj.
-func fieldsV1(t testing.TB, obj map[string]any) []byte {
-	var tree func(m map[string]any) map[string]any
-	tree = func(m map[string]any) map[string]any {
-		out := map[string]any{}
-		for k, v := range m {
-			if sub, ok := v.(map[string]any); ok {
-				out["f:"+k] = tree(sub)
-			} else {
-				out["f:"+k] = map[string]any{}
-			}
-		}
-		return out
-	}
-	cp := runtime.DeepCopyJSON(obj)
-	delete(cp, "apiVersion")
-	delete(cp, "kind")
-	b, err := jsonMarshal(tree(cp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// emptyLive is a cluster with nothing of the stack and the GPU Operator
-// installed, its ClusterPolicy already pointing at gpuform's mig-parted
-// ConfigMap (the quickstart has no time-sliced pool).
-func emptyLive(t testing.TB) *engine.Live {
-	spec := map[string]any{
-		"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
-	}
-	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
-	return &engine.Live{Source: "test", ClusterPolicies: []*unstructured.Unstructured{serverCopy(t, cp)}}
-}
-
-// applied is the live state after the desired objects were applied.
-func applied(t testing.TB, d *engine.Desired) *engine.Live {
-	live := emptyLive(t)
-	live.Objects, live.Foreign = map[engine.Key]*unstructured.Unstructured{}, map[engine.Key]*unstructured.Unstructured{}
-	for _, o := range d.Objects {
-		live.Objects[o.Key()] = serverCopy(t, o.Object)
-	}
-	return live
-}
-
-func quickstart(t testing.TB) *engine.Desired {
-	d, err := compile.Compile(loadExample(t, "quickstart"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func mustDiff(t *testing.T, d *engine.Desired, live *engine.Live, opts engine.DiffOptions) *engine.Plan {
-	t.Helper()
-	p, err := engine.Diff(d, live, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestDiffEmptyClusterCreatesAllInOrder(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
 	if p.Summary.Add != len(d.Objects) || p.Summary.Change+p.Summary.Destroy != 0 {
 		t.Fatalf("summary %+v, want %d to add only", p.Summary, len(d.Objects))
 	}
@@ -133,8 +37,8 @@ func TestDiffEmptyClusterCreatesAllInOrder(t *testing.T) {
 }
 
 func TestDiffAppliedIsNoop(t *testing.T) {
-	d := quickstart(t)
-	p := mustDiff(t, d, applied(t, d), engine.DiffOptions{})
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.Applied(t, d), engine.DiffOptions{})
 	if p.HasChanges() || len(p.Changes) != 0 {
 		t.Fatalf("plan after apply has changes: %+v", p.Summary)
 	}
@@ -233,8 +137,8 @@ func TestDiffFieldChanges(t *testing.T) {
 	for _, tt := range tests {
 		for _, f := range forms {
 			t.Run(tt.name+"/"+f.name, func(t *testing.T) {
-				d := quickstart(t)
-				live := applied(t, d)
+				d := enginetest.Quickstart(t)
+				live := enginetest.Applied(t, d)
 				u, ok := live.Objects[tt.key]
 				if !ok {
 					t.Fatalf("no %s in the compiled quickstart", tt.key)
@@ -252,7 +156,7 @@ func TestDiffFieldChanges(t *testing.T) {
 func rawManagedFields(u *unstructured.Unstructured) {
 	for _, e := range u.Object["metadata"].(map[string]any)["managedFields"].([]any) {
 		m := e.(map[string]any)
-		b, err := jsonMarshal(m["fieldsV1"])
+		b, err := json.Marshal(m["fieldsV1"])
 		if err != nil {
 			panic(err)
 		}
@@ -264,7 +168,7 @@ func rawManagedFields(u *unstructured.Unstructured) {
 // exactly the field differences want (nil: no change at all).
 func diffFieldsCase(t *testing.T, d *engine.Desired, live *engine.Live, key engine.Key, want []engine.FieldDiff) {
 	t.Helper()
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if want == nil {
 		if p.HasChanges() {
 			t.Fatalf("want no change, got %d: %+v", len(p.Changes), p.Changes[0].Fields)
@@ -286,10 +190,10 @@ func diffFieldsCase(t *testing.T, d *engine.Desired, live *engine.Live, key engi
 }
 
 func TestDiffDeletesInReverseOrder(t *testing.T) {
-	d := quickstart(t)
-	live := applied(t, d)
+	d := enginetest.Quickstart(t)
+	live := enginetest.Applied(t, d)
 	d.Objects = nil
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if p.Summary.Destroy != len(live.Objects) {
 		t.Fatalf("destroy = %d, want %d", p.Summary.Destroy, len(live.Objects))
 	}
@@ -306,15 +210,15 @@ func TestDiffDeletesInReverseOrder(t *testing.T) {
 }
 
 func TestDiffForeignObjects(t *testing.T) {
-	d := quickstart(t)
+	d := enginetest.Quickstart(t)
 	key := engine.Key{Kind: "Namespace", Name: "research"}
 	foreign := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": "research", "labels": map[string]any{"owner": "ml-team"}, "resourceVersion": "7"},
 	}}
-	live := emptyLive(t)
+	live := enginetest.EmptyLive(t)
 	live.Foreign = map[engine.Key]*unstructured.Unstructured{key: foreign}
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if p.Summary.Conflicts != 1 {
 		t.Fatalf("conflicts = %d, want 1", p.Summary.Conflicts)
 	}
@@ -330,19 +234,19 @@ func TestDiffForeignObjects(t *testing.T) {
 	if p.ReadVersions[key] != "7" {
 		t.Errorf("read version of the foreign object = %q, want 7", p.ReadVersions[key])
 	}
-	p = mustDiff(t, d, live, engine.DiffOptions{Adopt: true})
+	p = enginetest.MustDiff(t, d, live, engine.DiffOptions{Adopt: true})
 	if p.Summary.Conflicts != 0 || p.Summary.Change != 1 {
 		t.Fatalf("with --adopt: %+v, want one change and no conflict", p.Summary)
 	}
 }
 
 func TestDiffNodes(t *testing.T) {
-	d := quickstart(t)
-	live := applied(t, d)
-	node := nodeFor(d.Pools[0])
+	d := enginetest.Quickstart(t)
+	live := enginetest.Applied(t, d)
+	node := enginetest.NodeFor(d.Pools[0])
 	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "cpu-1", "labels": map[string]any{"role": "cpu"}}}}
 	live.Nodes = []*unstructured.Unstructured{node, other}
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if len(p.Changes) != 1 || p.Changes[0].Key != (engine.Key{Kind: "Node", Name: "node-a100"}) {
 		t.Fatalf("want one Node change, got %+v", p.Changes)
 	}
@@ -363,8 +267,8 @@ func TestDiffNodes(t *testing.T) {
 }
 
 func TestDiffMissingKind(t *testing.T) {
-	d := quickstart(t)
-	live := emptyLive(t)
+	d := enginetest.Quickstart(t)
+	live := enginetest.EmptyLive(t)
 	live.MissingKinds = []engine.Kind{engine.KindInferenceServic}
 	_, err := engine.Diff(d, live, engine.DiffOptions{})
 	var mk *engine.MissingKindError
@@ -374,14 +278,14 @@ func TestDiffMissingKind(t *testing.T) {
 }
 
 func TestDiffNeedsTheGPUOperator(t *testing.T) {
-	d := quickstart(t)
+	d := enginetest.Quickstart(t)
 	_, err := engine.Diff(d, &engine.Live{Source: "test"}, engine.DiffOptions{})
 	if err == nil || !strings.Contains(err.Error(), "pool.a100 needs the NVIDIA GPU Operator") || !strings.Contains(err.Error(), `mig_backend = "agent"`) {
 		t.Fatalf("want an error naming the pool and the fix, got %v", err)
 	}
-	live := emptyLive(t)
+	live := enginetest.EmptyLive(t)
 	_ = unstructured.SetNestedField(live.ClusterPolicies[0].Object, "default-mig-parted-config", "spec", "migManager", "config", "name")
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Summary, `points migManager at ConfigMap "default-mig-parted-config"`) {
 		t.Errorf("warnings = %v", p.Warnings)
 	} else if addr, _ := p.Warnings[0].Extra.(engine.BlockAddress); addr != "pool.a100" || p.Warnings[0].Severity != hcl.DiagWarning {
@@ -399,25 +303,25 @@ func TestDiffNeedsTheGPUOperator(t *testing.T) {
 }
 
 func TestDiffRewaitsUnfinishedMIG(t *testing.T) {
-	d := quickstart(t)
-	live := applied(t, d)
-	node := nodeFor(d.Pools[0])
+	d := enginetest.Quickstart(t)
+	live := enginetest.Applied(t, d)
+	node := enginetest.NodeFor(d.Pools[0])
 	labels := node.GetLabels()
 	for k, v := range d.Pools[0].Labels {
 		labels[k] = v
 	}
 	labels[engine.LabelMIGState] = "failed"
 	node.SetLabels(labels)
-	live.Nodes = []*unstructured.Unstructured{serverCopy(t, node)}
+	live.Nodes = []*unstructured.Unstructured{enginetest.ServerCopy(t, node)}
 	// Only the pool's labels are gpuform's; the state belongs to mig-manager.
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if len(p.Changes) != 1 || p.Changes[0].Wait != engine.LabelMIGState {
 		t.Fatalf("a node whose MIG state is failed: %+v", p.Changes)
 	}
 	labels[engine.LabelMIGState] = "success"
 	node.SetLabels(labels)
-	live.Nodes = []*unstructured.Unstructured{serverCopy(t, node)}
-	if p := mustDiff(t, d, live, engine.DiffOptions{}); len(p.Changes) != 0 {
+	live.Nodes = []*unstructured.Unstructured{enginetest.ServerCopy(t, node)}
+	if p := enginetest.MustDiff(t, d, live, engine.DiffOptions{}); len(p.Changes) != 0 {
 		t.Fatalf("a node in its layout with state success: %+v", p.Changes[0].Fields)
 	}
 }

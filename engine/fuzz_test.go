@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/compile"
-	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
 )
 
@@ -38,21 +34,7 @@ func fuzzClusterPolicy(config string) *unstructured.Unstructured {
 // one where it was applied and then edited (updates with field diffs).
 func savedQuickstartPlans(f *testing.F) [][]byte {
 	f.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "examples", "quickstart", "main.hcl"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": src}, config.Options{})
-	if diags.HasErrors() {
-		f.Fatal(diags.Error())
-	}
-	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
-		f.Fatal(diags.Error())
-	}
-	d, err := compile.Compile(cfg)
-	if err != nil {
-		f.Fatal(err)
-	}
+	d := enginetest.Quickstart(f)
 	empty := &engine.Live{Source: "x", ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy("")}}
 	edited := &engine.Live{Source: "x", ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy(engine.MIGPartedConfig)}, Objects: map[engine.Key]*unstructured.Unstructured{}}
 	for i, o := range d.Objects {

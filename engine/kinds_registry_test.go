@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/kinds"
 )
 
@@ -67,13 +68,13 @@ func TestFakeKindThroughTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("apply order", func(t *testing.T) {
-		p := mustDiff(t, widgetDesired(reg), &engine.Live{}, engine.DiffOptions{})
+		p := enginetest.MustDiff(t, widgetDesired(reg), &engine.Live{}, engine.DiffOptions{})
 		want := []string{"create Namespace", "create ConfigMap", "create Widget", "create ResourceQuota"}
 		if got := planKinds(p); !slices.Equal(got, want) {
 			t.Errorf("plan %v, want %v", got, want)
 		}
 		// The builtin registry does not know widgets: they rank last.
-		p = mustDiff(t, widgetDesired(nil), &engine.Live{}, engine.DiffOptions{})
+		p = enginetest.MustDiff(t, widgetDesired(nil), &engine.Live{}, engine.DiffOptions{})
 		if got := planKinds(p); got[len(got)-1] != "create Widget" {
 			t.Errorf("plan without the widget's entry %v, want the widget last", got)
 		}
@@ -85,7 +86,7 @@ func TestFakeKindThroughTheRegistry(t *testing.T) {
 			live.Objects[o.Key()] = o.Object
 		}
 		d.Objects = nil
-		p := mustDiff(t, d, live, engine.DiffOptions{})
+		p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 		want := []string{"delete ResourceQuota", "delete Widget", "delete ConfigMap", "delete Namespace"}
 		if got := planKinds(p); !slices.Equal(got, want) {
 			t.Fatalf("plan %v, want %v", got, want)

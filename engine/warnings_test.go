@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
 )
 
@@ -20,14 +21,14 @@ import (
 // without a position renders as plan warnings always did; JSON, Markdown and
 // plan files keep the message only.
 func TestPlanWarningsCarryPositions(t *testing.T) {
-	cfg := loadExample(t, "quickstart")
+	cfg := enginetest.LoadExample(t, "quickstart")
 	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := emptyLive(t)
+	live := enginetest.EmptyLive(t)
 	_ = unstructured.SetNestedField(live.ClusterPolicies[0].Object, "default-mig-parted-config", "spec", "migManager", "config", "name")
-	p := mustDiff(t, d, live, engine.DiffOptions{})
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	const msg = `ClusterPolicy cluster-policy points migManager at ConfigMap "default-mig-parted-config"; gpuform will point it at "gpuform-mig-parted", where the configuration's layouts are`
 	if len(p.Warnings) != 1 || p.Warnings[0].Summary != msg || p.Warnings[0].Subject != nil {
 		t.Fatalf("warnings before LocateWarnings = %v", p.Warnings)

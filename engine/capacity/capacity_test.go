@@ -12,33 +12,10 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
-	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 )
-
-// gpuNode is a Node as GPU Feature Discovery labels it.
-func gpuNode(name, group, product string, count int, driver string) *unstructured.Unstructured {
-	labels := map[string]any{
-		"gpuform.dev/node-group": group,
-		"nvidia.com/gpu.product": product,
-		"nvidia.com/gpu.count":   strconv.Itoa(count),
-	}
-	if driver != "" {
-		parts := strings.SplitN(driver, ".", 3)
-		labels["nvidia.com/cuda.driver.major"] = parts[0]
-		if len(parts) > 1 {
-			labels["nvidia.com/cuda.driver.minor"] = parts[1]
-		}
-		if len(parts) > 2 {
-			labels["nvidia.com/cuda.driver.rev"] = parts[2]
-		}
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Node",
-		"metadata": map[string]any{"name": name, "labels": labels},
-	}}
-}
 
 // capacityConfig is a MIG pool of 1g.10gb x 7 per A100-80GB plus a
 // time-sliced H100 pool, with quotas given in the test.
@@ -81,23 +58,16 @@ model "m" {
   replicas    = { min = 3, max = 5 }
 }
 `
-	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	if d := compile.Validate(cfg, mig.Default()); d.HasErrors() {
-		t.Fatal(d.Error())
-	}
-	return cfg
+	return enginetest.LoadSource(t, src)
 }
 
 func TestCapacity(t *testing.T) {
 	// Two A100 nodes of 8 GPUs with 7 x 1g.10gb each: 2 x 8 x 7 = 112 slices.
 	// One H100 node of 4 GPUs with 4 time-slicing replicas: 1 x 4 x 4 = 16.
 	nodes := []*unstructured.Unstructured{
-		gpuNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
-		gpuNode("a100-1", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
-		gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "550.54.15"),
+		enginetest.GPUNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
+		enginetest.GPUNode("a100-1", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
+		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "550.54.15"),
 	}
 	tests := []struct {
 		name       string
@@ -162,13 +132,13 @@ func TestCapacity(t *testing.T) {
 
 func TestCapacityNodeChecks(t *testing.T) {
 	cfg := capacityConfig(t, 1, 1, "1.0", ">= 535")
-	_, diags := capacity.Check(cfg, []*unstructured.Unstructured{gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, mig.Default())
+	_, diags := capacity.Check(cfg, []*unstructured.Unstructured{enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, mig.Default())
 	if !strings.Contains(diags.Error(), "Pool a100 selects nodes labelled gpuform.dev/node-group=a100, and no node") {
 		t.Errorf("a pool without nodes: %v", diags)
 	}
 	wrong := []*unstructured.Unstructured{
-		gpuNode("a100-0", "a100", "NVIDIA-H100-80GB-HBM3", 8, ""),
-		gpuNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, ""),
+		enginetest.GPUNode("a100-0", "a100", "NVIDIA-H100-80GB-HBM3", 8, ""),
+		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, ""),
 	}
 	_, diags = capacity.Check(cfg, wrong, mig.Default())
 	if !strings.Contains(diags.Error(), "Pool a100 is for A100-80GB GPUs, but it selects a100-0 (H100-80GB)") {
@@ -177,7 +147,7 @@ func TestCapacityNodeChecks(t *testing.T) {
 }
 
 func TestInventoryAnnotationIsChecked(t *testing.T) {
-	n := gpuNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "")
+	n := enginetest.GPUNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "")
 	ann := map[string]string{agentv1.AnnotInventory: `{"version":1,"driver_version":"550.1","gpus":[{"index":0,"name":"NVIDIA H100 80GB HBM3","memory_mib":81559,"mig_enabled":false}]}`}
 	n.SetAnnotations(ann)
 	inv := capacity.InventoryOf(n, mig.Default())

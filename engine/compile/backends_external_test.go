@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/drift"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -35,7 +36,7 @@ func TestCompileNodePools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := loadExample(t, "bank", tt.replace...)
+			cfg := enginetest.LoadExample(t, "bank", tt.replace...)
 			d, err := compile.Compile(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +95,7 @@ func TestCompiledNodesAreWhatDriftReads(t *testing.T) {
 		{"agent", `mig_backend = "agent"`},
 	} {
 		for _, instances := range []int{1, 2} {
-			cfg := loadExample(t, "bank", `scheduler = "kueue"`, backend.replace)
+			cfg := enginetest.LoadExample(t, "bank", `scheduler = "kueue"`, backend.replace)
 			d, err := compile.Compile(cfg)
 			if err != nil {
 				t.Fatal(err)

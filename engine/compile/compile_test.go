@@ -8,6 +8,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/render"
 )
 
@@ -25,7 +26,7 @@ func TestCompileGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := loadExample(t, tt.example, tt.replace...)
+			cfg := enginetest.LoadExample(t, tt.example, tt.replace...)
 			d, err := compile.Compile(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -36,7 +37,7 @@ func TestCompileGolden(t *testing.T) {
 			}
 			for _, p := range d.Pools {
 				buf.WriteString("# node pool " + p.Address + "\n")
-				if err := render.YAML(&buf, &engine.Desired{Objects: []*engine.Object{{Address: p.Address, Object: nodeFor(p)}}}, false); err != nil {
+				if err := render.YAML(&buf, &engine.Desired{Objects: []*engine.Object{{Address: p.Address, Object: enginetest.NodeFor(p)}}}, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -46,7 +47,7 @@ func TestCompileGolden(t *testing.T) {
 }
 
 func TestCompileEdges(t *testing.T) {
-	cfg := loadExample(t, "bank")
+	cfg := enginetest.LoadExample(t, "bank")
 	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,15 @@ func Markdown(w io.Writer, p *engine.Plan) error {
 		fmt.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
 	}
 	writeMarkdownCapacity(bw, p)
+	if details := fieldChanges(p); details != "" {
+		fmt.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", details)
+	}
+	return bw.Flush()
+}
+
+// fieldChanges is the text plan's field changes of the plan's updates,
+// adoptions and conflicts: the diff block of Markdown and PreviewMarkdown.
+func fieldChanges(p *engine.Plan) string {
 	var details strings.Builder
 	tr := textRenderer{w: bufio.NewWriter(&details)}
 	for _, c := range p.Changes {
@@ -34,10 +43,7 @@ func Markdown(w io.Writer, p *engine.Plan) error {
 		}
 	}
 	_ = tr.w.Flush()
-	if details.Len() > 0 {
-		fmt.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", details.String())
-	}
-	return bw.Flush()
+	return details.String()
 }
 
 func writeMarkdownWarnings(w io.Writer, p *engine.Plan) {

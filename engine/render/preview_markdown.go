@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bufio"
 	"fmt"
 	"strings"
 
@@ -54,17 +53,9 @@ func PreviewMarkdown(pv *engine.Preview) string {
 		}
 		fmt.Fprintf(&b, "%s\n\n", SummaryLine(p))
 		collapse(&b, "Changes", table.String())
-		var details strings.Builder
-		tr := textRenderer{w: bufio.NewWriter(&details)}
-		for _, c := range p.Changes {
-			if c.Action == engine.ActionUpdate || c.Action == engine.ActionAdopt || c.Action == engine.ActionConflict {
-				tr.change(c)
-			}
-		}
-		_ = tr.w.Flush()
-		if details.Len() > 0 {
+		if details := fieldChanges(p); details != "" {
 			b.WriteString("\n")
-			collapse(&b, "Field changes", "```diff\n"+details.String()+"```\n")
+			collapse(&b, "Field changes", "```diff\n"+details+"```\n")
 		}
 	}
 

@@ -25,7 +25,8 @@ import (
 
 // Golden compares got with the file at path (relative to the test's
 // package directory), or rewrites the file with got when update is set
-// (each test package's -update flag).
+// (each test package's -update flag). Its messages name the command that
+// rewrites the package's golden files.
 func Golden(t *testing.T, path, got string, update bool) {
 	t.Helper()
 	if update {
@@ -39,11 +40,37 @@ func Golden(t *testing.T, path, got string, update bool) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read golden %s: %v (run go test -update)", path, err)
+		t.Fatalf("read golden %s: %v (run %s)", path, err, updateCommand(t))
 	}
 	if string(want) != got {
-		t.Errorf("%s differs from golden (go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+		t.Errorf("%s differs from golden (%s to accept):\n--- got\n%s\n--- want\n%s", path, updateCommand(t), got, want)
 	}
+}
+
+// GoldenFiles is Golden for the files under dir, bound to a test package's
+// -update flag, so that each package keeps its own:
+//
+//	var update = flag.Bool("update", false, "rewrite golden files")
+//	var golden = enginetest.GoldenFiles("testdata", update)
+func GoldenFiles(dir string, update *bool) func(t *testing.T, name, got string) {
+	return func(t *testing.T, name, got string) {
+		t.Helper()
+		Golden(t, filepath.Join(dir, name), got, *update)
+	}
+}
+
+// updateCommand is "go test ./<package> -update" for the package under test
+// (go test runs a test binary in its package's directory).
+func updateCommand(t testing.TB) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "go test -update"
+	}
+	rel, err := filepath.Rel(RepoRoot(t), wd)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "go test -update"
+	}
+	return "go test ./" + filepath.ToSlash(rel) + " -update"
 }
 
 // RepoRoot is the directory of the repository's go.mod.
@@ -174,6 +201,18 @@ func Applied(t testing.TB, d *engine.Desired) *engine.Live {
 		live.Objects[o.Key()] = ServerCopy(t, o.Object)
 	}
 	return live
+}
+
+// NodeFor is a Node carrying a pool's selector labels, as a cluster would have.
+func NodeFor(p *engine.NodePool) *unstructured.Unstructured {
+	labels := map[string]any{}
+	for k, v := range p.Selector {
+		labels[k] = v
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": "node-" + p.Pool, "labels": labels},
+	}}
 }
 
 // GPUNode is a Node as GPU Feature Discovery labels it: node group, GPU
