@@ -23,7 +23,7 @@ import (
 // the preview (a pull request needs to see them) but end it with exit 1,
 // as plan does.
 func (g *globals) preview(ctx context.Context, f *planFlags, format string) error {
-	st, done, err := g.newStack(f.repo, f.ref, connection{})
+	st, done, err := g.newStack(f.repo, f.ref, connection{untrusted: true})
 	if err != nil {
 		return err
 	}
