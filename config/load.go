@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	confine "github.com/gpuform/gpuform/internal/files"
 )
 
 // Options are the inputs of Load besides the configuration files.
@@ -165,53 +168,18 @@ func LoadSources(files map[string][]byte, opts Options) (*Config, hcl.Diagnostic
 	return LoadFS(fsys, opts)
 }
 
-// readLimited reads name from fsys, refusing anything that is not a regular
-// file or is larger than MaxFileSize.
+// readLimited reads name from fsys with confine.ReadFS: a regular file of at
+// most MaxFileSize bytes, as the diagnostic "Failed to read file" when not.
 func readLimited(fsys fs.FS, name string) ([]byte, hcl.Diagnostics) {
-	fail := func(detail string) hcl.Diagnostics {
-		return hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Failed to read file",
-			Detail:   fmt.Sprintf("Cannot read %s: %s.", name, detail),
-		}}
+	src, err := confine.ReadFS(fsys, name, MaxFileSize)
+	if err == nil {
+		return src, nil
 	}
-	// Stat before opening: opening a FIFO blocks until a writer comes.
-	st, err := fs.Stat(fsys, name)
-	if err != nil {
-		return nil, fail(unwrapPathError(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fail("not a regular file")
-	}
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, fail(unwrapPathError(err))
-	}
-	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, fail(unwrapPathError(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fail("not a regular file")
-	}
-	if st.Size() > MaxFileSize {
-		return nil, fail(fmt.Sprintf("it is %d bytes, over the limit of %d", st.Size(), MaxFileSize))
-	}
-	buf := make([]byte, 0, st.Size()+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if len(buf) > MaxFileSize {
-			return nil, fail(fmt.Sprintf("it is over the limit of %d bytes", MaxFileSize))
-		}
-		if err != nil {
-			break
-		}
-	}
-	return buf, nil
+	return nil, hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Failed to read file",
+		Detail:   fmt.Sprintf("Cannot read %s: %s.", name, unwrapPathError(err)),
+	}}
 }
 
 // checkSource charges src to budget and checks it with scanSource before it
@@ -244,9 +212,21 @@ func (l *loader) checkSource(name string, src []byte, budget *sourceBudget, topB
 	return false
 }
 
-// unwrapPathError drops the operation and path from a *fs.PathError, which
-// the diagnostic already names.
+// unwrapPathError says why a file could not be read without repeating its
+// name, which the diagnostic already gives.
 func unwrapPathError(err error) string {
+	var refused *confine.RefusedError
+	if errors.As(err, &refused) {
+		switch {
+		case refused.Reason == confine.ErrNotRegular:
+			return "not a regular file"
+		case refused.Reason == confine.ErrOutside:
+			return "it leads outside the configuration directory (through .. or a symbolic link)"
+		case refused.Size > 0:
+			return fmt.Sprintf("it is %d bytes, over the limit of %d", refused.Size, refused.Limit)
+		}
+		return fmt.Sprintf("it is over the limit of %d bytes", refused.Limit)
+	}
 	if pe, ok := err.(*fs.PathError); ok {
 		err = pe.Err
 	}

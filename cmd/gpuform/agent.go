@@ -52,7 +52,11 @@ func newAgentCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return agentNVMLError(g, node, err)
 			}
-			client, err := kubernetes.NewAgentNode(g.target(nil, connection{inCluster: true}), node, g.kubeTransport())
+			target, err := g.target(nil, connection{inCluster: true})
+			var client *kubernetes.AgentNode
+			if err == nil {
+				client, err = kubernetes.NewAgentNode(target, node, g.kubeTransport())
+			}
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -214,12 +216,11 @@ func limit(s []string, n int) []string {
 }
 
 func readPlanFile(path string) (*engine.PlanFile, error) {
-	f, err := os.Open(path)
+	b, err := files.ReadLimited(path, engine.MaxPlanFileSize)
 	if err != nil {
-		return nil, fmt.Errorf("open plan file: %w", err)
+		return nil, fmt.Errorf("read plan file: %w", err)
 	}
-	defer f.Close()
-	pf, err := engine.ReadPlanFile(f)
+	pf, err := engine.ReadPlanFile(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

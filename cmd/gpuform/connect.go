@@ -16,20 +16,22 @@ type connection struct {
 	inCluster bool
 	// savedContext is the context a saved plan was made against.
 	savedContext string
+	// untrusted: the configuration is a pull request's or a git ref's.
+	untrusted bool
 }
 
 // target is the cluster the flags, the cluster block of cfg (nil: none)
 // and c name, resolved once by kubernetes.Resolve.
-func (g *globals) target(cfg *config.Config, c connection) kubernetes.Target {
+func (g *globals) target(cfg *config.Config, c connection) (kubernetes.Target, error) {
 	opts := kubernetes.ConnectionOptions{
-		Flags:        kubernetes.Selection{Kubeconfig: g.kubeconfig, Context: g.context, Simulated: g.simulated},
-		Dir:          g.dir(),
-		SavedContext: c.savedContext,
-		Env:          g.env,
-		InCluster:    c.inCluster,
-	}
-	if cfg != nil && cfg.Cluster != nil {
-		opts.Block = kubernetes.Selection{Kubeconfig: cfg.Cluster.Kubeconfig, Context: cfg.Cluster.Context, Simulated: cfg.Cluster.Simulated}
+		Flags:                kubernetes.Selection{Kubeconfig: g.kubeconfig, Context: g.context, Simulated: g.simulated},
+		Dir:                  g.dir(),
+		SavedContext:         c.savedContext,
+		Env:                  g.env,
+		InCluster:            c.inCluster,
+		Untrusted:            c.untrusted,
+		AllowBlockKubeconfig: g.allowConfigKubeconfig,
+		Block:                kubernetes.BlockSelection(cfg),
 	}
 	return kubernetes.Resolve(opts)
 }
@@ -38,9 +40,12 @@ func (g *globals) target(cfg *config.Config, c connection) kubernetes.Target {
 // Kubernetes through client-go.
 func (g *globals) connect(c connection) stack.Connect {
 	return func(_ context.Context, cfg *config.Config) (stack.Cluster, error) {
-		t := g.target(cfg, c)
+		t, err := g.target(cfg, c)
+		if err != nil {
+			return nil, err
+		}
 		if t.Simulated != "" {
-			s, err := sim.Open(t.Simulated)
+			s, err := sim.OpenIn(t.SimulatedDir, t.Simulated)
 			if err != nil {
 				return nil, err
 			}
@@ -63,6 +68,7 @@ func (g *globals) newStack(repo, ref string, c connection) (st *stack.Stack, don
 		g.writeDiags(nil, diags)
 		return nil, nil, &exitError{code: 1}
 	}
+	c.untrusted = c.untrusted || repo != "" || ref != ""
 	src := git.NewSource(git.SourceOptions{Dir: g.dir(), Repo: repo, Ref: ref, Env: g.env})
 	return stack.New(src, g.connect(c), g.stackOptions(opts)), src.Close, nil
 }

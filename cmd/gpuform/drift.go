@@ -123,7 +123,7 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 		return err
 	}
 	if f.metricsFile != "" {
-		if err := files.WriteAtomic(g.path(f.metricsFile), func(w io.Writer) error { return render.DriftMetrics(w, final) }); err != nil {
+		if err := files.WriteAtomic(g.path(f.metricsFile), 0o644, func(w io.Writer) error { return render.DriftMetrics(w, final) }); err != nil {
 			return fmt.Errorf("write metrics file: %w", err)
 		}
 	}

@@ -62,7 +62,7 @@ func newFmtCommand(g *globals) *cobra.Command {
 				if check {
 					continue
 				}
-				if err := os.WriteFile(g.path(name), out, 0o644); err != nil {
+				if err := files.Rewrite(g.path(name), out); err != nil {
 					return fmt.Errorf("write %s: %w", name, err)
 				}
 			}

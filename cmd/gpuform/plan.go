@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/hashicorp/hcl/v2"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 // Output formats of plan and show.
@@ -112,15 +112,10 @@ func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, cont
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(g.path(path), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("save plan: %w", err)
-	}
-	if err := pf.Write(f); err != nil {
-		f.Close()
+	if err := files.WriteAtomic(g.path(path), 0o600, pf.Write); err != nil {
 		return fmt.Errorf("save plan to %s: %w", path, err)
 	}
-	return f.Close()
+	return nil
 }
 
 // renderPlan writes p in format. Text starts with where the configuration

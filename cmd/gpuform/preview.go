@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 // preview is plan --base: the configuration (working directory, or
@@ -21,7 +23,7 @@ import (
 // the preview (a pull request needs to see them) but end it with exit 1,
 // as plan does.
 func (g *globals) preview(ctx context.Context, f *planFlags, format string) error {
-	st, done, err := g.newStack(f.repo, f.ref, connection{})
+	st, done, err := g.newStack(f.repo, f.ref, connection{untrusted: true})
 	if err != nil {
 		return err
 	}
@@ -84,7 +86,7 @@ func (g *globals) writeComments(md, stack, dir string) error {
 	}
 	for i, part := range parts {
 		name := filepath.Join(dir, fmt.Sprintf("comment-%d.md", i+1))
-		if err := os.WriteFile(name, []byte(part.String()), 0o644); err != nil {
+		if err := files.WriteAtomic(name, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, part.String()); return err }); err != nil {
 			return fmt.Errorf("write comments: %w", err)
 		}
 	}

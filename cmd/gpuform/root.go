@@ -30,6 +30,8 @@ type globals struct {
 	context    string
 	// simulated is --simulated: a simulated cluster file instead of a cluster.
 	simulated string
+	// allowConfigKubeconfig lets the cluster block name the kubeconfig.
+	allowConfigKubeconfig bool
 	// wrapTransport wraps the Kubernetes client's transport (tests count requests).
 	wrapTransport func(http.RoundTripper) http.RoundTripper
 	// verbosity is -v/--verbosity: at 1 or more, API requests are logged
@@ -71,6 +73,7 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: the cluster block, $KUBECONFIG, ~/.kube/config)")
 	pf.StringVar(&g.simulated, "simulated", "", "use the embedded simulated cluster described in `FILE` instead of a real one")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context `NAME` (default: the cluster block, the current context)")
+	pf.BoolVar(&g.allowConfigKubeconfig, "allow-config-kubeconfig", false, "let the configuration's cluster block name the kubeconfig file, inside its directory (its exec plugins run); never with --base, --repo or --ref")
 	pf.IntVarP(&g.verbosity, "verbosity", "v", 0, "log API requests to stderr: `N`=1 method, path, status and latency; 2 also the full URL and response size; 3 or more also headers (credentials redacted, bodies never)")
 	pf.DurationVar(&g.timeout, "timeout", 0, "stop the whole run after `D` (30s, 10m): no new change starts, requests in flight get 0.5s, the lock is released (default 0: no limit; every request, retry and wait has its own bound)")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {

@@ -21,7 +21,10 @@
 // A minimal use, planning and applying a directory on a Kubernetes
 // cluster:
 //
-//	target := kubernetes.Resolve(kubernetes.ConnectionOptions{Env: os.Environ()})
+//	target, err := kubernetes.Resolve(kubernetes.ConnectionOptions{Env: os.Environ()})
+//	if err != nil {
+//		return err
+//	}
 //	client, err := kubernetes.NewClient(target, kubernetes.Options{})
 //	if err != nil {
 //		return err

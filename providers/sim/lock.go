@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 // lockState is the content of the lock file beside the state file.
@@ -22,7 +24,21 @@ type lockState struct {
 	Since  time.Time `json:"since"`
 }
 
-func (c *Cluster) lockPath() string { return c.statePath + ".lock" }
+// lockName is the lock file inside the cluster's directory; lockPath is
+// its path, for messages.
+func (c *Cluster) lockName() string { return c.stateName + ".lock" }
+func (c *Cluster) lockPath() string { return filepath.Join(c.dir, c.lockName()) }
+
+// inDir runs f on the cluster's directory as an os.Root: the lock file is
+// created, read and removed there, never through a link leading out.
+func (c *Cluster) inDir(f func(*os.Root) error) error {
+	root, err := os.OpenRoot(c.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return f(root)
+}
 
 // Lock takes the simulated cluster's lock for stack: a lock file created
 // exclusively. A lock whose process is gone is taken over.
@@ -33,13 +49,8 @@ func (c *Cluster) Lock(ctx context.Context, stack, holder string, wait time.Dura
 	content, _ := json.Marshal(l)
 	deadline := time.Now().Add(wait)
 	for {
-		f, err := os.OpenFile(c.lockPath(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		err := c.createLock(content)
 		if err == nil {
-			_, werr := f.Write(content)
-			cerr := f.Close()
-			if werr != nil || cerr != nil {
-				return nil, "", fmt.Errorf("write lock %s: %w", c.lockPath(), errors.Join(werr, cerr))
-			}
 			return func(context.Context) error { return c.unlock(l.ID) }, l.ID, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
@@ -47,7 +58,7 @@ func (c *Cluster) Lock(ctx context.Context, stack, holder string, wait time.Dura
 		}
 		cur, rerr := c.readLock()
 		if rerr == nil && !alive(cur.PID) {
-			_ = os.Remove(c.lockPath()) // its process is gone
+			_ = c.removeLock() // its process is gone
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -64,8 +75,29 @@ func (c *Cluster) Lock(ctx context.Context, stack, holder string, wait time.Dura
 	}
 }
 
+// createLock creates the lock file exclusively (O_EXCL: an existing file
+// or link is os.ErrExist, never followed) with content.
+func (c *Cluster) createLock(content []byte) error {
+	return c.inDir(func(root *os.Root) error {
+		f, err := root.OpenFile(c.lockName(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_, werr := f.Write(content)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return fmt.Errorf("write lock %s: %w", c.lockPath(), err)
+		}
+		return nil
+	})
+}
+
+// removeLock removes the lock file (a link is removed, not followed).
+func (c *Cluster) removeLock() error {
+	return c.inDir(func(root *os.Root) error { return root.Remove(c.lockName()) })
+}
+
 func (c *Cluster) readLock() (*lockState, error) {
-	b, err := os.ReadFile(c.lockPath())
+	b, err := files.ReadIn(c.dir, c.lockName(), maxLockSize)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +113,7 @@ func (c *Cluster) unlock(id string) error {
 	if err != nil || cur.ID != id {
 		return nil
 	}
-	return os.Remove(c.lockPath())
+	return c.removeLock()
 }
 
 // ForceUnlock removes the lock if its ID is id.
@@ -96,7 +128,7 @@ func (c *Cluster) ForceUnlock(_ context.Context, stack, id string) error {
 	if cur.ID != id {
 		return fmt.Errorf("the lock of stack %s has ID %s, not %s; nothing was unlocked", stack, cur.ID, id)
 	}
-	return os.Remove(c.lockPath())
+	return c.removeLock()
 }
 
 // alive reports whether process pid exists.

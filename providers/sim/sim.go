@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
@@ -62,11 +64,27 @@ type nodeState struct {
 	System map[string]string `json:"system,omitempty"`
 }
 
-// Cluster is an open simulated cluster.
+// Limits on the simulated cluster's files, which a configuration names.
+const (
+	// MaxFileSize bounds the cluster description (*.sim.hcl).
+	MaxFileSize = 16 << 20
+	// MaxStateSize bounds the state file.
+	MaxStateSize = 256 << 20
+	// maxLockSize bounds the lock file, a few dozen bytes of JSON.
+	maxLockSize = 4 << 10
+)
+
+// Cluster is an open simulated cluster. Every file it reads or writes (the
+// description, the state file, its temporary file and the lock) is inside
+// one directory, through internal/files: regular files of bounded size, no
+// symbolic link leading out of the directory.
 type Cluster struct {
-	path, statePath string
-	spec            File
-	cat             *mig.Catalog
+	// dir is the directory that confines the files (absolute); name,
+	// stateName are the description and the state file inside it; path is
+	// dir/name, for messages and a saved plan's context.
+	dir, name, stateName, path string
+	spec                       File
+	cat                        *mig.Catalog
 
 	mu      sync.Mutex
 	st      *state
@@ -74,19 +92,37 @@ type Cluster struct {
 	gpus    map[string]gonvml.Interface // node -> simulated NVML server
 }
 
-// Open reads the cluster description at path and its state file, and
-// rebuilds each node's simulated GPUs with the MIG layout applied last.
+// Open reads the cluster description at path and its state file, both
+// confined to path's directory (see OpenIn).
 func Open(path string) (*Cluster, error) {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
+	return OpenIn(filepath.Dir(path), filepath.Base(path))
+}
+
+// OpenIn reads the cluster description name inside directory dir and its
+// state file beside it, and rebuilds each node's simulated GPUs with the
+// MIG layout applied last. name is a relative path that may not leave dir,
+// through ".." or a symbolic link; the description, the state file, its
+// temporary file and the lock file are regular files inside dir (a FIFO, a
+// device or a link leading out is an error, not a read that blocks or a
+// write elsewhere).
+func OpenIn(dir, name string) (*Cluster, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	path := filepath.Join(dir, name)
+	src, err := files.ReadIn(dir, name, MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("read simulated cluster %s: %w", path, err)
 	}
 	var spec File
-	if err := hclsimple.DecodeFile(path, nil, &spec); err != nil {
+	if err := hclsimple.Decode(filepath.Base(name), src, nil, &spec); err != nil {
 		return nil, fmt.Errorf("read simulated cluster %s: %w", path, err)
 	}
 	c := &Cluster{
+		dir:       dir,
+		name:      name,
+		stateName: strings.TrimSuffix(name, filepath.Ext(name)) + ".state.json",
 		path:      path,
-		statePath: strings.TrimSuffix(path, filepath.Ext(path)) + ".state.json",
 		spec:      spec,
 		cat:       mig.Default(),
 		objects:   map[engine.Key]*unstructured.Unstructured{},
@@ -131,7 +167,7 @@ func (c *Cluster) Name() string { return "simulated cluster " + c.path }
 
 func (c *Cluster) load() error {
 	c.st = &state{Version: 1, Nodes: map[string]*nodeState{}, Layouts: map[string]agentv1.Layout{}}
-	b, err := os.ReadFile(c.statePath)
+	b, err := files.ReadIn(c.dir, c.stateName, MaxStateSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -139,7 +175,7 @@ func (c *Cluster) load() error {
 		return fmt.Errorf("read simulated cluster state: %w", err)
 	}
 	if err := json.Unmarshal(b, c.st); err != nil {
-		return fmt.Errorf("read simulated cluster state %s: %w (delete the file to start from an empty cluster)", c.statePath, err)
+		return fmt.Errorf("read simulated cluster state %s: %w (delete the file to start from an empty cluster)", c.statePath(), err)
 	}
 	if c.st.Nodes == nil {
 		c.st.Nodes = map[string]*nodeState{}
@@ -169,12 +205,20 @@ func (c *Cluster) save() error {
 	if err != nil {
 		return fmt.Errorf("encode simulated cluster state: %w", err)
 	}
-	tmp := c.statePath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	root, err := os.OpenRoot(c.dir)
+	if err != nil {
 		return fmt.Errorf("write simulated cluster state: %w", err)
 	}
-	return os.Rename(tmp, c.statePath)
+	defer root.Close()
+	err = files.WriteAtomicIn(root, c.stateName, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err })
+	if err != nil {
+		return fmt.Errorf("write simulated cluster state %s: %w", c.statePath(), err)
+	}
+	return nil
 }
+
+// statePath is the state file's path, for messages.
+func (c *Cluster) statePath() string { return filepath.Join(c.dir, c.stateName) }
 
 // nextVersion returns a new resourceVersion; the caller holds c.mu.
 func (c *Cluster) nextVersion() int {
