@@ -82,7 +82,7 @@ func TestFakeKindThroughTheRegistry(t *testing.T) {
 		d := widgetDesired(reg)
 		live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}}
 		for _, o := range d.Objects {
-			live.Objects[o.Key()] = o.Object
+			live.Objects[o.Key()] = serverCopy(t, o.Object)
 		}
 		d.Objects = nil
 		p := mustDiff(t, d, live, engine.DiffOptions{})
