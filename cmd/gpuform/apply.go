@@ -82,12 +82,13 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 
 // applySaved applies a saved plan after checking that it is not stale.
 func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) error {
-	pf, err := readPlanFile(g.path(path))
+	pf, key, err := g.readPlanFile(g.path(path))
 	if err != nil {
 		return err
 	}
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)
+	opts.PlanKey = key
 	res, err := st.ApplyPlan(ctx, pf, opts)
 	return g.applied(res, err, pr, path)
 }
@@ -213,15 +214,12 @@ func limit(s []string, n int) []string {
 	return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
 }
 
-func readPlanFile(path string) (*engine.PlanFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open plan file: %w", err)
+// readPlanFile reads a saved plan checked with the plan key, which it
+// returns (engine.LoadPlanFile); an unsigned one gets a warning.
+func (g *globals) readPlanFile(path string) (*engine.PlanFile, engine.PlanKey, error) {
+	pf, key, err := engine.LoadPlanFile(path, g.env)
+	if err == nil && !pf.Signed() {
+		fmt.Fprintf(g.stderr, "Warning: %s %s.\n", path, engine.UnsignedWarning)
 	}
-	defer f.Close()
-	pf, err := engine.ReadPlanFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return pf, nil
+	return pf, key, err
 }

@@ -106,8 +106,12 @@ func (f *planFlags) outputFormat() (string, error) {
 	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
 }
 
-// savePlan writes p to path as a plan file.
+// savePlan writes p to path as a plan file, signed when a plan key is set.
 func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, context string, allowSensitive bool) error {
+	key, err := engine.LoadPlanKey(g.env)
+	if err != nil {
+		return err
+	}
 	pf, err := engine.NewPlanFile(p, version, cfg.Hash, context, allowSensitive)
 	if err != nil {
 		return err
@@ -116,7 +120,7 @@ func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, cont
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
-	if err := pf.Write(f); err != nil {
+	if err := pf.WriteSigned(f, key); err != nil {
 		f.Close()
 		return fmt.Errorf("save plan to %s: %w", path, err)
 	}
