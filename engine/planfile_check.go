@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/kinds"
@@ -39,6 +40,11 @@ func (pf *PlanFile) check(reg *kinds.Registry) error {
 	}
 	for i := range pf.Changes {
 		sc := &pf.Changes[i]
+		// Names before anything prints the key: a name gpuform cannot
+		// have planned may hold terminal escapes.
+		if len(validation.IsDNS1123Subdomain(sc.Key.Name)) > 0 || sc.Key.Namespace != "" && len(validation.IsDNS1123Label(sc.Key.Namespace)) > 0 {
+			return fmt.Errorf("change %d: the object %q in namespace %q is not a name gpuform gives", i+1, sc.Key.Name, sc.Key.Namespace)
+		}
 		if err := sc.check(reg, pf.Stack); err != nil {
 			return fmt.Errorf("change %d (%s): %w", i+1, sc.Key, err)
 		}

@@ -183,8 +183,8 @@ func nodeChange(n string, labels, annotations map[string]any) engine.SavedChange
 // waits: each must be refused when the file is read. Before, each was
 // accepted, and apply would have cordoned or relabelled Nodes, changed the
 // GPU Operator's driver, labelled a Node with any key as "pending", waited
-// forever on a throttle of 0 (or crashed on a negative one), or deleted
-// the lock's namespace or a Node.
+// forever on a throttle of 0 (or crashed on a negative one), deleted the
+// lock's namespace or a Node, or printed a name's terminal escapes raw.
 func scopeCases(t *testing.T, src []byte) []struct {
 	name   string
 	edited []byte
@@ -216,5 +216,6 @@ func scopeCases(t *testing.T, src []byte) []struct {
 		{"recomputed-throttle-negative", reseal(t, src, func(pf *engine.PlanFile) { pf.Throttles = map[string]int{"pool.x": -5} }), `throttle "pool.x" is -5`},
 		{"recomputed-delete-lock-namespace", reseal(t, src, add(lockDelete)), "a change of the namespace of gpuform's lock"},
 		{"recomputed-delete-node", reseal(t, src, add(nodeDelete)), "a delete of a Node; gpuform never creates or deletes one"},
+		{"recomputed-name-with-escapes", reseal(t, src, add(engine.SavedChange{Key: engine.Key{Kind: "Namespace", Name: "x\x1b[8m"}, APIVersion: "v1", Action: engine.ActionDelete})), `the object "x\x1b[8m" in namespace "" is not a name gpuform gives`},
 	}
 }
