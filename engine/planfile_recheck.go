@@ -114,7 +114,9 @@ func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 		if !owned {
 			return notOwnedWhy(labelled, stack)
 		}
-		c.APIVersion = cur.GetAPIVersion()
+		if v := cur.GetAPIVersion(); v != "" {
+			c.APIVersion = v
+		}
 	case ActionCreate:
 		if cur != nil {
 			return "it exists already, so creating it would take it over"
