@@ -3,9 +3,11 @@ package engine
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine/kinds"
@@ -60,7 +62,9 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 			p.Throttles[np.Address] = np.MaxUnavailable
 		}
 	}
-	if p.Changes, err = order(reg, changes, prunes(d, live)); err != nil {
+	deletes, notes := prunes(d, live)
+	p.Warnings = append(p.Warnings, notes...)
+	if p.Changes, err = order(reg, changes, deletes); err != nil {
 		return nil, fmt.Errorf("order the plan: %w", err)
 	}
 	p.Summary.count(p.Changes)
@@ -77,7 +81,14 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 	for i, o := range d.Objects {
 		k := o.Key()
 		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
-		if cur, ok := live.Objects[k]; ok {
+		cur, labelled := live.Objects[k]
+		switch {
+		case IsLockNamespace(k):
+			// Never created or taken over, --adopt or not (compile.Validate
+			// refuses a tenant there; this holds for any Desired).
+			c.Action, c.Before = ActionConflict, cur
+			c.Reason = fmt.Sprintf("%s is the namespace of gpuform's lock, which no stack may own; choose another namespace", k)
+		case labelled && Owned(cur, d.Stack):
 			c.Before = cur
 			c.Fields = fields[i]
 			if len(c.Fields) == 0 {
@@ -85,16 +96,14 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 				continue
 			}
 			c.Action = ActionUpdate
-		} else if cur, ok := live.Foreign[k]; ok {
-			c.Before = cur
-			if opts.Adopt {
-				c.Action = ActionAdopt
-				c.Fields = DiffFields(o.Object.Object, cur, FieldManager)
-			} else {
-				c.Action = ActionConflict
-				c.Reason = fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur))
-			}
-		} else {
+		case labelled:
+			// The stack's label without gpuform's field manager: someone
+			// else's object, in the way like a foreign one.
+			inTheWay(c, o, cur, opts, notOursReason(k, d.Stack))
+		case live.Foreign[k] != nil:
+			cur = live.Foreign[k]
+			inTheWay(c, o, cur, opts, fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur)))
+		default:
 			c.Action = ActionCreate
 		}
 		changes = append(changes, c)
@@ -102,13 +111,35 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 	return changes
 }
 
+// inTheWay makes c the adoption (with opts.Adopt) or the conflict of the
+// desired object o over cur, an object the stack does not own; reason says
+// why, for a conflict.
+func inTheWay(c *Change, o *Object, cur *unstructured.Unstructured, opts DiffOptions, reason string) {
+	c.Before = cur
+	if opts.Adopt {
+		c.Action = ActionAdopt
+		c.Fields = DiffFields(o.Object.Object, cur, FieldManager)
+		return
+	}
+	c.Action = ActionConflict
+	c.Reason = reason
+}
+
 // prunes returns a delete for every object of the stack the configuration
-// no longer has, unless its deletion has begun (a terminating Namespace).
-func prunes(d *Desired, live *Live) []*Change {
+// no longer has, unless its deletion has begun (a terminating Namespace),
+// and a warning for every object with the stack's label that the stack does
+// not own (Owned), which is left in place: a label anyone may set is no
+// reason to delete, and the lock's namespace is never deleted.
+func prunes(d *Desired, live *Live) ([]*Change, hcl.Diagnostics) {
 	desired := d.index()
 	var deletes []*Change
+	var notes hcl.Diagnostics
 	for k, u := range live.Objects {
 		if _, ok := desired[k]; ok || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if !Owned(u, d.Stack) || IsLockNamespace(k) {
+			notes = append(notes, Warning(unmanagedWarning(k, d.Stack), ""))
 			continue
 		}
 		deletes = append(deletes, &Change{
@@ -119,7 +150,8 @@ func prunes(d *Desired, live *Live) []*Change {
 			Before:     u,
 		})
 	}
-	return deletes
+	sort.Slice(notes, func(i, j int) bool { return notes[i].Summary < notes[j].Summary })
+	return deletes, notes
 }
 
 // count adds the changes to the summary, by action.

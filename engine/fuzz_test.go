@@ -114,6 +114,8 @@ func checkPlanFile(t *testing.T, pf *engine.PlanFile) {
 		t.Fatalf("RenderMarkdown: %v", err)
 	}
 	pf.StaleObjects(&engine.Live{ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy("x")}})
+	_ = engine.Recheck(pf.Plan(), &engine.Live{ClusterPolicies: []*unstructured.Unstructured{fuzzClusterPolicy("x")}}, nil, true)
+	checkSignature(t, pf)
 
 	var first bytes.Buffer
 	if err := pf.Write(&first); err != nil {
@@ -139,9 +141,32 @@ func checkPlanFile(t *testing.T, pf *engine.PlanFile) {
 	}
 }
 
+// checkSignature signs an accepted plan file, reads it back and checks
+// that exactly its key authenticates it; the file keeps its signature
+// state.
+func checkSignature(t *testing.T, pf *engine.PlanFile) {
+	t.Helper()
+	cp := *pf
+	var buf bytes.Buffer
+	if err := cp.WriteSigned(&buf, planKey); err != nil {
+		t.Fatalf("sign an accepted plan file: %v", err)
+	}
+	signed, err := engine.ReadPlanFile(&buf)
+	if err != nil {
+		t.Fatalf("read back a plan file just signed: %v", err)
+	}
+	if err := signed.Authenticate(planKey); err != nil {
+		t.Fatalf("a plan file just signed does not authenticate: %v", err)
+	}
+	if signed.Authenticate(otherKey) == nil || signed.Authenticate(nil) == nil {
+		t.Fatal("a signed plan file authenticates with another key or none")
+	}
+}
+
 // FuzzReadPlanFile feeds arbitrary bytes to the saved-plan reader. It must
-// never panic, and a plan it accepts must rebuild, render and survive a save
-// and a read. As random edits break the checksum, the body also takes any
+// never panic, and a plan it accepts must rebuild, render, be rechecked
+// against a cluster, survive a save and a read, and be signed and
+// authenticated by its key only. As random edits break the checksum, the body also takes any
 // content that decodes as a PlanFile, re-saves it (which recomputes the
 // checksum) and checks that, so the fuzzer reaches Plan() and the renderers.
 func FuzzReadPlanFile(f *testing.F) {

@@ -83,7 +83,7 @@ func TestFakeKindThroughTheRegistry(t *testing.T) {
 		d := widgetDesired(reg)
 		live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}}
 		for _, o := range d.Objects {
-			live.Objects[o.Key()] = o.Object
+			live.Objects[o.Key()] = enginetest.ServerCopy(t, o.Object)
 		}
 		d.Objects = nil
 		p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine/kinds"
+	"github.com/gpuform/gpuform/internal/files"
 )
 
 // PlanFileVersion is the version of the saved plan format.
@@ -46,8 +48,13 @@ type PlanFile struct {
 	// ConfigSource is the commit the configuration was read at (absent
 	// outside git) and whether the work tree was dirty.
 	ConfigSource *ConfigSource `json:"config_source,omitempty"`
-	// Checksum is a SHA-256 over everything above; an edited file is refused.
+	// Checksum is a SHA-256 over everything else but Signature; an edited
+	// file is refused. Anyone who edits the file can recompute it.
 	Checksum string `json:"checksum"`
+	// Signature is "hmac-sha256:" and the hex HMAC-SHA256, with the plan key
+	// (GPUFORM_PLAN_KEY), of what the checksum covers; absent when no key
+	// was configured. See Authenticate.
+	Signature string `json:"signature,omitempty"`
 }
 
 // SavedChange is one change of a saved plan.
@@ -101,9 +108,10 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 	return pf, nil
 }
 
-// Plan rebuilds the plan the file holds.
+// Plan rebuilds the plan the file holds, its summary counted from its
+// changes.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: pf.Summary, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {
@@ -114,6 +122,9 @@ func (pf *PlanFile) Plan() *Plan {
 		}
 		p.Changes = append(p.Changes, c)
 	}
+	// The counts come from the changes, never from the file: the safety
+	// limits (--max-deletes) read them.
+	p.Summary.count(p.Changes)
 	return p
 }
 
@@ -125,11 +136,18 @@ func keyString(k Key) string {
 	return k.Kind + "." + k.Group + " " + strings.TrimPrefix(k.String(), k.Kind+" ")
 }
 
-// sum computes the checksum over the file with an empty Checksum field.
-func (pf *PlanFile) sum() (string, error) {
+// canonical is what the checksum and the signature cover: the file as JSON
+// with empty Checksum and Signature fields (encoding/json writes struct
+// fields in order and map keys sorted, so equal content gives equal bytes).
+func (pf *PlanFile) canonical() ([]byte, error) {
 	cp := *pf
-	cp.Checksum = ""
-	b, err := json.Marshal(&cp)
+	cp.Checksum, cp.Signature = "", ""
+	return json.Marshal(&cp)
+}
+
+// sum computes the checksum over the canonical bytes.
+func (pf *PlanFile) sum() (string, error) {
+	b, err := pf.canonical()
 	if err != nil {
 		return "", err
 	}
@@ -137,19 +155,53 @@ func (pf *PlanFile) sum() (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
-// Write saves the plan file as JSON with its checksum.
-func (pf *PlanFile) Write(w io.Writer) error {
-	sum, err := pf.sum()
+// Write saves the plan file as JSON with its checksum, unsigned.
+func (pf *PlanFile) Write(w io.Writer) error { return pf.WriteSigned(w, nil) }
+
+// WriteSigned saves the plan file as JSON with its checksum and, when key
+// is not nil, its signature with key.
+func (pf *PlanFile) WriteSigned(w io.Writer, key PlanKey) error {
+	b, err := pf.canonical()
 	if err != nil {
 		return fmt.Errorf("checksum plan: %w", err)
 	}
-	pf.Checksum = sum
+	h := sha256.Sum256(b)
+	pf.Checksum, pf.Signature = hex.EncodeToString(h[:]), ""
+	if key != nil {
+		pf.Signature = key.sign(b)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	return enc.Encode(pf)
 }
 
-// ReadPlanFile reads and verifies a saved plan: format version and checksum.
+// LoadPlanFile reads the saved plan at path (a regular file of at most
+// MaxPlanFileSize bytes: a FIFO or a device is an error, not a hang) with
+// ReadPlanFile and checks its signature with the plan key of env
+// (LoadPlanKey, Authenticate), which it returns.
+func LoadPlanFile(path string, env []string) (*PlanFile, PlanKey, error) {
+	key, err := LoadPlanKey(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := files.ReadLimited(path, MaxPlanFileSize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open plan file: %w", err)
+	}
+	pf, err := ReadPlanFile(bytes.NewReader(b))
+	if err == nil {
+		err = pf.Authenticate(key)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pf, key, nil
+}
+
+// ReadPlanFile reads and verifies a saved plan: its size, format version and
+// checksum, and that every change is one gpuform can have planned (see
+// check). It does not check the signature (Authenticate) or the cluster
+// (StaleObjects, Recheck).
 func ReadPlanFile(r io.Reader) (*PlanFile, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxPlanFileSize+1))
 	if err != nil {
@@ -172,11 +224,8 @@ func ReadPlanFile(r io.Reader) (*PlanFile, error) {
 	if sum != pf.Checksum {
 		return nil, errors.New("read plan file: the checksum does not match its content, so the file was edited or damaged after gpuform wrote it; make the plan again")
 	}
-	reg := kinds.Builtin()
-	for i, sc := range pf.Changes {
-		if err := sc.check(reg, pf.Stack); err != nil {
-			return nil, fmt.Errorf("read plan file: change %d (%s): %w; make the plan again", i+1, sc.Key, err)
-		}
+	if err := pf.check(kinds.Builtin()); err != nil {
+		return nil, fmt.Errorf("read plan file: %w; make the plan again", err)
 	}
 	if err := checkDependencies(pf.Plan().toApply()); err != nil {
 		return nil, fmt.Errorf("read plan file: %w; make the plan again", err)
@@ -194,47 +243,6 @@ func (p *Plan) toApply() []*Change {
 		}
 	}
 	return out
-}
-
-// check refuses a saved change that gpuform cannot have written: an unknown
-// action, one without the object it applies or reports on, one on a kind
-// gpuform does not write, one whose object is not the one its key names, or
-// one whose object does not carry the stack's labels (reg says which kinds
-// gpuform writes and owns). The checksum is not a
-// signature (whoever edits the file can recompute it), so these bound what
-// an edited plan file can make apply do to what gpuform itself could plan.
-func (sc *SavedChange) check(reg *kinds.Registry, stack string) error {
-	switch sc.Action {
-	case ActionCreate, ActionUpdate:
-		if len(sc.After) == 0 {
-			return fmt.Errorf("a %s without the object to apply", sc.Action)
-		}
-	case ActionAdopt:
-		if len(sc.After) == 0 || len(sc.Before) == 0 {
-			return errors.New("an adopt without the object to apply and the one it takes over")
-		}
-	case ActionDelete, ActionConflict:
-	default:
-		return fmt.Errorf("unknown action %q", sc.Action)
-	}
-	e, ok := reg.Lookup(groupKind(sc.Key))
-	if !ok || !e.Use.InPlan() {
-		return fmt.Errorf("a change of a %s, a kind gpuform does not write", sc.Key.Kind)
-	}
-	if len(sc.After) == 0 {
-		return nil
-	}
-	after := &unstructured.Unstructured{Object: sc.After}
-	if k := KeyOf(after); k != sc.Key {
-		return fmt.Errorf("the object it applies is %s, not the one its key names", k)
-	}
-	if e.Use != kinds.Managed {
-		return nil // Nodes and ClusterPolicies: gpuform sets fields of objects it does not own
-	}
-	if l := after.GetLabels(); l[LabelManagedBy] != ManagedByValue || l[LabelStack] != stack {
-		return fmt.Errorf("the object it applies is not labelled %s=%s and %s=%s", LabelManagedBy, ManagedByValue, LabelStack, stack)
-	}
-	return nil
 }
 
 // StaleObjects compares the versions a saved plan read with the cluster

@@ -140,6 +140,7 @@ func TestPlanFileTampering(t *testing.T) {
 				want: "is not labelled app.kubernetes.io/managed-by=gpuform and gpuform.dev/stack=",
 			},
 		}
+		cases = append(cases, scopeCases(t, src)...)
 		for _, c := range cases {
 			t.Run(example+"/"+c.name, func(t *testing.T) {
 				if bytes.Equal(c.edited, src) {
@@ -160,5 +161,61 @@ func TestPlanFileTampering(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// nodeChange is a saved change of Node n setting labels and annotations,
+// as DiffNodes makes one.
+func nodeChange(n string, labels, annotations map[string]any) engine.SavedChange {
+	meta := map[string]any{"name": n}
+	if labels != nil {
+		meta["labels"] = labels
+	}
+	if annotations != nil {
+		meta["annotations"] = annotations
+	}
+	return engine.SavedChange{Address: "pool.x", Key: engine.Key{Kind: "Node", Name: n}, APIVersion: "v1", Action: engine.ActionUpdate,
+		After: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": meta}}
+}
+
+// scopeCases are edits of the saved plan src, re-checksummed, that stay
+// within the kinds gpuform writes but not within what it sets or how it
+// waits: each must be refused when the file is read. Before, each was
+// accepted, and apply would have cordoned or relabelled Nodes, changed the
+// GPU Operator's driver, labelled a Node with any key as "pending", waited
+// forever on a throttle of 0 (or crashed on a negative one), deleted the
+// lock's namespace or a Node, or printed a name's terminal escapes raw.
+func scopeCases(t *testing.T, src []byte) []struct {
+	name   string
+	edited []byte
+	want   string
+} {
+	add := func(c engine.SavedChange) func(pf *engine.PlanFile) {
+		return func(pf *engine.PlanFile) { pf.Changes = append(pf.Changes, c) }
+	}
+	unschedulable := nodeChange("gpu-1", map[string]any{engine.LabelPool: "x"}, nil)
+	unschedulable.After["spec"] = map[string]any{"unschedulable": true}
+	waitOnAnyLabel := nodeChange("gpu-1", map[string]any{engine.LabelMIGConfig: "x"}, nil)
+	waitOnAnyLabel.Wait = "node-role.kubernetes.io/control-plane"
+	driver := engine.SavedChange{Address: "gpuform", Key: engine.Key{Group: "nvidia.com", Kind: "ClusterPolicy", Name: "cluster-policy"}, APIVersion: "nvidia.com/v1", Action: engine.ActionUpdate,
+		After: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"},
+			"spec": map[string]any{"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}}, "driver": map[string]any{"image": "evil/driver"}}}}
+	lockDelete := engine.SavedChange{Address: "tenant.x", Key: engine.Key{Kind: "Namespace", Name: engine.LockNamespace}, APIVersion: "v1", Action: engine.ActionDelete}
+	nodeDelete := engine.SavedChange{Address: "pool.x", Key: engine.Key{Kind: "Node", Name: "gpu-1"}, APIVersion: "v1", Action: engine.ActionDelete}
+	return []struct {
+		name   string
+		edited []byte
+		want   string
+	}{
+		{"recomputed-node-spec", reseal(t, src, add(unschedulable)), `it sets "spec" of a Node`},
+		{"recomputed-node-foreign-label", reseal(t, src, add(nodeChange("gpu-1", map[string]any{"node-role.kubernetes.io/control-plane": ""}, nil))), `it sets the Node's label "node-role.kubernetes.io/control-plane", which gpuform does not write`},
+		{"recomputed-node-foreign-annotation", reseal(t, src, add(nodeChange("gpu-1", nil, map[string]any{"gpuform.dev/mig-state": "success"}))), `the Node's annotation "gpuform.dev/mig-state"`},
+		{"recomputed-wait-on-any-label", reseal(t, src, add(waitOnAnyLabel)), `a wait for "node-role.kubernetes.io/control-plane", which is not a Node's MIG state`},
+		{"recomputed-clusterpolicy-driver", reseal(t, src, add(driver)), "it sets more of a ClusterPolicy than the ConfigMaps"},
+		{"recomputed-throttle-zero", reseal(t, src, func(pf *engine.PlanFile) { pf.Throttles = map[string]int{"pool.x": 0} }), `throttle "pool.x" is 0`},
+		{"recomputed-throttle-negative", reseal(t, src, func(pf *engine.PlanFile) { pf.Throttles = map[string]int{"pool.x": -5} }), `throttle "pool.x" is -5`},
+		{"recomputed-delete-lock-namespace", reseal(t, src, add(lockDelete)), "a change of the namespace of gpuform's lock"},
+		{"recomputed-delete-node", reseal(t, src, add(nodeDelete)), "a delete of a Node; gpuform never creates or deletes one"},
+		{"recomputed-name-with-escapes", reseal(t, src, add(engine.SavedChange{Key: engine.Key{Kind: "Namespace", Name: "x\x1b[8m"}, APIVersion: "v1", Action: engine.ActionDelete})), `the object "x\x1b[8m" in namespace "" is not a name gpuform gives`},
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -84,12 +82,13 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 
 // applySaved applies a saved plan after checking that it is not stale.
 func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) error {
-	pf, err := readPlanFile(g.path(path))
+	pf, key, err := g.readPlanFile(g.path(path))
 	if err != nil {
 		return err
 	}
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)
+	opts.PlanKey = key
 	res, err := st.ApplyPlan(ctx, pf, opts)
 	return g.applied(res, err, pr, path)
 }
@@ -215,14 +214,12 @@ func limit(s []string, n int) []string {
 	return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
 }
 
-func readPlanFile(path string) (*engine.PlanFile, error) {
-	b, err := files.ReadLimited(path, engine.MaxPlanFileSize)
-	if err != nil {
-		return nil, fmt.Errorf("read plan file: %w", err)
+// readPlanFile reads a saved plan checked with the plan key, which it
+// returns (engine.LoadPlanFile); an unsigned one gets a warning.
+func (g *globals) readPlanFile(path string) (*engine.PlanFile, engine.PlanKey, error) {
+	pf, key, err := engine.LoadPlanFile(path, g.env)
+	if err == nil && !pf.Signed() {
+		fmt.Fprintf(g.stderr, "Warning: %s %s.\n", path, engine.UnsignedWarning)
 	}
-	pf, err := engine.ReadPlanFile(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return pf, nil
+	return pf, key, err
 }

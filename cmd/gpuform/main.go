@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
+	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/profile"
 )
 
@@ -19,7 +20,9 @@ func main() {
 	quietClientGo()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
-	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, os.Environ()).ExecuteContext(ctx)
+	env := os.Environ()
+	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
+	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env).ExecuteContext(ctx)
 	stop()
 	stopProfiles()
 	os.Exit(exitCode(err, os.Stderr))

@@ -106,13 +106,17 @@ func (f *planFlags) outputFormat() (string, error) {
 	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
 }
 
-// savePlan writes p to path as a plan file.
+// savePlan writes p to path as a plan file, signed when a plan key is set.
 func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, context string, allowSensitive bool) error {
+	key, err := engine.LoadPlanKey(g.env)
+	if err != nil {
+		return err
+	}
 	pf, err := engine.NewPlanFile(p, version, cfg.Hash, context, allowSensitive)
 	if err != nil {
 		return err
 	}
-	if err := files.WriteAtomic(g.path(path), 0o600, pf.Write); err != nil {
+	if err := files.WriteAtomic(g.path(path), 0o600, func(w io.Writer) error { return pf.WriteSigned(w, key) }); err != nil {
 		return fmt.Errorf("save plan to %s: %w", path, err)
 	}
 	return nil

@@ -16,7 +16,7 @@ func newShowCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pf, err := readPlanFile(g.path(args[0]))
+			pf, _, err := g.readPlanFile(g.path(args[0]))
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -221,6 +222,9 @@ func (v *validator) tenants() {
 	namespaces := map[string]*config.Tenant{}
 	for _, t := range v.cfg.Tenants {
 		v.name(t.Range("namespace"), "The namespace", t.Namespace, validation.IsDNS1123Label)
+		if t.Namespace == engine.LockNamespace {
+			v.errorf(t.Range("namespace"), "Reserved namespace", "%s cannot own namespace %s: it holds gpuform's apply locks, which no stack may own (a tenant's namespace is deleted with the tenant). Choose another namespace.", t.Address, engine.LockNamespace)
+		}
 		if prev, dup := namespaces[t.Namespace]; dup {
 			v.errorf(t.Range("namespace"), "Duplicate namespace", "%s and %s both claim namespace %q; each tenant owns its own namespace.", prev.Address, t.Address, t.Namespace)
 		} else {

@@ -69,6 +69,13 @@ tenant "a" {
     gpus = 1 # here
   }
 }`, "Whole GPUs on a MIG pool"},
+		{"the lock's namespace", `
+tenant "a" {
+  namespace = "gpuform-system" # here
+}`, "Reserved namespace"},
+		{"the lock's namespace by the tenant's name", `
+tenant "gpuform-system" { # here
+}`, "Reserved namespace"},
 		{"duplicate namespace", `
 tenant "a" {
   namespace = "shared"

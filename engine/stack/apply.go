@@ -34,6 +34,9 @@ type ApplyOptions struct {
 	// LockLost, when set, is called if the lock is lost while held: no new
 	// change starts after it.
 	LockLost func(stack, id string)
+	// PlanKey checks a saved plan's signature (ApplyPlan; see
+	// engine.PlanFile.Authenticate); nil when no key is configured.
+	PlanKey engine.PlanKey
 }
 
 // ApplyResult is what an apply did.
@@ -94,11 +97,18 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 }
 
 // ApplyPlan applies a saved plan exactly, without reading the
-// configuration, on the cluster Connect opens for no configuration: after
-// taking the lock and checking that the cluster is the one the plan was
-// made against (else a *WrongClusterError) and that nothing the plan read
-// has changed since (else a *StalePlanError). The result is as Apply's.
+// configuration, on the cluster Connect opens for no configuration. It
+// trusts the file for nothing it can check: the signature first
+// (opts.PlanKey, before any cluster call); then, under the lock, that the
+// cluster is the one the plan was made against (else a *WrongClusterError),
+// that nothing the plan read has changed since (else a *StalePlanError),
+// that every change is one gpuform would make to the stack as it is now
+// (else an *engine.UntrustedPlanError: see engine.Recheck), and the pods a
+// re-partitioning disrupts, read again. The result is as Apply's.
 func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOptions) (*ApplyResult, error) {
+	if err := pf.Authenticate(opts.PlanKey); err != nil {
+		return nil, err
+	}
 	cl, err := s.open(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -121,6 +131,12 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 		}
 		if stale := pf.StaleObjects(live); len(stale) > 0 {
 			return &StalePlanError{Objects: stale}
+		}
+		if err := engine.Recheck(p, live, nil, opts.Adopt); err != nil {
+			return err
+		}
+		if p.Disruption, err = gpuPods(ctx, cl, engine.RepartitionedNodes(p)); err != nil {
+			return err
 		}
 		if opts.Planned != nil {
 			if err := opts.Planned(nil, p); err != nil {

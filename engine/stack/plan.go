@@ -103,24 +103,34 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, live
 // disruption adds to a plan the pods that re-partitioning nodes would
 // disrupt, with a warning per node.
 func disruption(ctx context.Context, cl Cluster, p *engine.Plan) error {
-	nodes := engine.RepartitionedNodes(p)
-	if len(nodes) == 0 {
-		return nil
-	}
-	pods, err := cl.GPUPods(ctx, nodes)
-	if err != nil {
+	var err error
+	if p.Disruption, err = gpuPods(ctx, cl, engine.RepartitionedNodes(p)); err != nil {
 		return err
-	}
-	for n, list := range pods {
-		if len(list) > 0 {
-			if p.Disruption == nil {
-				p.Disruption = map[string][]string{}
-			}
-			p.Disruption[n] = list
-		}
 	}
 	p.Warnings = append(p.Warnings, engine.DisruptionWarnings(p)...)
 	return nil
+}
+
+// gpuPods returns the pods using GPUs on each of nodes that has some (nil
+// when none has).
+func gpuPods(ctx context.Context, cl Cluster, nodes []string) (map[string][]string, error) {
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	pods, err := cl.GPUPods(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string][]string
+	for n, list := range pods {
+		if len(list) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[n] = list
+		}
+	}
+	return out, nil
 }
 
 // configSource is a source as plans record it: nil outside git.

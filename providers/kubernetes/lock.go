@@ -19,7 +19,7 @@ import (
 
 // Lock namespace and annotations.
 const (
-	LockNamespace  = "gpuform-system"
+	LockNamespace  = engine.LockNamespace
 	annotLockID    = "gpuform.dev/lock-id"
 	defaultLockTTL = 30 * time.Second
 )
