@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // preview is plan --base: the configuration (working directory, or
@@ -27,7 +28,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 	}
 	defer done()
 	res, err := st.Preview(ctx, stack.PreviewOptions{Base: f.base, Adopt: f.adopt, BaseUnreadable: func(cfg *config.Config, errs hcl.Diagnostics) {
-		fmt.Fprintf(g.stderr, "Warning: the configuration at base %s cannot be read; the preview shows every block as added.\n\n", f.base)
+		textsafe.Fprintf(g.stderr, "Warning: the configuration at base %s cannot be read; the preview shows every block as added.\n\n", f.base)
 		g.writeDiags(cfg, errs)
 	}})
 	if err != nil {
@@ -51,7 +52,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 		}
 	}
 	if len(pv.CapacityProblems) > 0 {
-		fmt.Fprintf(g.stderr, "Error: the configuration does not fit the GPUs (see above); apply would refuse it.\n")
+		textsafe.Fprintf(g.stderr, "Error: the configuration does not fit the GPUs (see above); apply would refuse it.\n")
 		return &exitError{code: 1}
 	}
 	return g.planExit(p, f.detailedExitCode)
@@ -69,7 +70,7 @@ func (g *globals) writeComments(md, stack, dir string) error {
 			if i > 0 {
 				w.WriteString("\n")
 			}
-			fmt.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
+			textsafe.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
 			w.WriteString(part.String())
 		}
 		return w.Flush()
@@ -88,6 +89,6 @@ func (g *globals) writeComments(md, stack, dir string) error {
 			return fmt.Errorf("write comments: %w", err)
 		}
 	}
-	fmt.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
+	textsafe.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
 	return nil
 }
