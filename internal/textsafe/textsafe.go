@@ -127,6 +127,11 @@ func safeArgs(args []any) []any {
 		switch x := a.(type) {
 		case Styled:
 			out[i] = string(x)
+		case string:
+			out[i] = a
+			if firstUnsafe(x) >= 0 {
+				out[i] = escaped{a}
+			}
 		case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
 			out[i] = a
 		default:
