@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcled"
+
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // CleanDiagnostics returns diags in source order with duplicates removed
@@ -70,23 +72,24 @@ func (dw *DiagnosticWriter) Write(w io.Writer, diags hcl.Diagnostics) error {
 	return bw.Flush()
 }
 
-func (dw *DiagnosticWriter) paint(code, s string) string {
-	if !dw.Color {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
+func (dw *DiagnosticWriter) paint(code string, s any) textsafe.Styled {
+	return textsafe.Style(dw.Color, code, s)
 }
 
+// writeOne writes one diagnostic. Everything it prints besides its own words
+// and colours (the summary, the detail, the file name, the block header and
+// the source line) is escaped: a configuration, a value or an API server's
+// message may hold terminal control sequences.
 func (dw *DiagnosticWriter) writeOne(w *bufio.Writer, d *hcl.Diagnostic) {
 	switch d.Severity {
 	case hcl.DiagWarning:
-		fmt.Fprintf(w, "%s %s\n", dw.paint("1;33", "Warning:"), dw.paint("1", d.Summary))
+		textsafe.Fprintf(w, "%s %s\n", dw.paint("1;33", "Warning:"), dw.paint("1", d.Summary))
 	default:
-		fmt.Fprintf(w, "%s %s\n", dw.paint("1;31", "Error:"), dw.paint("1", d.Summary))
+		textsafe.Fprintf(w, "%s %s\n", dw.paint("1;31", "Error:"), dw.paint("1", d.Summary))
 	}
 	if d.Subject != nil {
 		s := *d.Subject
-		fmt.Fprintln(w)
+		textsafe.Fprintln(w)
 		file := dw.Files[s.Filename]
 		in := ""
 		if file != nil {
@@ -94,25 +97,29 @@ func (dw *DiagnosticWriter) writeOne(w *bufio.Writer, d *hcl.Diagnostic) {
 				in = ", in " + c
 			}
 		}
-		fmt.Fprintf(w, "  on %s line %d%s:\n", s.Filename, s.Start.Line, in)
+		textsafe.Fprintf(w, "  on %s line %d%s:\n", s.Filename, s.Start.Line, in)
 		if file != nil {
 			if line, col0, ok := sourceLine(file.Bytes, s); ok {
-				prefix := fmt.Sprintf("%4d: ", s.Start.Line)
-				fmt.Fprintf(w, "%s%s\n", prefix, line)
-				endCol := utf8.RuneCountInString(line)
+				runes := []rune(line)
+				endCol := len(runes)
 				if s.End.Line == s.Start.Line {
 					endCol = col0 + max(1, s.End.Column-s.Start.Column)
 				}
-				n := max(1, endCol-col0)
-				fmt.Fprintf(w, "%s%s%s\n", strings.Repeat(" ", len(prefix)), indentLike(line, col0), dw.paint("1", strings.Repeat("^", n)))
+				// The carets are under the escaped text of the range.
+				before := textsafe.Escape(string(runes[:col0]))
+				inLine := string(runes[col0:min(len(runes), max(col0, endCol))])
+				n := max(1, endCol-col0) + utf8.RuneCountInString(textsafe.Escape(inLine)) - utf8.RuneCountInString(inLine)
+				prefix := fmt.Sprintf("%4d: ", s.Start.Line)
+				textsafe.Fprintf(w, "%s%s\n", prefix, line)
+				textsafe.Fprintf(w, "%s%s%s\n", strings.Repeat(" ", len(prefix)), indentLike(before, utf8.RuneCountInString(before)), dw.paint("1", strings.Repeat("^", n)))
 			}
 		}
 	}
 	if d.Detail != "" {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, wrap(d.Detail, dw.Width))
+		textsafe.Fprintln(w)
+		textsafe.Fprintln(w, wrap(d.Detail, dw.Width))
 	}
-	fmt.Fprintln(w)
+	textsafe.Fprintln(w)
 }
 
 // sourceLine returns the text of the range's first line, with invalid UTF-8

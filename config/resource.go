@@ -134,6 +134,10 @@ func (l *loader) expandForEach(n *node, a *hcl.Attribute, ctx *hcl.EvalContext) 
 	if n.bad && !v.IsWhollyKnown() {
 		return nil, false
 	}
+	if v.IsMarked() {
+		l.diags = append(l.diags, sensitiveRepeat(a, "for_each", "its keys"))
+		return nil, false
+	}
 	bad := func(detail string) ([]instanceKey, bool) {
 		l.diags = append(l.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -195,7 +199,10 @@ func (l *loader) expandCount(a *hcl.Attribute, ctx *hcl.EvalContext) ([]instance
 		})
 		return nil, false
 	}
-	v, _ = v.Unmark()
+	if v.IsMarked() {
+		l.diags = append(l.diags, sensitiveRepeat(a, "count", "the number of instances and their indexes"))
+		return nil, false
+	}
 	v, err := convert.Convert(v, cty.Number)
 	if err != nil || v.IsNull() || !v.IsKnown() {
 		return bad("The count argument must be a known whole number.")
@@ -268,6 +275,11 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 					Subject:  a.Expr.Range().Ptr(),
 				})
 			}
+			continue
+		}
+		if l.marked && !as.Hideable && holdsSensitive(v, as.Ref != "") {
+			l.diags = append(l.diags, sensitiveArgument(schema, as.Name, a.Expr.Range()))
+			ok = false
 			continue
 		}
 		if as.Ref != "" && instanceRef(v) {

@@ -36,6 +36,12 @@ type AttrSchema struct {
 	RefList bool
 	// Default documents the value used when the argument is absent.
 	Default string
+	// Hideable is true when every output can hide the value: it goes only
+	// into fields of the objects of its block, which outputs show as
+	// (sensitive), never into a name, namespace, label, annotation, node
+	// setting, shared object or figure of the capacity table. Only a
+	// hideable argument may take a value derived from a sensitive variable.
+	Hideable bool
 }
 
 // attr is shorthand for an optional argument.
@@ -46,6 +52,12 @@ func attr(name string, t cty.Type, def string) AttrSchema {
 // required is shorthand for a required argument.
 func required(name string, t cty.Type) AttrSchema {
 	return AttrSchema{Name: name, Type: t, Required: true}
+}
+
+// hideable marks a as hideable (see AttrSchema.Hideable).
+func hideable(a AttrSchema) AttrSchema {
+	a.Hideable = true
+	return a
 }
 
 // ref is shorthand for an argument that refers to another block.
@@ -100,9 +112,9 @@ func Schema() []BlockSchema {
 		}},
 		{Type: TypeLocals},
 		{Type: TypePriority, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			required("value", cty.Number),
-			attr("preemption", cty.String, `"PreemptLowerPriority"`),
-			attr("description", cty.String, `""`),
+			hideable(required("value", cty.Number)),
+			hideable(attr("preemption", cty.String, `"PreemptLowerPriority"`)),
+			hideable(attr("description", cty.String, `""`)),
 		}},
 		{Type: TypeMIGLayout, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			required("gpu", cty.String),
@@ -129,17 +141,17 @@ func Schema() []BlockSchema {
 		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			attr("namespace", cty.String, "the tenant's name"),
 			attr("labels", stringMap, "{}"),
-			attr("cohort", cty.String, "the stack"),
-			attr("weight", cty.Number, "1"),
-			attr("reclaimable", cty.Bool, "true"),
-			attr("cpu", cty.String, "no limit"),
-			attr("memory", cty.String, "no limit"),
-			attr("pods", cty.Number, "no limit"),
+			hideable(attr("cohort", cty.String, "the stack")),
+			hideable(attr("weight", cty.Number, "1")),
+			hideable(attr("reclaimable", cty.Bool, "true")),
+			hideable(attr("cpu", cty.String, "no limit")),
+			hideable(attr("memory", cty.String, "no limit")),
+			hideable(attr("pods", cty.Number, "no limit")),
 			{Name: "priorities", Type: cty.DynamicPseudoType, Ref: TypePriority, RefList: true, Default: "[] (any priority)"},
 			ref("default_priority", TypePriority, false),
-			attr("admins", strList, "[]"),
-			attr("editors", strList, "[]"),
-			attr("viewers", strList, "[]"),
+			hideable(attr("admins", strList, "[]")),
+			hideable(attr("editors", strList, "[]")),
+			hideable(attr("viewers", strList, "[]")),
 			attr("protect", cty.Bool, "true"),
 		}, Blocks: []BlockSchema{
 			{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
@@ -154,10 +166,10 @@ func Schema() []BlockSchema {
 			ref("pool", TypePool, true),
 			attr("slice", cty.String, "none (whole GPUs)"),
 			attr("gpus", cty.Number, "1 on a pool without MIG"),
-			required("format", cty.String),
-			attr("runtime", cty.String, "KServe picks one"),
+			hideable(required("format", cty.String)),
+			hideable(attr("runtime", cty.String, "KServe picks one")),
 			attr("deployment_mode", cty.String, `"Standard"`),
-			required("storage_uri", cty.String),
+			hideable(required("storage_uri", cty.String)),
 			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 			ref("priority", TypePriority, false),
 		}},

@@ -40,6 +40,12 @@ variable "secret" {
 			want: []string{`The value for var.n (from s.auto.vars.hcl) is not a number.`, `variable "n" {`},
 		},
 		{
+			name: "an expression that fails in a variables file",
+			files: map[string]string{"main.hcl": decl + "variable \"n\" {\n  type = string\n  sensitive = true\n}\n",
+				"s.auto.vars.hcl": "n = " + strings.ReplaceAll(sensitiveMarker, "-", "_") + "\n"},
+			want: []string{"The value of var.n at s.auto.vars.hcl:1 could not be evaluated", `variable "n" {`},
+		},
+		{
 			name:  "wrong type from --var",
 			files: map[string]string{"main.hcl": decl + "variable \"n\" {\n  type = list(number)\n  sensitive = true\n}\n"},
 			opts:  config.Options{Vars: []string{"n=[\"" + sensitiveMarker + "\""}},
@@ -109,7 +115,7 @@ variable "secret" {
 				t.Fatal(err)
 			}
 			for what, out := range map[string]string{"text": text.String(), "JSON": string(js)} {
-				if strings.Contains(out, sensitiveMarker) || strings.Contains(out, strings.ToUpper(sensitiveMarker)) {
+				if strings.Contains(out, sensitiveMarker) || strings.Contains(out, strings.ToUpper(sensitiveMarker)) || strings.Contains(out, strings.ReplaceAll(sensitiveMarker, "-", "_")) {
 					t.Errorf("the sensitive value is in the %s diagnostics:\n%s", what, out)
 				}
 			}

@@ -272,6 +272,9 @@ func (l *loader) readVarFile(f VarFile, decls map[string]*varDecl, given map[str
 			continue
 		}
 		v, diags := a.Expr.Value(&hcl.EvalContext{Functions: l.funcs})
+		if d := decls[name]; d.v.Sensitive {
+			diags = hideVarFileDiags(diags, d, a)
+		}
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			continue
@@ -279,6 +282,21 @@ func (l *loader) readVarFile(f VarFile, decls map[string]*varDecl, given map[str
 		rng := a.Expr.Range()
 		given[name] = rawValue{value: v, rng: &rng, source: f.Name}
 	}
+}
+
+// hideVarFileDiags rewords the diagnostics of evaluating a in a variables
+// file, the value of sensitive variable d: the snippet of a's line and a
+// function's error would show the value, so they point at the declaration
+// and say only where the value was written.
+func hideVarFileDiags(diags hcl.Diagnostics, d *varDecl, a *hcl.Attribute) hcl.Diagnostics {
+	out := make(hcl.Diagnostics, len(diags))
+	for i, diag := range diags {
+		c := *diag
+		c.Detail = fmt.Sprintf("The value of var.%s at %s:%d could not be evaluated; the detail is not shown because the variable is sensitive and it may quote the value.", d.v.Name, a.Range.Filename, a.Range.Start.Line)
+		c.Subject, c.Context, c.Expression, c.EvalContext = d.v.DeclRange.Ptr(), nil, nil, nil
+		out[i] = &c
+	}
+	return out
 }
 
 // finalValue converts, checks and validates the value of one variable,

@@ -403,7 +403,7 @@ func (ex *executor) run(ctx context.Context, j *job) {
 	}
 	j.result = &Result{Change: j.c, Outcome: OutcomeApplied, Elapsed: time.Since(start), Attempts: attempts}
 	if err != nil {
-		j.result.Outcome, j.result.Err = OutcomeFailed, err
+		j.result.Outcome, j.result.Err = OutcomeFailed, hideSensitive(j.c, err)
 	}
 	ex.finish(j.result)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
@@ -86,7 +87,7 @@ func agentNVMLError(g *globals, node string, err error) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
-	fmt.Fprintf(g.stderr, "Error: gpuform agent: NVML is not available on node %s: %s; run the agent on a GPU node with the NVIDIA driver (in Kubernetes: runtimeClassName nvidia, see examples/deploy/agent.yaml)\n", node, ue.Reason)
+	textsafe.Fprintf(g.stderr, "Error: gpuform agent: NVML is not available on node %s: %s; run the agent on a GPU node with the NVIDIA driver (in Kubernetes: runtimeClassName nvidia, see examples/deploy/agent.yaml)\n", node, ue.Reason)
 	return &exitError{code: 1}
 }
 
@@ -114,7 +115,7 @@ func agentLogger(g *globals) func(string, ...any) {
 	return func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(g.stderr, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
+		textsafe.Fprintf(g.stderr, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -104,7 +105,7 @@ func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions
 		LockHolder: kubernetes.DefaultHolder(),
 		LockWait:   f.lockTimeout,
 		LockLost: func(name, id string) {
-			fmt.Fprintf(g.stderr, "Error: the state lock of stack %s was lost (lock ID %s): no new change starts; another run may hold it now.\n", name, id)
+			textsafe.Fprintf(g.stderr, "Error: the state lock of stack %s was lost (lock ID %s): no new change starts; another run may hold it now.\n", name, id)
 		},
 	}, pr
 }
@@ -120,10 +121,10 @@ func (g *globals) applied(res *stack.ApplyResult, err error, pr *render.ApplyPro
 		pr.Clear()
 		err = g.report(pr.W, res.Report, res.Stopped)
 	case path != "" && !res.Plan.HasChanges():
-		fmt.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
+		textsafe.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
 	}
 	if res != nil && res.UnlockErr != nil {
-		fmt.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", res.UnlockErr, res.LockID)
+		textsafe.Fprintf(g.stderr, "Warning: %v; run gpuform force-unlock %s if the lock stays.\n", res.UnlockErr, res.LockID)
 	}
 	return err
 }
@@ -144,38 +145,31 @@ func (g *globals) fail(err error, path string) error {
 	case errors.As(err, &invalid):
 		// Printed as diagnostics already.
 	case errors.As(err, &conflict):
-		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", conflict.Conflicts, pluralWord(conflict.Conflicts, "object is", "objects are"))
+		textsafe.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", conflict.Conflicts, pluralWord(conflict.Conflicts, "object is", "objects are"))
 	case errors.As(err, &unsafe):
 		for _, r := range unsafe.Reasons {
-			fmt.Fprintf(g.stderr, "%s %s.\n", paint(g.color(g.stderr), "1;31", "Error: Unsafe plan:"), r)
+			textsafe.Fprintf(g.stderr, "%s %s.\n", textsafe.Style(g.color(g.stderr), "1;31", "Error: Unsafe plan:"), r)
 		}
 	case errors.As(err, &held):
-		fmt.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
+		textsafe.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
 	case errors.As(err, &wrong):
-		fmt.Fprintf(g.stderr, "Error: Saved plan is for another cluster\n\n%s was planned against %s, but this run reaches %s. Apply it where it was planned, or plan again here.\n", path, wrong.Planned, wrong.Reached)
+		textsafe.Fprintf(g.stderr, "Error: Saved plan is for another cluster\n\n%s was planned against %s, but this run reaches %s. Apply it where it was planned, or plan again here.\n", path, wrong.Planned, wrong.Reached)
 	case errors.As(err, &stale):
-		fmt.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale.Objects, 20), "\n  "))
+		textsafe.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale.Objects, 20), "\n  "))
 	default:
 		return err
 	}
 	return &exitError{code: 1}
 }
 
-func paint(on bool, code, s string) string {
-	if !on {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
 // confirm asks for "yes" on a terminal; Ctrl-C cancels.
 func (g *globals) confirm(ctx context.Context) error {
 	in, ok := g.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
-		fmt.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
+		textsafe.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
 		return &exitError{code: 1}
 	}
-	fmt.Fprint(g.stdout, "\nDo you want to perform these actions?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ")
+	textsafe.Fprint(g.stdout, "\nDo you want to perform these actions?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ")
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(in).ReadString('\n')
@@ -185,14 +179,14 @@ func (g *globals) confirm(ctx context.Context) error {
 	select {
 	case line = <-answer:
 	case <-ctx.Done():
-		fmt.Fprintln(g.stdout, "\n\nApply cancelled.")
+		textsafe.Fprintln(g.stdout, "\n\nApply cancelled.")
 		return &exitError{code: 1}
 	}
 	if strings.TrimSpace(line) != "yes" {
-		fmt.Fprintln(g.stdout, "\nApply cancelled.")
+		textsafe.Fprintln(g.stdout, "\nApply cancelled.")
 		return &exitError{code: 1}
 	}
-	fmt.Fprintln(g.stdout)
+	textsafe.Fprintln(g.stdout)
 	return nil
 }
 
@@ -219,7 +213,7 @@ func limit(s []string, n int) []string {
 func (g *globals) readPlanFile(path string) (*engine.PlanFile, engine.PlanKey, error) {
 	pf, key, err := engine.LoadPlanFile(path, g.env)
 	if err == nil && !pf.Signed() {
-		fmt.Fprintf(g.stderr, "Warning: %s %s.\n", path, engine.UnsignedWarning)
+		textsafe.Fprintf(g.stderr, "Warning: %s %s.\n", path, engine.UnsignedWarning)
 	}
 	return pf, key, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 type driftFlags struct {
@@ -100,11 +101,11 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 				return err
 			}
 		} else {
-			fmt.Fprintf(progress, "\nNothing for --fix to apply: what drifted is hardware, which needs a person.\n")
+			textsafe.Fprintf(progress, "\nNothing for --fix to apply: what drifted is hardware, which needs a person.\n")
 			after = rep
 		}
 		if format == formatText {
-			fmt.Fprintf(g.stdout, "\nAfter the fix:\n")
+			textsafe.Fprintf(g.stdout, "\nAfter the fix:\n")
 		}
 	}
 	final := rep
@@ -138,7 +139,7 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 func (g *globals) fixDrift(ctx context.Context, st *stack.Stack, rep *drift.Report, f *applyFlags, progress io.Writer) (*drift.Report, error) {
 	opts, pr := g.applyOptions(f, progress)
 	opts.Approve = func(_ context.Context, p *engine.Plan) error {
-		fmt.Fprintf(progress, "\nFixing the drift: applying the configuration at %s to stack %s.\n\n", rep.ConfigSource, p.Stack)
+		textsafe.Fprintf(progress, "\nFixing the drift: applying the configuration at %s to stack %s.\n\n", rep.ConfigSource, p.Stack)
 		return nil
 	}
 	fix, err := st.Fix(ctx, opts)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/internal/files"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // exitFmtCheck is the exit code of fmt --check when files need formatting,
@@ -58,7 +59,7 @@ func newFmtCommand(g *globals) *cobra.Command {
 					continue
 				}
 				unformatted++
-				fmt.Fprintln(g.stdout, name)
+				textsafe.Fprintln(g.stdout, name)
 				if check {
 					continue
 				}

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 func newForceUnlockCommand(g *globals) *cobra.Command {
@@ -33,7 +32,7 @@ func newForceUnlockCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return g.fail(err, "")
 			}
-			fmt.Fprintf(g.stdout, "gpuform state has been successfully unlocked: stack %s, lock %s.\n", unlocked, args[0])
+			textsafe.Fprintf(g.stdout, "gpuform state has been successfully unlocked: stack %s, lock %s.\n", unlocked, args[0])
 			return nil
 		},
 	}

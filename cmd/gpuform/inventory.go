@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"text/tabwriter"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
@@ -71,9 +71,9 @@ func writeJSON(g *globals, v any) error {
 }
 
 func writeLocalInventory(g *globals, inv *agentv1.Inventory) error {
-	fmt.Fprintf(g.stdout, "Driver %s, CUDA %s\n\n", inv.DriverVersion, inv.CUDAVersion)
+	textsafe.Fprintf(g.stdout, "Driver %s, CUDA %s\n\n", inv.DriverVersion, inv.CUDAVersion)
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tNAME\tMODEL\tMEMORY\tMIG\tINSTANCES\tPROCESSES")
+	textsafe.Fprintln(tw, "GPU\tNAME\tMODEL\tMEMORY\tMIG\tINSTANCES\tPROCESSES")
 	for _, gpu := range inv.GPUs {
 		mode := "off"
 		if gpu.MIGEnabled {
@@ -86,7 +86,7 @@ func writeLocalInventory(g *globals, inv *agentv1.Inventory) error {
 		for _, in := range gpu.Instances {
 			inst = append(inst, in.String())
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d MiB\t%s\t%s\t%d\n", gpu.Index, gpu.Name, orDash(gpu.Model), gpu.MemoryMiB, mode, orDash(strings.Join(inst, " ")), len(gpu.Processes))
+		textsafe.Fprintf(tw, "%d\t%s\t%s\t%d MiB\t%s\t%s\t%d\n", gpu.Index, gpu.Name, orDash(gpu.Model), gpu.MemoryMiB, mode, orDash(strings.Join(inst, " ")), len(gpu.Processes))
 	}
 	return tw.Flush()
 }

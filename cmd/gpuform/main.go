@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/profile"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 func main() {
@@ -37,7 +39,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 // exitCode maps a command error to the process exit code, printing errors
 // that were not printed yet.
-func exitCode(err error, stderr *os.File) int {
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
@@ -45,7 +47,7 @@ func exitCode(err error, stderr *os.File) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "Error: %s\n", err)
+	textsafe.Fprintf(stderr, "Error: %s\n", err)
 	return 1
 }
 

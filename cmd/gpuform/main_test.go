@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
+	"strings"
 	"testing"
 )
 
@@ -31,17 +31,9 @@ func runGpuform(t *testing.T, env []string, args ...string) result {
 // toResult maps what a command run returned to the output and exit code
 // main would produce.
 func toResult(stdout, stderr string, err error) result {
-	r := result{stdout: stdout, stderr: stderr}
-	var ee *exitError
-	switch {
-	case err == nil:
-		r.code = 0
-	case errors.As(err, &ee):
-		r.code = ee.code
-	default:
-		// main prints errors that were not printed yet, as exitCode does.
-		r.stderr += "Error: " + err.Error() + "\n"
-		r.code = 1
-	}
-	return r
+	var errb strings.Builder
+	errb.WriteString(stderr)
+	// main prints errors that were not printed yet with exitCode.
+	code := exitCode(err, &errb)
+	return result{stdout: stdout, stderr: errb.String(), code: code}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // Output formats of plan and show.
@@ -75,7 +76,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 					return err
 				}
 				if format == formatText {
-					fmt.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply %s\n", f.out, f.out)
+					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply %s\n", f.out, f.out)
 				}
 			}
 			return g.planExit(p, f.detailedExitCode)
@@ -132,7 +133,7 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.F
 		return render.Markdown(w, p)
 	}
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
-		fmt.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
+		textsafe.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
 	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files})
 }
@@ -148,7 +149,7 @@ func pluralWord(n int, one, many string) string {
 // changes and --detailed-exitcode.
 func (g *globals) planExit(p *engine.Plan, detailed bool) error {
 	if p.Summary.Conflicts > 0 {
-		fmt.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
+		textsafe.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
 		return &exitError{code: 1}
 	}
 	if detailed && p.HasChanges() {

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // preview is plan --base: the configuration (working directory, or
@@ -29,7 +30,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 	}
 	defer done()
 	res, err := st.Preview(ctx, stack.PreviewOptions{Base: f.base, Adopt: f.adopt, BaseUnreadable: func(cfg *config.Config, errs hcl.Diagnostics) {
-		fmt.Fprintf(g.stderr, "Warning: the configuration at base %s cannot be read; the preview shows every block as added.\n\n", f.base)
+		textsafe.Fprintf(g.stderr, "Warning: the configuration at base %s cannot be read; the preview shows every block as added.\n\n", f.base)
 		g.writeDiags(cfg, errs)
 	}})
 	if err != nil {
@@ -53,7 +54,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 		}
 	}
 	if len(pv.CapacityProblems) > 0 {
-		fmt.Fprintf(g.stderr, "Error: the configuration does not fit the GPUs (see above); apply would refuse it.\n")
+		textsafe.Fprintf(g.stderr, "Error: the configuration does not fit the GPUs (see above); apply would refuse it.\n")
 		return &exitError{code: 1}
 	}
 	return g.planExit(p, f.detailedExitCode)
@@ -71,7 +72,7 @@ func (g *globals) writeComments(md, stack, dir string) error {
 			if i > 0 {
 				w.WriteString("\n")
 			}
-			fmt.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
+			textsafe.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
 			w.WriteString(part.String())
 		}
 		return w.Flush()
@@ -86,10 +87,10 @@ func (g *globals) writeComments(md, stack, dir string) error {
 	}
 	for i, part := range parts {
 		name := filepath.Join(dir, fmt.Sprintf("comment-%d.md", i+1))
-		if err := files.WriteAtomic(name, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, part.String()); return err }); err != nil {
+		if err := files.WriteAtomic(name, 0o644, func(w io.Writer) error { _, err := textsafe.Fprint(w, part.String()); return err }); err != nil {
 			return fmt.Errorf("write comments: %w", err)
 		}
 	}
-	fmt.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
+	textsafe.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
 	return nil
 }

@@ -153,9 +153,13 @@ func wantVerboseLog(t *testing.T, where string, level int, stderr string) {
 // format, the metrics file) and drift --fix, at every -v level 0..9, on
 // success and on the error paths (a rejected token, password or client
 // key, an unreachable server, a malformed kubeconfig, invalid
-// configurations over the variable); nor in any label or annotation gpuform
-// writes, and the token in no object at all. The variable's value does
-// reach the cluster, in the one field it was meant for.
+// configurations over the variable, an API server whose error quotes the
+// value); nor in any label or annotation gpuform writes, and the token in
+// no object at all. The variable's value does reach the cluster, in the one
+// field it was meant for. Used where it would become identity or metadata
+// (a for_each key, a name, a namespace, a label, an annotation, a node
+// selector) it is a configuration error at its file:line:col, before any
+// cluster call.
 func TestSecretsNeverLeak(t *testing.T) {
 	setupCluster(t)
 	ctx := kubeapitest.Context(t)
@@ -409,6 +413,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 			t.Errorf("validate of the function error does not show the expression:\n%s", r.stderr)
 		}
 	})
+	t.Run("sensitive values cannot become identity", func(t *testing.T) { checkIdentityRefused(t, check, dir) })
+	t.Run("the API server's message echoing a value", func(t *testing.T) { checkServerEchoHidden(t, check) })
 	if check.checked < 400 {
 		t.Errorf("checked only %d outputs; the test did not run what it says", check.checked)
 	}

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 func newValidateCommand(g *globals) *cobra.Command {
@@ -36,7 +35,7 @@ func newValidateCommand(g *globals) *cobra.Command {
 				return &exitError{code: 1}
 			}
 			if !asJSON {
-				fmt.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", render.ConfigSummary(cfg))
+				textsafe.Fprintf(g.stdout, "Success! The configuration is valid.\n\n%s\n", render.ConfigSummary(cfg))
 			}
 			return nil
 		},

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 
 	"k8s.io/client-go/transport"
 
+	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -32,6 +32,6 @@ func (g *globals) kubeTransport() func(http.RoundTripper) http.RoundTripper {
 // (load, compile, refresh, diff).
 func (g *globals) phase(name string, elapsed time.Duration) {
 	if g.verbosity >= 1 {
-		fmt.Fprintf(g.stderr, "time: %s %s\n", name, elapsed.Round(time.Millisecond))
+		textsafe.Fprintf(g.stderr, "time: %s %s\n", name, elapsed.Round(time.Millisecond))
 	}
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // version is the release version, set at build time with
@@ -17,7 +18,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 		Short: "Print the gpuform version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(g.stdout, "gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := textsafe.Fprintf(g.stdout, "gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -69,6 +70,18 @@ func (v *validator) errorf(rng hcl.Range, summary, format string, args ...any) {
 	})
 }
 
+// shown is how a diagnostic quotes val, the value of attribute attr of
+// meta's block: (sensitive) when it derives from a sensitive variable.
+func shown(meta *config.Meta, attr string, val any) string {
+	if meta.IsSensitive(attr) {
+		return engine.SensitiveValue
+	}
+	if s, ok := val.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(val)
+}
+
 // name checks a generated Kubernetes name with one of apimachinery's validators.
 func (v *validator) name(rng hcl.Range, what, name string, check func(string) []string) {
 	if errs := check(name); len(errs) > 0 {
@@ -93,7 +106,7 @@ func (v *validator) priority(p *config.Priority) {
 	v.name(p.DeclRange, "The PriorityClass name", p.Name, validation.IsDNS1123Subdomain)
 	const maxUser = 1_000_000_000
 	if p.Value > maxUser || p.Value < -2147483648 {
-		v.errorf(p.Range("value"), "Invalid priority value", "A PriorityClass value must be between -2147483648 and %d (higher values are reserved for system classes); got %d.", maxUser, p.Value)
+		v.errorf(p.Range("value"), "Invalid priority value", "A PriorityClass value must be between -2147483648 and %d (higher values are reserved for system classes); got %s.", maxUser, shown(&p.Meta, "value", p.Value))
 	}
 }
 
@@ -248,7 +261,7 @@ func (v *validator) tenant(t *config.Tenant) {
 			continue
 		}
 		if _, err := resource.ParseQuantity(q.val); err != nil {
-			v.errorf(t.Range(q.attr), "Invalid quantity", "%s %q is not a Kubernetes quantity (like \"64\", \"500m\" or \"256Gi\").", q.attr, q.val)
+			v.errorf(t.Range(q.attr), "Invalid quantity", "%s %s is not a Kubernetes quantity (like \"64\", \"500m\" or \"256Gi\").", q.attr, shown(&t.Meta, q.attr, q.val))
 		}
 	}
 	for _, s := range []struct {
@@ -256,7 +269,9 @@ func (v *validator) tenant(t *config.Tenant) {
 		subs []string
 	}{{"admins", t.Admins}, {"editors", t.Editors}, {"viewers", t.Viewers}} {
 		for _, sub := range s.subs {
-			if err := checkSubject(sub); err != "" {
+			if err := checkSubject(sub); err != "" && t.IsSensitive(s.attr) {
+				v.errorf(t.Range(s.attr), "Invalid RBAC subject", "%s in %s is not a subject: user:NAME, group:NAME or serviceaccount:NAMESPACE:NAME.", engine.SensitiveValue, s.attr)
+			} else if err != "" {
 				v.errorf(t.Range(s.attr), "Invalid RBAC subject", "%q in %s: %s", sub, s.attr, err)
 			}
 		}

@@ -126,3 +126,34 @@ model "m" {
 		})
 	}
 }
+
+// Validate's diagnostics about an argument set from a sensitive variable
+// say what is wrong without quoting the value.
+func TestValidateHidesSensitiveValues(t *testing.T) {
+	const marker = "sv-validate-marker-51c7"
+	for _, tc := range []struct{ name, block, summary string }{
+		{"quantity", "tenant \"a\" {\n  cpu = var.secret\n}\n", "Invalid quantity"},
+		{"subject", "tenant \"a\" {\n  admins = [var.secret]\n}\n", "Invalid RBAC subject"},
+		{"subject kind", "tenant \"a\" {\n  admins = [\"${var.secret}:x\"]\n}\n", "Invalid RBAC subject"},
+		{"priority value", "priority \"p\" {\n  value = length(var.secret) * 100000000\n}\n", "Invalid priority value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := validateBase + "variable \"secret\" {\n  sensitive = true\n  default   = \"" + marker + "\"\n}\n" + tc.block
+			cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+			if diags.HasErrors() {
+				t.Fatalf("load: %v", diags)
+			}
+			diags = compile.Validate(cfg, mig.Default())
+			found := false
+			for _, d := range diags {
+				found = found || d.Summary == tc.summary
+				if strings.Contains(d.Detail+d.Summary, marker) || strings.Contains(d.Detail, "2300000000") {
+					t.Errorf("%s quotes the sensitive value: %s", d.Summary, d.Detail)
+				}
+			}
+			if !found {
+				t.Errorf("no %q diagnostic: %v", tc.summary, diags)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // ApplyProgress writes a line as each change of an apply starts and ends,
@@ -40,19 +41,19 @@ func (p *ApplyProgress) Event(ev engine.Event) {
 	v := applyVerbs(c.Action)
 	switch ev.Kind {
 	case engine.EventStart:
-		fmt.Fprintf(p.W, "%s: %s %s...\n", c.Address, v[0], c.Key)
+		textsafe.Fprintf(p.W, "%s: %s %s...\n", c.Address, v[0], c.Key)
 	case engine.EventDone:
 		r := ev.Result
 		switch r.Outcome {
 		case engine.OutcomeApplied:
-			fmt.Fprintf(p.W, "%s: %s after %s [%s]\n", c.Address, v[1], applySeconds(r.Elapsed), c.Key)
+			textsafe.Fprintf(p.W, "%s: %s after %s [%s]\n", c.Address, v[1], applySeconds(r.Elapsed), c.Key)
 		case engine.OutcomeFailed:
-			fmt.Fprintf(p.W, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, applySeconds(r.Elapsed))
+			textsafe.Fprintf(p.W, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, applySeconds(r.Elapsed))
 		case engine.OutcomeSkipped:
-			fmt.Fprintf(p.W, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
+			textsafe.Fprintf(p.W, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
 		}
 		if p.TTY {
-			fmt.Fprintf(p.W, "  [%d/%d done]", ev.Done, ev.Total)
+			textsafe.Fprintf(p.W, "  [%d/%d done]", ev.Done, ev.Total)
 		}
 	}
 }
@@ -60,7 +61,7 @@ func (p *ApplyProgress) Event(ev engine.Event) {
 // Clear erases the terminal's done/total line.
 func (p *ApplyProgress) Clear() {
 	if p.TTY {
-		fmt.Fprint(p.W, "\r\x1b[K")
+		textsafe.Fprint(p.W, textsafe.Raw("\r\x1b[K"))
 	}
 }
 
@@ -90,10 +91,7 @@ func applyCounts(rep *engine.Report) (added, changed, destroyed int) {
 func ApplyComplete(w io.Writer, rep *engine.Report, color bool) error {
 	added, changed, destroyed := applyCounts(rep)
 	line := fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed.", added, changed, destroyed)
-	if color {
-		line = "\x1b[1;32m" + line + "\x1b[0m"
-	}
-	_, err := fmt.Fprintf(w, "\n%s\n", line)
+	_, err := textsafe.Fprintf(w, "\n%s\n", textsafe.Style(color, "1;32", line))
 	return err
 }
 
@@ -112,21 +110,21 @@ func ApplyFailed(w io.Writer, rep *engine.Report, stopped error) error {
 	case stopped != nil:
 		what = "Apply interrupted"
 	}
-	fmt.Fprintf(w, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)
+	textsafe.Fprintf(w, "\nError: %s: %d applied (%d added, %d changed, %d destroyed), %d failed, %d skipped.\n\n", what, applied, added, changed, destroyed, failed, skipped)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  RESULT\tOBJECT\tADDRESS\tDETAIL")
+	textsafe.Fprintln(tw, "  RESULT\tOBJECT\tADDRESS\tDETAIL")
 	for _, o := range []engine.Outcome{engine.OutcomeFailed, engine.OutcomeSkipped} {
 		for _, r := range rep.Results {
 			if r.Outcome == o {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o, r.Change.Key, r.Change.Address, applyOneLine(r.Err))
+				textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o, r.Change.Key, r.Change.Address, applyOneLine(r.Err))
 			}
 		}
 	}
-	fmt.Fprintf(tw, "  applied\t%d objects\t\t\n", applied)
+	textsafe.Fprintf(tw, "  applied\t%d objects\t\t\n", applied)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\nWhat was applied stays applied. Fix the cause and run apply again: it converges.")
+	_, err := textsafe.Fprintln(w, "\nWhat was applied stays applied. Fix the cause and run apply again: it converges.")
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/engine/drift"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // DriftMarker is the hidden first line of the Markdown report; CI jobs
@@ -22,22 +23,22 @@ func DriftMarker(stack string) string {
 // after, when drift --fix ran, adds the state after the fix.
 func DriftMarkdown(w io.Writer, r, after *drift.Report) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s\n### gpuform drift for stack `%s`\n\n", DriftMarker(r.Stack), r.Stack)
-	fmt.Fprintf(bw, "**%s**\n\nCluster `%s`, configuration at %s", DriftSummaryLine(r), mdEscape(r.Cluster), mdEscape(where(r)))
+	textsafe.Fprintf(bw, "%s\n### gpuform drift for stack `%s`\n\n", DriftMarker(r.Stack), r.Stack)
+	textsafe.Fprintf(bw, "**%s**\n\nCluster `%s`, configuration at %s", DriftSummaryLine(r), mdEscape(r.Cluster), mdEscape(where(r)))
 	if !r.CheckedAt.IsZero() {
-		fmt.Fprintf(bw, ", checked %s", r.CheckedAt.UTC().Format(time.RFC3339))
+		textsafe.Fprintf(bw, ", checked %s", r.CheckedAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(bw, ".\n")
+	textsafe.Fprintf(bw, ".\n")
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(bw, "\n#### Warnings\n\n")
+		textsafe.Fprintf(bw, "\n#### Warnings\n\n")
 		for _, warn := range r.Warnings {
-			fmt.Fprintf(bw, "- %s\n", mdEscape(warn))
+			textsafe.Fprintf(bw, "- %s\n", mdEscape(warn))
 		}
 	}
 	if !r.InSync() {
-		fmt.Fprintf(bw, "\n| Class | Object | Address | Detail |\n|---|---|---|---|\n")
+		textsafe.Fprintf(bw, "\n| Class | Object | Address | Detail |\n|---|---|---|---|\n")
 		for _, it := range r.Items {
-			fmt.Fprintf(bw, "| %s | %s | `%s` | %s |\n", it.Class, mdEscape(it.Key().String()), it.Address, mdEscape(strings.Join(it.Details, " ")))
+			textsafe.Fprintf(bw, "| %s | %s | `%s` | %s |\n", it.Class, mdEscape(it.Key().String()), it.Address, mdEscape(strings.Join(it.Details, " ")))
 		}
 		var details strings.Builder
 		tr := textRenderer{w: bufio.NewWriter(&details)}
@@ -50,17 +51,17 @@ func DriftMarkdown(w io.Writer, r, after *drift.Report) error {
 		if details.Len() > 0 {
 			block := "```diff\n" + strings.ReplaceAll(details.String(), "```", "` ` `") + "```\n"
 			if strings.Count(details.String(), "\n") > 12 {
-				fmt.Fprintf(bw, "\n<details><summary>Field differences (live → configuration)</summary>\n\n%s\n</details>\n", block)
+				textsafe.Fprintf(bw, "\n<details><summary>Field differences (live → configuration)</summary>\n\n%s\n</details>\n", block)
 			} else {
-				fmt.Fprintf(bw, "\nField differences (live → configuration):\n\n%s", block)
+				textsafe.Fprintf(bw, "\nField differences (live → configuration):\n\n%s", block)
 			}
 		}
-		fmt.Fprintf(bw, "\n%s\n", mdEscape(driftAdvice(r)))
+		textsafe.Fprintf(bw, "\n%s\n", mdEscape(driftAdvice(r)))
 	}
 	if after != nil {
-		fmt.Fprintf(bw, "\n#### After `gpuform drift --fix`\n\n**%s**\n", DriftSummaryLine(after))
+		textsafe.Fprintf(bw, "\n#### After `gpuform drift --fix`\n\n**%s**\n", DriftSummaryLine(after))
 		for _, it := range after.Items {
-			fmt.Fprintf(bw, "- %s: %s (`%s`) %s\n", it.Class, mdEscape(it.Key().String()), it.Address, mdEscape(strings.Join(it.Details, " ")))
+			textsafe.Fprintf(bw, "- %s: %s (`%s`) %s\n", it.Class, mdEscape(it.Key().String()), it.Address, mdEscape(strings.Join(it.Details, " ")))
 		}
 	}
 	return bw.Flush()

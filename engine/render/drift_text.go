@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/drift"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // classHeading says what a class means, for text and Markdown.
@@ -55,16 +56,16 @@ func where(r *drift.Report) string {
 func DriftText(w io.Writer, r *drift.Report, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	tr := textRenderer{w: bw, color: opts.Color}
-	fmt.Fprintf(bw, "Drift check of stack %s: cluster %s against the configuration at %s.\n", r.Stack, r.Cluster, where(r))
+	textsafe.Fprintf(bw, "Drift check of stack %s: cluster %s against the configuration at %s.\n", r.Stack, r.Cluster, where(r))
 	if r.InSync() {
-		fmt.Fprintf(bw, "\n%s\n", tr.paint("1;32", DriftSummaryLine(r)))
+		textsafe.Fprintf(bw, "\n%s\n", tr.paint("1;32", DriftSummaryLine(r)))
 		tr.driftWarnings(r)
 		return bw.Flush()
 	}
 	tr.driftItems(r)
 	tr.driftWarnings(r)
-	fmt.Fprintf(bw, "\n%s\n", tr.paint("1", DriftSummaryLine(r)))
-	fmt.Fprintf(bw, "%s\n", driftAdvice(r))
+	textsafe.Fprintf(bw, "\n%s\n", tr.paint("1", DriftSummaryLine(r)))
+	textsafe.Fprintf(bw, "%s\n", driftAdvice(r))
 	return bw.Flush()
 }
 
@@ -89,7 +90,7 @@ func (t *textRenderer) driftItems(r *drift.Report) {
 		if counts[class] == 0 {
 			continue
 		}
-		fmt.Fprintf(t.w, "\n%s\n", t.paint("1", fmt.Sprintf("%s: %s (%s)", class, classHeading(class), count(counts[class], "object"))))
+		textsafe.Fprintf(t.w, "\n%s\n", t.paint("1", fmt.Sprintf("%s: %s (%s)", class, classHeading(class), count(counts[class], "object"))))
 		for _, it := range r.Items {
 			if it.Class == class {
 				t.driftItem(it)
@@ -107,17 +108,17 @@ func (t *textRenderer) driftItem(it drift.Item) {
 	if it.AppliedCommit != "" {
 		note += ", applied from " + drift.ShortCommit(it.AppliedCommit)
 	}
-	fmt.Fprintf(t.w, "  %s %s  %s\n", t.symbol(sym), it.Key(), t.paint("2", "# "+note))
+	textsafe.Fprintf(t.w, "  %s %s  %s\n", t.symbol(sym), it.Key(), t.paint("2", "# "+note))
 	for _, f := range it.Fields {
 		t.field(f, it.Sensitive)
 	}
 	for _, d := range it.Details {
-		fmt.Fprintf(t.w, "      %s\n", d)
+		textsafe.Fprintf(t.w, "      %s\n", d)
 	}
 }
 
 func (t *textRenderer) driftWarnings(r *drift.Report) {
 	for _, w := range r.Warnings {
-		fmt.Fprintf(t.w, "\n%s %s\n", t.paint("1;33", "Warning:"), w)
+		textsafe.Fprintf(t.w, "\n%s %s\n", t.paint("1;33", "Warning:"), w)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // Catalog writes the GPU catalog (gpuform catalog): each model with its
@@ -18,26 +19,26 @@ func Catalog(w io.Writer, gpus []*mig.GPU) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for i, gpu := range gpus {
 		if i > 0 {
-			fmt.Fprintln(tw)
+			textsafe.Fprintln(tw)
 		}
 		mode := "time-slicing only"
 		if gpu.MIG {
 			mode = fmt.Sprintf("MIG: %d compute slices, %d memory slots", gpu.ComputeSlices, gpu.MemorySlots)
 		}
-		fmt.Fprintf(tw, "%s  (%s, %d MiB; %s)\n", gpu.Key, gpu.Name, gpu.MemoryMiB, mode)
+		textsafe.Fprintf(tw, "%s  (%s, %d MiB; %s)\n", gpu.Key, gpu.Name, gpu.MemoryMiB, mode)
 		if len(gpu.Aliases) > 0 {
-			fmt.Fprintf(tw, "  aliases: %s\n", strings.Join(gpu.Aliases, ", "))
+			textsafe.Fprintf(tw, "  aliases: %s\n", strings.Join(gpu.Aliases, ", "))
 		}
 		if !gpu.MIG {
 			continue
 		}
-		fmt.Fprintln(tw, "  PROFILE\tCOMPUTE\tMEMORY SLOTS\tMAX\tPLACEMENTS (start:size)")
+		textsafe.Fprintln(tw, "  PROFILE\tCOMPUTE\tMEMORY SLOTS\tMAX\tPLACEMENTS (start:size)")
 		for _, p := range gpu.Profiles {
 			places := make([]string, len(p.Placements))
 			for j, pl := range p.Placements {
 				places[j] = fmt.Sprintf("%d:%d", pl.Start, pl.Size)
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\n", p.Name, p.ComputeSlices, p.MemorySlices, p.MaxInstances, strings.Join(places, " "))
+			textsafe.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\n", p.Name, p.ComputeSlices, p.MemorySlices, p.MaxInstances, strings.Join(places, " "))
 		}
 	}
 	return tw.Flush()
@@ -49,13 +50,13 @@ func Catalog(w io.Writer, gpus []*mig.GPU) error {
 // labels).
 func Inventory(w io.Writer, nodes []capacity.NodeInventory) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tGPU\tCOUNT\tDRIVER\tMIG INSTANCES\tSOURCE")
+	textsafe.Fprintln(tw, "NODE\tGPU\tCOUNT\tDRIVER\tMIG INSTANCES\tSOURCE")
 	for _, n := range nodes {
 		driver := n.Driver
 		if driver == "" {
 			driver = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", n.Node, n.Model, n.GPUs, driver, migSummary(n.MIG), n.Source)
+		textsafe.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", n.Node, n.Model, n.GPUs, driver, migSummary(n.MIG), n.Source)
 	}
 	return tw.Flush()
 }

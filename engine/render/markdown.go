@@ -2,32 +2,32 @@ package render
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // Markdown writes the plan as GitHub-flavoured Markdown: the summary
 // line first, a table of changes, then field changes in a diff block.
 func Markdown(w io.Writer, p *engine.Plan) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "### gpuform plan for stack `%s`\n\n", p.Stack)
+	textsafe.Fprintf(bw, "### gpuform plan for stack `%s`\n\n", p.Stack)
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
-		fmt.Fprintf(bw, "**No changes.** The cluster matches the configuration.\n")
+		textsafe.Fprintf(bw, "**No changes.** The cluster matches the configuration.\n")
 		writeMarkdownWarnings(bw, p)
 		return bw.Flush()
 	}
-	fmt.Fprintf(bw, "**%s**\n", SummaryLine(p))
+	textsafe.Fprintf(bw, "**%s**\n", SummaryLine(p))
 	writeMarkdownWarnings(bw, p)
-	fmt.Fprintf(bw, "\n| | Object | Address |\n|---|---|---|\n")
+	textsafe.Fprintf(bw, "\n| | Object | Address |\n|---|---|---|\n")
 	for _, c := range p.Changes {
-		fmt.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
+		textsafe.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
 	}
 	writeMarkdownCapacity(bw, p)
 	if details := fieldChanges(p); details != "" {
-		fmt.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", details)
+		textsafe.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", details)
 	}
 	return bw.Flush()
 }
@@ -50,9 +50,9 @@ func writeMarkdownWarnings(w io.Writer, p *engine.Plan) {
 	if len(p.Warnings) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n#### Warnings\n\n")
+	textsafe.Fprintf(w, "\n#### Warnings\n\n")
 	for _, warn := range engine.WarningTexts(p.Warnings) {
-		fmt.Fprintf(w, "- %s\n", warn)
+		textsafe.Fprintf(w, "- %s\n", warn)
 	}
 }
 
@@ -64,8 +64,8 @@ func writeMarkdownCapacity(w io.Writer, p *engine.Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n#### GPU capacity (now → after)\n\n| Pool | Resource | Total | Quota | Requested | Free |\n|---|---|---:|---:|---:|---:|\n")
+	textsafe.Fprintf(w, "\n#### GPU capacity (now → after)\n\n| Pool | Resource | Total | Quota | Requested | Free |\n|---|---|---:|---:|---:|---:|\n")
 	for _, r := range p.Capacity.Rows {
-		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %d | %d |\n", r.Pool, r.Resource, strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free)
+		textsafe.Fprintf(w, "| %s | `%s` | %s | %s | %d | %d |\n", r.Pool, r.Resource, strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free)
 	}
 }

@@ -2,12 +2,12 @@ package render
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/gpuform/gpuform/engine/drift"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // DriftMetrics writes the report as Prometheus text-format gauges for
@@ -17,18 +17,18 @@ func DriftMetrics(w io.Writer, r *drift.Report) error {
 	bw := bufio.NewWriter(w)
 	stack := promEscape(r.Stack)
 	counts := r.Counts()
-	fmt.Fprintf(bw, "# HELP gpuform_drift_objects Objects of the stack that differ from the configuration at the checked git ref, by drift class.\n# TYPE gpuform_drift_objects gauge\n")
+	textsafe.Fprintf(bw, "# HELP gpuform_drift_objects Objects of the stack that differ from the configuration at the checked git ref, by drift class.\n# TYPE gpuform_drift_objects gauge\n")
 	for _, c := range drift.Classes() {
-		fmt.Fprintf(bw, "gpuform_drift_objects{stack=\"%s\",class=\"%s\"} %d\n", stack, c, counts[c])
+		textsafe.Fprintf(bw, "gpuform_drift_objects{stack=\"%s\",class=\"%s\"} %d\n", stack, c, counts[c])
 	}
 	inSync := 0
 	if r.InSync() {
 		inSync = 1
 	}
-	fmt.Fprintf(bw, "# HELP gpuform_drift_in_sync 1 when the cluster matches the configuration at the checked git ref, else 0.\n# TYPE gpuform_drift_in_sync gauge\n")
-	fmt.Fprintf(bw, "gpuform_drift_in_sync{stack=\"%s\"} %d\n", stack, inSync)
-	fmt.Fprintf(bw, "# HELP gpuform_drift_last_check_timestamp_seconds When gpuform drift last read the cluster, in seconds since the epoch.\n# TYPE gpuform_drift_last_check_timestamp_seconds gauge\n")
-	fmt.Fprintf(bw, "gpuform_drift_last_check_timestamp_seconds{stack=\"%s\"} %s\n", stack, strconv.FormatFloat(float64(r.CheckedAt.UnixMilli())/1000, 'f', -1, 64))
+	textsafe.Fprintf(bw, "# HELP gpuform_drift_in_sync 1 when the cluster matches the configuration at the checked git ref, else 0.\n# TYPE gpuform_drift_in_sync gauge\n")
+	textsafe.Fprintf(bw, "gpuform_drift_in_sync{stack=\"%s\"} %d\n", stack, inSync)
+	textsafe.Fprintf(bw, "# HELP gpuform_drift_last_check_timestamp_seconds When gpuform drift last read the cluster, in seconds since the epoch.\n# TYPE gpuform_drift_last_check_timestamp_seconds gauge\n")
+	textsafe.Fprintf(bw, "gpuform_drift_last_check_timestamp_seconds{stack=\"%s\"} %s\n", stack, strconv.FormatFloat(float64(r.CheckedAt.UnixMilli())/1000, 'f', -1, 64))
 	return bw.Flush()
 }
 

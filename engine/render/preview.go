@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // PreviewSummary is the preview's first line: "Plan: 3 to add, 1 to
@@ -170,18 +171,18 @@ func configChangesSummary(changes []engine.BlockChange) string {
 // symbol of every line is in column 0, as a unified diff, so that GitHub
 // colours it.
 func writeConfigChanges(w io.Writer, changes []engine.BlockChange, r *textRenderer, diff bool) {
-	sym := func(op string) string {
+	sym := func(op string) textsafe.Styled {
 		if r != nil {
 			return r.symbol(op)
 		}
-		return op
+		return textsafe.Style(false, "", op)
 	}
 	line := func(op, indent, text string) {
 		if diff {
-			fmt.Fprintf(w, "%s %s%s\n", op, indent, text)
+			textsafe.Fprintf(w, "%s %s%s\n", op, indent, text)
 			return
 		}
-		fmt.Fprintf(w, "  %s%s %s\n", indent, sym(op), text)
+		textsafe.Fprintf(w, "  %s%s %s\n", indent, sym(op), text)
 	}
 	value := func(v any) string {
 		if v == engine.SensitiveValue {

@@ -1,10 +1,10 @@
 package render
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // CollapseLines is the length, in lines, above which a Markdown section is
@@ -20,38 +20,38 @@ func PreviewMarkdown(pv *engine.Preview) string {
 	var b strings.Builder
 	p := pv.Plan
 	code := func(s string) string { return "`" + s + "`" }
-	fmt.Fprintf(&b, "### gpuform plan for stack `%s`\n\n", p.Stack)
-	fmt.Fprintf(&b, "**%s**\n\n", PreviewSummary(pv))
-	fmt.Fprintf(&b, "Configuration: %s, compared with base %s.\n", describeSource(p.ConfigSource, code), describeSource(pv.Base, code))
+	textsafe.Fprintf(&b, "### gpuform plan for stack `%s`\n\n", p.Stack)
+	textsafe.Fprintf(&b, "**%s**\n\n", PreviewSummary(pv))
+	textsafe.Fprintf(&b, "Configuration: %s, compared with base %s.\n", describeSource(p.ConfigSource, code), describeSource(pv.Base, code))
 	if warns := engine.WarningTexts(PreviewWarnings(pv)); len(warns) > 0 {
-		fmt.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
+		textsafe.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
 		for _, w := range warns {
-			fmt.Fprintf(&b, "- %s\n", mdInline(w))
+			textsafe.Fprintf(&b, "- %s\n", mdInline(w))
 		}
 	}
 
-	fmt.Fprintf(&b, "\n#### 1. Configuration changes\n\n")
+	textsafe.Fprintf(&b, "\n#### 1. Configuration changes\n\n")
 	if len(pv.ConfigChanges) == 0 {
-		fmt.Fprintf(&b, "The configuration is the same as at base.\n")
+		textsafe.Fprintf(&b, "The configuration is the same as at base.\n")
 	} else {
 		var body strings.Builder
 		body.WriteString("```diff\n")
 		writeConfigChanges(&body, pv.ConfigChanges, nil, true)
 		body.WriteString("```\n")
-		fmt.Fprintf(&b, "%s\n\n", configChangesSummary(pv.ConfigChanges))
+		textsafe.Fprintf(&b, "%s\n\n", configChangesSummary(pv.ConfigChanges))
 		collapse(&b, "Configuration changes", body.String())
 	}
 
-	fmt.Fprintf(&b, "\n#### 2. What apply would do to the cluster now\n\n")
+	textsafe.Fprintf(&b, "\n#### 2. What apply would do to the cluster now\n\n")
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
-		fmt.Fprintf(&b, "No changes. The cluster matches this configuration.\n")
+		textsafe.Fprintf(&b, "No changes. The cluster matches this configuration.\n")
 	} else {
 		var table strings.Builder
 		table.WriteString("| | Object | Address |\n|---|---|---|\n")
 		for _, c := range p.Changes {
-			fmt.Fprintf(&table, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
+			textsafe.Fprintf(&table, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
 		}
-		fmt.Fprintf(&b, "%s\n\n", SummaryLine(p))
+		textsafe.Fprintf(&b, "%s\n\n", SummaryLine(p))
 		collapse(&b, "Changes", table.String())
 		if details := fieldChanges(p); details != "" {
 			b.WriteString("\n")
@@ -59,10 +59,10 @@ func PreviewMarkdown(pv *engine.Preview) string {
 		}
 	}
 
-	fmt.Fprintf(&b, "\n#### 3. GPU capacity per pool (base → this change)\n\n")
+	textsafe.Fprintf(&b, "\n#### 3. GPU capacity per pool (base → this change)\n\n")
 	pairs := capacityPairs(pv)
 	if len(pairs) == 0 {
-		fmt.Fprintf(&b, "No GPU pools.\n")
+		textsafe.Fprintf(&b, "No GPU pools.\n")
 	} else {
 		var table strings.Builder
 		table.WriteString("| Pool | Resource | Total | Quota | Requested | Free | Status |\n|---|---|---:|---:|---:|---:|---|\n")
@@ -71,7 +71,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 			if status != "OK" && status != "removed" {
 				status = "⚠️ " + status
 			}
-			fmt.Fprintf(&table, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(c.pool), c.resource, total, quota, requested, free, status)
+			textsafe.Fprintf(&table, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(c.pool), c.resource, total, quota, requested, free, status)
 		}
 		collapse(&b, "GPU capacity", table.String())
 	}
@@ -91,7 +91,7 @@ func collapse(b *strings.Builder, summary, body string) {
 		b.WriteString(body)
 		return
 	}
-	fmt.Fprintf(b, "<details><summary>%s (%d lines)</summary>\n\n%s\n</details>\n", summary, n, body)
+	textsafe.Fprintf(b, "<details><summary>%s (%d lines)</summary>\n\n%s\n</details>\n", summary, n, body)
 }
 
 // mdInline escapes text for a Markdown list item.

@@ -2,12 +2,12 @@ package render
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // PreviewText writes a preview as text: the configuration changes,
@@ -17,43 +17,43 @@ func PreviewText(w io.Writer, pv *engine.Preview, opts TextOptions) error {
 	r := &textRenderer{w: bw, color: opts.Color}
 	p := pv.Plan
 	ident := func(s string) string { return s }
-	fmt.Fprintf(bw, "Configuration: %s\n", strings.TrimPrefix(describeSource(p.ConfigSource, ident), "the "))
-	fmt.Fprintf(bw, "Base:          %s\n", strings.TrimPrefix(describeSource(pv.Base, ident), "the "))
+	textsafe.Fprintf(bw, "Configuration: %s\n", strings.TrimPrefix(describeSource(p.ConfigSource, ident), "the "))
+	textsafe.Fprintf(bw, "Base:          %s\n", strings.TrimPrefix(describeSource(pv.Base, ident), "the "))
 
-	fmt.Fprintf(bw, "\n%s\n", r.paint("1", "1. Configuration changes (base -> this change)"))
+	textsafe.Fprintf(bw, "\n%s\n", r.paint("1", "1. Configuration changes (base -> this change)"))
 	if len(pv.ConfigChanges) == 0 {
-		fmt.Fprintf(bw, "\n  The configuration is the same as at base.\n")
+		textsafe.Fprintf(bw, "\n  The configuration is the same as at base.\n")
 	} else {
-		fmt.Fprintf(bw, "\n")
+		textsafe.Fprintf(bw, "\n")
 		writeConfigChanges(bw, pv.ConfigChanges, r, false)
-		fmt.Fprintf(bw, "\n  %s\n", configChangesSummary(pv.ConfigChanges))
+		textsafe.Fprintf(bw, "\n  %s\n", configChangesSummary(pv.ConfigChanges))
 	}
 
-	fmt.Fprintf(bw, "\n%s\n", r.paint("1", "2. What apply would do to the cluster now"))
+	textsafe.Fprintf(bw, "\n%s\n", r.paint("1", "2. What apply would do to the cluster now"))
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
-		fmt.Fprintf(bw, "\n  No changes. The cluster matches this configuration.\n")
+		textsafe.Fprintf(bw, "\n  No changes. The cluster matches this configuration.\n")
 	}
 	for _, g := range groups(p.Changes) {
-		fmt.Fprintf(bw, "\n  %s\n", r.paint("1", "# "+g[0].Address+" "+groupVerb(g)))
+		textsafe.Fprintf(bw, "\n  %s\n", r.paint("1", "# "+g[0].Address+" "+groupVerb(g)))
 		for _, c := range g {
 			r.change(c)
 		}
 	}
 
-	fmt.Fprintf(bw, "\n%s\n\n", r.paint("1", "3. GPU capacity per pool (base -> this change)"))
+	textsafe.Fprintf(bw, "\n%s\n\n", r.paint("1", "3. GPU capacity per pool (base -> this change)"))
 	pairs := capacityPairs(pv)
 	if len(pairs) == 0 {
-		fmt.Fprintf(bw, "  No GPU pools.\n")
+		textsafe.Fprintf(bw, "  No GPU pools.\n")
 	} else {
 		tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE\tSTATUS")
+		textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE\tSTATUS")
 		for _, c := range pairs {
 			total, quota, requested, free, status := c.cells("->")
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.pool, c.resource, total, quota, requested, free, status)
+			textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.pool, c.resource, total, quota, requested, free, status)
 		}
 		_ = tw.Flush()
 	}
 	writeWarnings(bw, PreviewWarnings(pv), opts)
-	fmt.Fprintf(bw, "\n%s\n", r.paint("1", PreviewSummary(pv)))
+	textsafe.Fprintf(bw, "\n%s\n", r.paint("1", PreviewSummary(pv)))
 	return bw.Flush()
 }

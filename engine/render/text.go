@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // TextOptions tune the text renderer.
@@ -38,14 +39,12 @@ type textRenderer struct {
 	files map[string]*hcl.File
 }
 
-func (r *textRenderer) paint(code, s string) string {
-	if !r.color {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
+// paint styles s (escaped) with an SGR code when colours are on.
+func (r *textRenderer) paint(code string, s any) textsafe.Styled {
+	return textsafe.Style(r.color, code, s)
 }
 
-func (r *textRenderer) symbol(s string) string {
+func (r *textRenderer) symbol(s string) textsafe.Styled {
 	switch s {
 	case "+":
 		return r.paint("32", s)
@@ -56,7 +55,7 @@ func (r *textRenderer) symbol(s string) string {
 	case "!":
 		return r.paint("1;31", s)
 	}
-	return s
+	return textsafe.Style(false, "", s)
 }
 
 // groups returns changes grouped by address, groups in order of first appearance.
@@ -77,21 +76,21 @@ func groups(changes []*engine.Change) [][]*engine.Change {
 
 func (r *textRenderer) plan(p *engine.Plan) {
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
-		fmt.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
+		textsafe.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
 		r.capacity(p)
 		r.warnings(p)
 		return
 	}
-	fmt.Fprintf(r.w, "gpuform will perform the following actions on stack %s:\n", p.Stack)
+	textsafe.Fprintf(r.w, "gpuform will perform the following actions on stack %s:\n", p.Stack)
 	for _, g := range groups(p.Changes) {
-		fmt.Fprintf(r.w, "\n  %s\n", r.paint("1", "# "+g[0].Address+" "+groupVerb(g)))
+		textsafe.Fprintf(r.w, "\n  %s\n", r.paint("1", "# "+g[0].Address+" "+groupVerb(g)))
 		for _, c := range g {
 			r.change(c)
 		}
 	}
 	r.capacity(p)
 	r.warnings(p)
-	fmt.Fprintf(r.w, "\n%s\n", r.paint("1", SummaryLine(p)))
+	textsafe.Fprintf(r.w, "\n%s\n", r.paint("1", SummaryLine(p)))
 }
 
 // capacity prints the GPU capacity table.
@@ -99,11 +98,11 @@ func (r *textRenderer) capacity(p *engine.Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(r.w, "\nGPU capacity (now -> after this plan):\n")
+	textsafe.Fprintf(r.w, "\nGPU capacity (now -> after this plan):\n")
 	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE")
+	textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE")
 	for _, row := range p.Capacity.Rows {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free)
+		textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free)
 	}
 	_ = tw.Flush()
 }
@@ -148,14 +147,14 @@ func groupVerb(g []*engine.Change) string {
 }
 
 func (r *textRenderer) change(c *engine.Change) {
-	header := fmt.Sprintf("  %s %s", r.symbol(c.Action.Symbol()), c.Key)
+	header := textsafe.Sprintf("  %s %s", r.symbol(c.Action.Symbol()), c.Key)
 	switch c.Action {
 	case engine.ActionAdopt:
-		header += " (adopt: take over from " + engine.Owner(c.Before) + ")"
+		header += textsafe.Sprintf(" (adopt: take over from %s)", engine.Owner(c.Before))
 	case engine.ActionDelete:
 		header += r.paint("2", "  # not in the configuration any more")
 	}
-	fmt.Fprintln(r.w, header)
+	textsafe.Fprintln(r.w, header)
 	switch c.Action {
 	case engine.ActionCreate:
 		for _, f := range flatten(c.After.Object) {
@@ -166,7 +165,7 @@ func (r *textRenderer) change(c *engine.Change) {
 			r.field(f, c.Sensitive)
 		}
 	case engine.ActionConflict:
-		fmt.Fprintf(r.w, "      %s\n", c.Reason)
+		textsafe.Fprintf(r.w, "      %s\n", c.Reason)
 	}
 }
 
@@ -184,9 +183,9 @@ func (r *textRenderer) field(f engine.FieldDiff, sensitive bool) {
 			r.heredoc(sym, f.Path, nil, &s)
 			return
 		}
-		fmt.Fprintf(r.w, "      %s %s = %s\n", sym, f.Path, show(f.After))
+		textsafe.Fprintf(r.w, "      %s %s = %s\n", sym, f.Path, show(f.After))
 	case engine.FieldRemove:
-		fmt.Fprintf(r.w, "      %s %s = %s -> null\n", sym, f.Path, show(f.Before))
+		textsafe.Fprintf(r.w, "      %s %s = %s -> null\n", sym, f.Path, show(f.Before))
 	default:
 		bs, bok := f.Before.(string)
 		as, aok := f.After.(string)
@@ -194,30 +193,30 @@ func (r *textRenderer) field(f engine.FieldDiff, sensitive bool) {
 			r.heredoc(sym, f.Path, &bs, &as)
 			return
 		}
-		fmt.Fprintf(r.w, "      %s %s = %s -> %s\n", sym, f.Path, show(f.Before), show(f.After))
+		textsafe.Fprintf(r.w, "      %s %s = %s -> %s\n", sym, f.Path, show(f.Before), show(f.After))
 	}
 }
 
 // heredoc shows a long string whole (create) or as a line diff (update).
-func (r *textRenderer) heredoc(sym, path string, before, after *string) {
-	fmt.Fprintf(r.w, "      %s %s = <<-EOT\n", sym, path)
+func (r *textRenderer) heredoc(sym textsafe.Styled, path string, before, after *string) {
+	textsafe.Fprintf(r.w, "      %s %s = <<-EOT\n", sym, path)
 	if before == nil {
 		for _, line := range strings.Split(strings.TrimSuffix(*after, "\n"), "\n") {
-			fmt.Fprintf(r.w, "            %s\n", line)
+			textsafe.Fprintf(r.w, "            %s\n", line)
 		}
 	} else {
 		for _, l := range lineDiff(*before, *after) {
 			switch l.Op {
 			case engine.FieldAdd:
-				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("+"), l.Text)
+				textsafe.Fprintf(r.w, "          %s %s\n", r.symbol("+"), l.Text)
 			case engine.FieldRemove:
-				fmt.Fprintf(r.w, "          %s %s\n", r.symbol("-"), l.Text)
+				textsafe.Fprintf(r.w, "          %s %s\n", r.symbol("-"), l.Text)
 			default:
-				fmt.Fprintf(r.w, "            %s\n", l.Text)
+				textsafe.Fprintf(r.w, "            %s\n", l.Text)
 			}
 		}
 	}
-	fmt.Fprintf(r.w, "        EOT\n")
+	textsafe.Fprintf(r.w, "        EOT\n")
 }
 
 type flatField struct {

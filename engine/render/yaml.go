@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // YAML writes the desired objects as multi-document YAML in apply
@@ -21,11 +22,11 @@ func YAML(w io.Writer, d *engine.Desired, showSensitive bool) error {
 	bw := bufio.NewWriter(w)
 	for i, o := range objs {
 		if i > 0 {
-			fmt.Fprintln(bw, "---")
+			textsafe.Fprintln(bw, "---")
 		}
-		fmt.Fprintf(bw, "# %s\n", o.Address)
+		textsafe.Fprintf(bw, "# %s\n", o.Address)
 		if o.Sensitive && !showSensitive {
-			fmt.Fprintf(bw, "# %s: %s (holds values from sensitive variables; --show-sensitive prints it)\n", o.Key(), engine.SensitiveValue)
+			textsafe.Fprintf(bw, "# %s: %s (holds values from sensitive variables; --show-sensitive prints it)\n", o.Key(), engine.SensitiveValue)
 			continue
 		}
 		b, err := yaml.Marshal(o.Object.Object)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // Verbosity levels of LogRequests.
@@ -80,11 +82,11 @@ func (t loggingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(&b, "api: %s %s -> error after %s: %v\n", r.Method, target, roundLatency(elapsed), err)
+		textsafe.Fprintf(&b, "api: %s %s -> error after %s: %v\n", r.Method, target, roundLatency(elapsed), err)
 	case t.log.level >= LogRequestDetail:
-		fmt.Fprintf(&b, "api: %s %s -> %s in %s (%s, %s)\n", r.Method, target, resp.Status, roundLatency(elapsed), length(resp.ContentLength), orNone(resp.Header.Get("Content-Type")))
+		textsafe.Fprintf(&b, "api: %s %s -> %s in %s (%s, %s)\n", r.Method, target, resp.Status, roundLatency(elapsed), length(resp.ContentLength), orNone(resp.Header.Get("Content-Type")))
 	default:
-		fmt.Fprintf(&b, "api: %s %s -> %s in %s\n", r.Method, target, resp.Status, roundLatency(elapsed))
+		textsafe.Fprintf(&b, "api: %s %s -> %s in %s\n", r.Method, target, resp.Status, roundLatency(elapsed))
 	}
 	if t.log.level >= LogRequestHeaders {
 		writeHeaders(&b, "> ", r.Header)
@@ -127,7 +129,7 @@ func writeHeaders(b *strings.Builder, prefix string, h http.Header) {
 	sort.Strings(names)
 	for _, n := range names {
 		for _, v := range h[n] {
-			fmt.Fprintf(b, "api:   %s%s: %s\n", prefix, n, RedactHeader(n, v))
+			textsafe.Fprintf(b, "api:   %s%s: %s\n", prefix, n, RedactHeader(n, v))
 		}
 	}
 }
