@@ -196,3 +196,29 @@ func TestClusterPolicyFixtureIsValid(t *testing.T) {
 		t.Errorf("the fixture's MIG strategy is %q, want the chart's default single", s)
 	}
 }
+
+// TestWarningsCatchUnknownFields: a write the API server accepts with a
+// warning (fieldValidation=Warn drops the unknown field) is what the
+// Warnings recorder reports, so kubeapitest.Main fails a package where any
+// client got one.
+func TestWarningsCatchUnknownFields(t *testing.T) {
+	applyAll(t)
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &kubeapitest.Warnings{}
+	cfg.WarningHandler = w
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	var u unstructured.Unstructured
+	if err := u.UnmarshalJSON([]byte(`{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"warned"},"spec":{"nodeLabel":{"a":"b"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	rf := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
+	if _, err := dyn.Resource(rf).Create(testContext(), &u, metav1.CreateOptions{FieldValidation: metav1.FieldValidationWarn, DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatal(err)
+	}
+	if fw := w.FieldWarnings(); len(fw) != 1 || !strings.Contains(fw[0], `unknown field "spec.nodeLabel"`) || w.Err() == nil {
+		t.Errorf("field warnings %q (all: %q), want the unknown spec.nodeLabel", fw, w.All())
+	}
+}
