@@ -305,10 +305,8 @@ func (l *loader) decodeTimeSlicing(d *decoder, content *hcl.BodyContent, ctx *hc
 		out = &TimeSlicing{Meta: Meta{Type: "time_slicing", Address: d.meta.Address + ".time_slicing", DeclRange: b.DefRange}}
 		vals, ok := d.l.attrValues(&out.Meta, ts, c, ctx, "")
 		td := decoder{l: d.l, meta: &out.Meta, vals: vals, ok: true}
+		// The device plugin's minimum (2) is checked by engine/compile's Validate.
 		out.Replicas = td.int("replicas", 1)
-		if td.has("replicas") && out.Replicas < 1 {
-			td.fail("Invalid time-slicing replicas", "replicas must be at least 1: how many pods may share each GPU.", out.Range("replicas"))
-		}
 		if !ok || !td.ok {
 			d.ok = false
 		}

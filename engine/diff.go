@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine/kinds"
 )
@@ -214,6 +215,14 @@ func missingKinds(reg *kinds.Registry, d *Desired, live *Live) error {
 			continue
 		}
 		seen[o.Address+k.Kind] = true
+		if vs := live.ServedVersions[k.GroupKind()]; len(vs) > 0 {
+			gvs := make([]string, len(vs))
+			for i, v := range vs {
+				gvs[i] = schema.GroupVersion{Group: k.Group, Version: v}.String()
+			}
+			msgs = append(msgs, fmt.Sprintf("%s needs %s (%s), but this cluster serves %s only at %s: %s", o.Address, k.Kind, k.GroupVersion(), k.Kind, strings.Join(gvs, ", "), reg.UpgradeHint(k)))
+			continue
+		}
 		msgs = append(msgs, fmt.Sprintf("%s needs %s (%s), which this cluster does not serve: %s", o.Address, k.Kind, k.GroupVersion(), reg.InstallHint(k.GroupKind())))
 	}
 	if len(msgs) == 0 {
@@ -225,7 +234,8 @@ func missingKinds(reg *kinds.Registry, d *Desired, live *Live) error {
 	return &MissingKindError{Messages: msgs}
 }
 
-// MissingKindError says which blocks need a CRD the cluster does not have.
+// MissingKindError says which blocks need a CRD the cluster does not have,
+// or has only at an older version.
 type MissingKindError struct{ Messages []string }
 
 // Error lists the blocks and the kinds they need.

@@ -116,6 +116,15 @@ func TestFakeKindThroughTheRegistry(t *testing.T) {
 			t.Errorf("without the widget's entry: %v, want the default hint", err)
 		}
 	})
+	t.Run("served only at an older version", func(t *testing.T) {
+		w := widgetEntry().Kind
+		live := &engine.Live{MissingKinds: []engine.Kind{w}, ServedVersions: map[schema.GroupKind][]string{w.GroupKind(): {"v1alpha0"}}}
+		_, err := engine.Diff(widgetDesired(reg), live, engine.DiffOptions{})
+		want := "tenant.a needs Widget (example.gpuform.dev/v1alpha1), but this cluster serves Widget only at example.gpuform.dev/v1alpha0: upgrade what serves Widget to a release that serves example.gpuform.dev/v1alpha1"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %s", err, want)
+		}
+	})
 	t.Run("RBAC", func(t *testing.T) {
 		for _, role := range kinds.Roles() {
 			found := false

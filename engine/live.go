@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Live is what a provider's refresh read from the cluster: the objects of
@@ -22,8 +23,13 @@ type Live struct {
 	Foreign map[Key]*unstructured.Unstructured
 	// Nodes are all Nodes of the cluster.
 	Nodes []*unstructured.Unstructured
-	// MissingKinds are kinds the cluster does not serve (CRD not installed).
+	// MissingKinds are kinds the cluster does not serve at the version
+	// gpuform writes (CRD not installed, or an older release of it).
 	MissingKinds []Kind
+	// ServedVersions maps each kind of MissingKinds that the cluster serves
+	// at other versions (an older release of what serves it) to those
+	// versions, as discovery lists them.
+	ServedVersions map[schema.GroupKind][]string
 	// ClusterPolicies are the GPU Operator's ClusterPolicy objects.
 	ClusterPolicies []*unstructured.Unstructured
 	// Source describes where the state was read from (the server URL and context).

@@ -68,8 +68,12 @@ func clusterQueueSpec(t *config.Tenant, quota PoolResources) map[string]any {
 		flavors = append(flavors, map[string]any{"name": q.PoolName, "resources": flavorResources(q, quota[q.PoolName], resources)})
 	}
 	spec := map[string]any{
-		"cohortName":        t.Cohort,
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": t.Namespace}},
+	}
+	// No cohort is no cohortName: Kueue's CRD refuses an empty one (its
+	// pattern needs a DNS-1123 subdomain).
+	if t.Cohort != "" {
+		spec["cohortName"] = t.Cohort
 	}
 	if len(flavors) > 0 {
 		cov := make([]any, len(resources))

@@ -185,6 +185,13 @@ func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, 
 	v.errorf(rng, summary, "%s.", strings.TrimSuffix(me.Message, "."))
 }
 
+// minTimeSlicingReplicas is the fewest replicas the NVIDIA device plugin
+// takes in a time-slicing config: k8s-device-plugin v0.20.0,
+// api/config/v1/replicas.go, ReplicatedResource.UnmarshalJSON:
+// `if s.Replicas < 2 { return fmt.Errorf("number of replicas must be >= 2") }`.
+// The plugin then fails to load the config, and the node offers no GPUs.
+const minTimeSlicingReplicas = 2
+
 func (v *validator) pool(p *config.Pool) {
 	v.name(p.DeclRange, "The pool name (label gpuform.dev/pool and ResourceFlavor name)", p.Name, validation.IsDNS1123Label)
 	for k, val := range p.NodeSelector {
@@ -194,6 +201,9 @@ func (v *validator) pool(p *config.Pool) {
 		if errs := validation.IsValidLabelValue(val); len(errs) > 0 {
 			v.errorf(p.KeyRange("node_selector", k), "Invalid node selector", "Label value %q: %s.", val, strings.Join(errs, "; "))
 		}
+	}
+	if ts := p.TimeSlicing; ts != nil && ts.Replicas < minTimeSlicingReplicas {
+		v.errorf(ts.Range("replicas"), "Invalid time-slicing replicas", "replicas is %d, but the NVIDIA device plugin refuses a time-slicing config with fewer than %d replicas (\"number of replicas must be >= 2\"), so the pool's nodes would offer no GPUs; use %d or more, or remove time_slicing to share out whole GPUs.", ts.Replicas, minTimeSlicingReplicas, minTimeSlicingReplicas)
 	}
 	g := v.lookupGPU(p.GPU, p.Range("gpu"))
 	if p.MIGLayout != nil && p.TimeSlicing != nil {

@@ -20,6 +20,24 @@ const (
 	hintVolcano = "install Volcano or set scheduler = \"none\" in the gpuform block"
 	hintKServe  = "install KServe (https://kserve.github.io), or remove the model blocks"
 	hintNVIDIA  = "install the NVIDIA GPU Operator"
+	hintVAP     = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
+)
+
+// The oldest releases that serve the versions gpuform writes (see
+// docs/compatibility.md).
+const (
+	// Kueue v0.15 added kueue.x-k8s.io/v1beta2.
+	minKueue = "Kueue v0.15"
+	// Kubernetes v1.30 serves admissionregistration.k8s.io/v1
+	// ValidatingAdmissionPolicy (v1beta1 before).
+	minKubernetesVAP = "Kubernetes v1.30"
+	// KServe v0.16 knows the deployment modes Standard and Knative, which
+	// gpuform writes; serving.kserve.io/v1beta1 itself is older.
+	minKServe = "KServe v0.16"
+	// Volcano v1.3 added the Queue's spec.reclaimable.
+	minVolcano = "Volcano v1.3"
+	// GPU Operator v1.11 added ClusterPolicy spec.devicePlugin.config.
+	minGPUOperator = "NVIDIA GPU Operator v1.11"
 )
 
 // builtin is the table of the kinds gpuform manages and reads. Ranks are
@@ -42,21 +60,21 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 70, Access: managedAccess},
 		// priorities and the stack's admission policy,
 		{Kind: Kind{GroupVersionKind: gvk(groupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess},
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
 		// Nodes: pool labels and MIG annotations (server-side apply); apply
 		// GETs one for its MIG state or after a label change raced a heartbeat.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbGet | VerbPatch}},
 		// The GPU Operator's ClusterPolicy: pointed at gpuform's ConfigMaps.
-		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1", "ClusterPolicy"), Optional: true}, Resource: "clusterpolicies", Use: Patched, Rank: 140, InstallHint: hintNVIDIA,
+		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1", "ClusterPolicy"), Optional: true}, Resource: "clusterpolicies", Use: Patched, Rank: 140, InstallHint: hintNVIDIA, MinRelease: minGPUOperator,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbPatch}},
 		// The GPU pods a MIG re-partitioning would disrupt.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Pod"), Namespaced: true}, Resource: "pods", Use: Read,

@@ -84,6 +84,11 @@ type Entry struct {
 	// InstallHint says what to install when the cluster does not serve
 	// the kind ("" for the default, DefaultInstallHint).
 	InstallHint string
+	// MinRelease is the oldest release of what serves the kind that serves
+	// it at Version, with what gpuform writes ("Kueue v0.15"), for the
+	// message when the cluster serves the kind only at other versions; ""
+	// for the default, which names the version only.
+	MinRelease string
 	// Access is what each of gpuform's RBAC roles needs on the kind.
 	Access Access
 }
@@ -209,6 +214,15 @@ func (r *Registry) Rank(gk schema.GroupKind) int {
 		return r.entries[i].Rank
 	}
 	return r.unranked
+}
+
+// UpgradeHint says what to upgrade when the cluster serves a kind, but not
+// at the version gpuform writes.
+func (r *Registry) UpgradeHint(k Kind) string {
+	if i, ok := r.index[k.GroupKind()]; ok && r.entries[i].MinRelease != "" {
+		return fmt.Sprintf("upgrade to %s or later (gpuform writes %s)", r.entries[i].MinRelease, k.GroupVersion())
+	}
+	return fmt.Sprintf("upgrade what serves %s to a release that serves %s", k.Kind, k.GroupVersion())
 }
 
 // InstallHint says what to install when the cluster does not serve a kind.

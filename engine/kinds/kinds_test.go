@@ -191,3 +191,26 @@ func TestVerbsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeHints: the kinds whose version implies a release say which
+// (docs/compatibility.md quotes these), and the others name the version.
+func TestUpgradeHints(t *testing.T) {
+	reg := kinds.Builtin()
+	gvk := func(g, v, k string) kinds.Kind {
+		return kinds.Kind{GroupVersionKind: schema.GroupVersionKind{Group: g, Version: v, Kind: k}}
+	}
+	for _, tc := range []struct {
+		kind kinds.Kind
+		want string
+	}{
+		{gvk("kueue.x-k8s.io", "v1beta2", "ClusterQueue"), "upgrade to Kueue v0.15 or later (gpuform writes kueue.x-k8s.io/v1beta2)"},
+		{gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy"), "upgrade to Kubernetes v1.30 or later (gpuform writes admissionregistration.k8s.io/v1)"},
+		{gvk("serving.kserve.io", "v1beta1", "InferenceService"), "upgrade to KServe v0.16 or later (gpuform writes serving.kserve.io/v1beta1)"},
+		{gvk("scheduling.volcano.sh", "v1beta1", "Queue"), "upgrade to Volcano v1.3 or later (gpuform writes scheduling.volcano.sh/v1beta1)"},
+		{gvk("example.gpuform.dev", "v1", "Widget"), "upgrade what serves Widget to a release that serves example.gpuform.dev/v1"},
+	} {
+		if got := reg.UpgradeHint(tc.kind); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.kind.Kind, got, tc.want)
+		}
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -22,134 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
-
-// CRDDir returns testdata/crds at the repository root.
-func CRDDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "crds")
-}
-
-var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// ApplyCRDs applies the named files of testdata/crds (e.g. "kueue.yaml")
-// and waits until every CRD is Established.
-func ApplyCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, f := range files {
-		objs, err := ReadYAML(filepath.Join(CRDDir(), f))
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if _, err := dyn.Resource(crdGVR).Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "kubeapitest", Force: true}); err != nil {
-				return fmt.Errorf("apply CRD %s: %w", o.GetName(), err)
-			}
-			names = append(names, o.GetName())
-		}
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, n := range names {
-		for {
-			u, err := dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
-			if err == nil && established(u) {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("CRD %s not established after 30s", n)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	// Wait until discovery serves every new kind, so that clients made
-	// next do not see a half-published API (and re-discover).
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		u, err := dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
-		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
-		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
-		for _, v := range versions {
-			name, _ := v.(map[string]any)["name"].(string)
-			for !served(dc, group+"/"+name, kind) {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("discovery does not serve %s %s/%s after 30s", kind, group, name)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			// The first LISTs of a new CRD may be answered 503 Retry-After
-			// while its storage starts; wait until one succeeds.
-			gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
-			for {
-				if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					return fmt.Errorf("%s is not listable after 30s", gvr)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-	}
-	return nil
-}
-
-// served reports whether discovery lists kind in groupVersion, both in
-// the per-group document and in the aggregated /apis list.
-func served(dc *discovery.DiscoveryClient, groupVersion, kind string) bool {
-	rl, err := dc.ServerResourcesForGroupVersion(groupVersion)
-	if err != nil {
-		return false
-	}
-	found := false
-	for _, r := range rl.APIResources {
-		found = found || r.Kind == kind
-	}
-	if !found {
-		return false
-	}
-	_, lists, err := dc.ServerGroupsAndResources()
-	if err != nil {
-		return false
-	}
-	for _, l := range lists {
-		if l.GroupVersion != groupVersion {
-			continue
-		}
-		for _, r := range l.APIResources {
-			if r.Kind == kind {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func established(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Established" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
-}
 
 // ReadYAML decodes every document of a multi-document YAML file.
 func ReadYAML(path string) ([]*unstructured.Unstructured, error) {
@@ -282,8 +156,12 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// CreateClusterPolicy creates a GPU Operator ClusterPolicy (the CRD from
-// testdata/crds/gpu-operator.yaml must be applied).
+// CreateClusterPolicy creates a GPU Operator ClusterPolicy (the "gpu-operator"
+// CRDs must be applied) as the operator's Helm chart renders it with its
+// default values, in brief: every component the CRD requires (daemonsets,
+// dcgm, dcgmExporter, devicePlugin, driver, gfd, nodeStatusExporter,
+// operator, toolkit), MIG strategy "single" and mig-manager on its default
+// config. It is created with strict field validation.
 func CreateClusterPolicy(ctx context.Context, cfg *rest.Config, name string) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -292,17 +170,39 @@ func CreateClusterPolicy(ctx context.Context, cfg *rest.Config, name string) err
 	cp := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
 		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"migManager":   map[string]any{"enabled": true, "config": map[string]any{"name": "default-mig-parted-config"}},
-			"devicePlugin": map[string]any{"enabled": true},
-		},
+		"spec":     ClusterPolicySpec(),
 	}}
 	gvr := schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
-	_, err = dyn.Resource(gvr).Create(ctx, cp, metav1.CreateOptions{FieldManager: "gpu-operator"})
+	_, err = dyn.Resource(gvr).Create(ctx, cp, metav1.CreateOptions{FieldManager: "gpu-operator", FieldValidation: metav1.FieldValidationStrict})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
+}
+
+// ClusterPolicySpec is the spec CreateClusterPolicy writes: what the GPU
+// Operator's chart renders from its default values, less image names.
+func ClusterPolicySpec() map[string]any {
+	on := func(extra ...any) map[string]any {
+		m := map[string]any{"enabled": true}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i].(string)] = extra[i+1]
+		}
+		return m
+	}
+	return map[string]any{
+		"operator":           map[string]any{"defaultRuntime": "containerd", "runtimeClass": "nvidia"},
+		"daemonsets":         map[string]any{"priorityClassName": "system-node-critical", "updateStrategy": "RollingUpdate"},
+		"driver":             on(),
+		"toolkit":            on(),
+		"devicePlugin":       on(),
+		"dcgm":               on(),
+		"dcgmExporter":       on(),
+		"gfd":                on(),
+		"nodeStatusExporter": map[string]any{"enabled": false},
+		"mig":                map[string]any{"strategy": "single"},
+		"migManager":         on("config", map[string]any{"name": "default-mig-parted-config", "default": "all-disabled"}),
+	}
 }
 
 // MigFailLabel on a node makes PlayMigManager report failure for it.

@@ -130,8 +130,13 @@ func (s *Server) RESTConfig() (*rest.Config, error) {
 
 // Main is a TestMain body: it starts one server for the package, exposes
 // it through *srv, runs the tests and stops the server. A missing harness
-// fails the package; it never skips.
+// fails the package; it never skips. It installs a Warnings recorder as
+// client-go's default warning handler and fails the package when any
+// client of the process (gpuform's too) was warned of an unknown or
+// duplicate field.
 func Main(m *testing.M, srv **Server) {
+	warnings := &Warnings{}
+	rest.SetDefaultWarningHandler(warnings)
 	dir, err := os.MkdirTemp("", "kubeapi-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -144,6 +149,10 @@ func Main(m *testing.M, srv **Server) {
 	}
 	*srv = s
 	code := m.Run()
+	if err := warnings.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "kubeapitest:", err)
+		code = 1
+	}
 	s.Stop()
 	if code == 0 {
 		_ = os.RemoveAll(dir)

@@ -19,6 +19,10 @@ import (
 // takes over fields another manager owns; use it only for objects gpuform
 // owns or adopts.
 //
+// The patch asks for strict field validation (fieldValidation=Strict): a
+// field the kind's schema does not know, or a duplicate one, fails the
+// change instead of being dropped with a warning that nobody reads.
+//
 // The patch goes out raw and asks for the result as PartialObjectMetadata:
 // apply never reads the result, so the API server encodes only the
 // object's metadata and nothing is decoded here.
@@ -39,6 +43,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, forc
 	}
 	req := c.typed.CoreV1().RESTClient().Patch(types.ApplyPatchType).AbsPath(append(path, obj.GetName())...).
 		Param("fieldManager", engine.FieldManager).
+		Param("fieldValidation", metav1.FieldValidationStrict).
 		SetHeader("Accept", metadataOnly).
 		Body(data)
 	if force {

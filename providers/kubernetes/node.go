@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
@@ -20,12 +22,19 @@ var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 // server-side apply, guarded by resourceVersion so that a Node deleted since
 // the plan is an error, never re-created. When the node changed since (its
 // resourceVersion moved), it re-reads that one node and applies again.
+// Like Apply, it asks for strict field validation.
 func (c *Client) ApplyNode(ctx context.Context, obj *unstructured.Unstructured, resourceVersion, fieldManager string) error {
 	name := obj.GetName()
 	for attempt := 0; attempt < 3; attempt++ {
 		o := obj.DeepCopy()
 		o.SetResourceVersion(resourceVersion)
-		_, err := c.dynamic.Resource(nodesGVR).Apply(ctx, name, o, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		data, err := json.Marshal(o.Object)
+		if err != nil {
+			return fmt.Errorf("label node %s: encode: %w", name, err)
+		}
+		force := true
+		_, err = c.dynamic.Resource(nodesGVR).Patch(ctx, name, types.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: fieldManager, Force: &force, FieldValidation: metav1.FieldValidationStrict})
 		if err == nil {
 			return nil
 		}

@@ -127,8 +127,15 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 			m, err := c.mapping(k)
 			if err != nil {
 				if meta.IsNoMatchError(err) {
+					others := c.servedVersions(k)
 					mu.Lock()
 					live.MissingKinds = append(live.MissingKinds, k)
+					if len(others) > 0 {
+						if live.ServedVersions == nil {
+							live.ServedVersions = map[schema.GroupKind][]string{}
+						}
+						live.ServedVersions[k.GroupKind()] = others
+					}
 					mu.Unlock()
 					return nil
 				}
@@ -243,6 +250,23 @@ func (c *Client) findForeign(ctx context.Context, d *engine.Desired, live *engin
 		})
 	}
 	return g.Wait()
+}
+
+// servedVersions are the versions discovery serves kind k at, other than
+// k's own: what an older release of its CRD (or of Kubernetes) serves.
+func (c *Client) servedVersions(k engine.Kind) []string {
+	ms, err := c.mapper.RESTMappings(k.GroupKind())
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range ms {
+		if v := m.GroupVersionKind.Version; v != k.Version && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // mapping resolves a kind to its REST resource through discovery.

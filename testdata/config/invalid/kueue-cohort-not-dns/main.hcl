@@ -1,0 +1,22 @@
+gpuform {
+  stack     = "ml-platform"
+  scheduler = "kueue"
+}
+
+mig_layout "balanced" {
+  gpu    = "A100-80GB"
+  slices = { "1g.10gb" = 2, "2g.20gb" = 1, "3g.40gb" = 1 }
+}
+
+pool "a100" {
+  gpu        = "A100-80GB"
+  mig_layout = mig_layout.balanced
+}
+
+tenant "research" {
+  quota "a100" {
+    slices = { "1g.10gb" = 2 }
+  }
+  # Kueue's spec.cohortName is a DNS-1123 subdomain.
+  cohort = "Research_Pool"
+}
