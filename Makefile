@@ -21,13 +21,14 @@ $(GPUFORM): FORCE
 FORCE:
 
 ## demo: the main job on the embedded simulated cluster (no cluster, no GPU needed):
-## validate, plan, apply, plan again (no changes) and the GPU inventory of examples/quickstart
+## validate, plan saved to a file, apply of that file (the CI flow), plan again (no changes)
+## and the GPU inventory of examples/quickstart
 DEMO := examples/quickstart
 demo: build
-	@rm -f $(DEMO)/cluster.sim.state.json $(DEMO)/cluster.sim.state.json.lock
+	@rm -f $(DEMO)/cluster.sim.state.json $(DEMO)/cluster.sim.state.json.lock $(DEMO)/quickstart.plan
 	$(GPUFORM) --chdir $(DEMO) validate
-	$(GPUFORM) --chdir $(DEMO) plan
-	$(GPUFORM) --chdir $(DEMO) apply --auto-approve
+	$(GPUFORM) --chdir $(DEMO) plan --out quickstart.plan
+	$(GPUFORM) --chdir $(DEMO) apply quickstart.plan
 	$(GPUFORM) --chdir $(DEMO) plan --detailed-exitcode
 	$(GPUFORM) --chdir $(DEMO) inventory
 	$(GPUFORM) --chdir examples/bank validate

@@ -137,6 +137,12 @@ type ApplyOptions struct {
 	// Kinds is the registry of kinds whose ranks order the deletes; nil
 	// means kinds.Builtin().
 	Kinds *kinds.Registry
+	// Fence, when set, is asked before every write (each try of each
+	// change): an error (a *LockLostError: the stack's lock may no longer
+	// be this run's) stops the apply as a cancelled ctx would, with the
+	// error as its cause, and requests in flight are cut at once rather
+	// than after InterruptGrace.
+	Fence func() error
 }
 
 // Apply executes the plan against t: a change starts when every change it
@@ -378,7 +384,7 @@ func (ex *executor) run(ctx context.Context, j *job) {
 		return
 	}
 	defer func() { <-ex.sem }()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || ex.fenced() {
 		j.result = &Result{Change: j.c, Outcome: OutcomeSkipped, Err: notStarted(ctx)}
 		ex.finish(j.result)
 		return
@@ -423,6 +429,19 @@ func (j *job) succeeded() bool {
 		return !j.failed
 	}
 	return j.result != nil && j.result.Outcome == OutcomeApplied
+}
+
+// fenced asks the fence whether this run may still write; when it may not,
+// the apply stops with the fence's error as its cause.
+func (ex *executor) fenced() bool {
+	if ex.opts.Fence == nil {
+		return false
+	}
+	if err := ex.opts.Fence(); err != nil {
+		ex.trip(err)
+		return true
+	}
+	return false
 }
 
 func (ex *executor) finish(r *Result) {

@@ -126,3 +126,61 @@ func TestApplyCutsAHungRequestAfterTheGrace(t *testing.T) {
 		}
 	}
 }
+
+// A lost lock stops the writes: the fence, asked before every write, stops
+// the apply at once (no change starts after it says so), and a lock lost
+// while a request hangs cuts that request without the Ctrl-C grace, since
+// another run may be writing.
+func TestApplyStopsWritingWhenTheLockIsLost(t *testing.T) {
+	d := enginetest.Quickstart(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
+	lost := &engine.LockLostError{Stack: "quickstart", ID: "abc", Reason: "its Lease was deleted"}
+
+	t.Run("the fence says lost after two writes", func(t *testing.T) {
+		r := newRecorder()
+		var mu sync.Mutex
+		asked := 0
+		fence := func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if asked++; asked > 2 {
+				return lost
+			}
+			return nil
+		}
+		rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: 1, Fence: fence})
+		if len(r.started) != 2 {
+			t.Errorf("%d writes, want the 2 the fence allowed", len(r.started))
+		}
+		if rep.Count(engine.OutcomeApplied) != 2 || rep.Count(engine.OutcomeSkipped) != len(rep.Results)-2 {
+			t.Errorf("%d applied, %d skipped of %d", rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeSkipped), len(rep.Results))
+		}
+		for _, res := range rep.Results {
+			if res.Outcome == engine.OutcomeSkipped && !strings.Contains(res.Err.Error(), "lost the lock of stack quickstart (lock ID abc)") && !strings.Contains(res.Err.Error(), "depends on") {
+				t.Errorf("%s skipped for %v, want the lost lock", res.Change.Key, res.Err)
+			}
+		}
+	})
+
+	t.Run("lost while a request hangs", func(t *testing.T) {
+		ft := &failingTarget{hang: true, started: make(chan struct{})}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		go func() {
+			<-ft.started
+			cancel(lost)
+		}()
+		start := time.Now()
+		rep := engine.Apply(ctx, p, ft, engine.ApplyOptions{Parallelism: 1, InterruptGrace: 5 * time.Second, RequestTimeout: 5 * time.Second})
+		if el := time.Since(start); el > time.Second {
+			t.Fatalf("apply took %s to stop after the lock was lost, with a request hung", el)
+		}
+		if rep.Count(engine.OutcomeFailed) != 1 {
+			t.Fatalf("%d failed, want the one in flight", rep.Count(engine.OutcomeFailed))
+		}
+		for _, res := range rep.Results {
+			if res.Outcome == engine.OutcomeFailed && !strings.Contains(res.Err.Error(), "cut when the lock was lost, so it may or may not have been applied") {
+				t.Errorf("the cut request says %v", res.Err)
+			}
+		}
+	})
+}

@@ -72,6 +72,20 @@ func (e *LockHeldError) Error() string {
 		e.Stack, e.Holder, e.Since.UTC().Format(time.RFC3339), e.ID, e.ID)
 }
 
+// LockLostError is why a run stopped writing: the stack's lock may no longer
+// be its own (its Lease was deleted, taken by another run, or could not be
+// renewed in time), so another run may be writing.
+type LockLostError struct {
+	Stack, ID string
+	// Reason says what happened to the Lease.
+	Reason string
+}
+
+// Error names the stack, the lock and what happened to it.
+func (e *LockLostError) Error() string {
+	return fmt.Sprintf("lost the lock of stack %s (lock ID %s): %s", e.Stack, e.ID, e.Reason)
+}
+
 // CleanLive returns a live object without its status and the metadata the
 // server manages (managedFields, uid, resourceVersion, generation,
 // creationTimestamp). The top level and metadata are new maps; nested

@@ -46,7 +46,8 @@ func Transient(err error) bool {
 // attempts. Each attempt gets its own timeout and outlives ctx by at most
 // InterruptGrace, so that a request in flight when the user presses Ctrl-C
 // usually completes but a hung one cannot hold the run; ctx stops further
-// attempts at once.
+// attempts at once. A lost lock (the cause of ctx, or the fence before a
+// retry) gives no grace: another run may be writing.
 func (ex *executor) withRetry(ctx context.Context, op func(context.Context) error) (int, error) {
 	r := ex.opts.Retry
 	if r.Attempts <= 0 {
@@ -65,8 +66,15 @@ func (ex *executor) withRetry(ctx context.Context, op func(context.Context) erro
 	delay := r.Base
 	var err error
 	for attempt := 1; ; attempt++ {
+		if attempt > 1 && ex.fenced() {
+			return attempt - 1, err
+		}
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		stop := context.AfterFunc(ctx, func() {
+			if lockLost(ctx) {
+				cancel()
+				return
+			}
 			select {
 			case <-time.After(ex.opts.InterruptGrace):
 				cancel()
@@ -77,6 +85,9 @@ func (ex *executor) withRetry(ctx context.Context, op func(context.Context) erro
 		stop()
 		cut := actx.Err() == context.Canceled
 		cancel()
+		if cut && err != nil && lockLost(ctx) {
+			return attempt, fmt.Errorf("cut when the lock was lost, so it may or may not have been applied (the next apply converges): %w", err)
+		}
 		if cut && err != nil {
 			return attempt, fmt.Errorf("cut %s after the interruption, so it may or may not have been applied (the next apply converges): %w", ex.opts.InterruptGrace, err)
 		}
@@ -95,4 +106,10 @@ func (ex *executor) withRetry(ctx context.Context, op func(context.Context) erro
 		}
 		delay = min(delay*2, r.Max)
 	}
+}
+
+// lockLost reports whether ctx ended because the stack's lock was lost.
+func lockLost(ctx context.Context) bool {
+	var lost *LockLostError
+	return errors.As(context.Cause(ctx), &lost)
 }

@@ -42,7 +42,7 @@ func newAgentCommand(g *globals) *cobra.Command {
 			if node == "" {
 				return errors.New("gpuform agent needs its node's name: pass --node NAME or set NODE_NAME (in a DaemonSet, from the downward API field spec.nodeName)")
 			}
-			lib, err := agentNVML(simulate)
+			lib, err := agentNVML(simulate, node)
 			if err == nil {
 				// Check NVML before anything else, for a clear error.
 				var s *nvml.Session
@@ -91,9 +91,9 @@ func agentNVMLError(g *globals, node string, err error) error {
 	return &exitError{code: 1}
 }
 
-// agentNVML returns the simulated GPUs spec asks for, or this machine's
-// NVML library.
-func agentNVML(spec string) (gonvml.Interface, error) {
+// agentNVML returns the simulated GPUs spec asks for, their UUIDs derived
+// from node's name, or this machine's NVML library.
+func agentNVML(spec, node string) (gonvml.Interface, error) {
 	if spec == "" {
 		return nvml.Local()
 	}
@@ -102,7 +102,7 @@ func agentNVML(spec string) (gonvml.Interface, error) {
 	if !ok || err != nil || n < 1 || n > 16 {
 		return nil, fmt.Errorf("--simulate-gpus %q: want MODEL:COUNT with a count from 1 to 16, e.g. A100-80GB:8", spec)
 	}
-	lib, err := nvml.Simulated(mig.Default(), model, n, "")
+	lib, err := nvml.Simulated(mig.Default(), model, n, "", node)
 	if err != nil {
 		return nil, fmt.Errorf("--simulate-gpus %q: %w", spec, err)
 	}

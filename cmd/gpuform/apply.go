@@ -104,8 +104,8 @@ func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions
 		Engine:     engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.Event, MIGTimeout: f.migTimeout},
 		LockHolder: kubernetes.DefaultHolder(),
 		LockWait:   f.lockTimeout,
-		LockLost: func(name, id string) {
-			textsafe.Fprintf(g.stderr, "Error: the state lock of stack %s was lost (lock ID %s): no new change starts; another run may hold it now.\n", name, id)
+		LockLost: func(lost *engine.LockLostError) {
+			textsafe.Fprintf(g.stderr, "Error: %v; no new change starts, and changes in flight are cut.\n", lost)
 		},
 	}, pr
 }

@@ -15,7 +15,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
@@ -161,11 +160,14 @@ func TestApplyLock(t *testing.T) {
 	})
 
 	leases := clientset(t).CoordinationV1().Leases(kube.LockNamespace)
-	if _, err := leases.Get(ctx, kube.LockName("locked"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("the lock was not released after apply: %v", err)
+	if h := lockHolder(t, "locked"); h != "" {
+		t.Fatalf("the lock was not released after apply: held by %s", h)
 	}
 
+	// ghost replaces the Lease (kept, released, after an apply) with one
+	// another process took.
 	ghost := func(renewed time.Time) {
+		_ = leases.Delete(ctx, kube.LockName("locked"), metav1.DeleteOptions{})
 		secs := int32(30)
 		holder := "ghost@old-laptop pid 4242"
 		at := metav1.NewMicroTime(renewed)
@@ -289,9 +291,8 @@ func TestApplyInterrupted(t *testing.T) {
 	if !strings.Contains(errb.String(), "Error: Apply interrupted:") || !strings.Contains(errb.String(), "interrupted before it started") {
 		t.Errorf("no account of the interruption:\n%s", errb.String())
 	}
-	ctx := kubeapitest.Context(t)
-	if _, err := clientset(t).CoordinationV1().Leases(kube.LockNamespace).Get(ctx, kube.LockName("sigint"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the lock was not released after SIGINT: %v", err)
+	if h := lockHolder(t, "sigint"); h != "" {
+		t.Errorf("the lock was not released after SIGINT: held by %s", h)
 	}
 	if r := runWith(t, nil, "--chdir", dir, "apply", "--auto-approve"); r.code != 0 {
 		t.Fatalf("apply after the interruption: exit %d\n%s", r.code, r.stderr)

@@ -44,8 +44,9 @@ func TestLoadConcurrentPlans(t *testing.T) {
 	t.Logf("%d concurrent plans took %s", n, elapsed.Round(time.Millisecond))
 }
 
-// window is when one apply held the stack's lock (its Lease created and
-// deleted, as the API server answered) and when it wrote anything else.
+// window is when one apply held the stack's lock (its first write of the
+// Lease the API server accepted, a create or a takeover, and its last, the
+// release) and when it wrote anything else.
 type window struct {
 	name                     string
 	locked, unlocked         time.Time
@@ -72,13 +73,14 @@ func (r *windowRecorder) wrap(rt http.RoundTripper) http.RoundTripper {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		switch {
-		case a.resource == "leases" && a.verb == "create" && resp.StatusCode == http.StatusCreated:
-			r.w.locked = answered
-			r.w.leaseCreates++
-		case a.resource == "leases" && a.verb == "create":
+		case a.resource == "leases" && (a.verb == "create" || a.verb == "update") && resp.StatusCode < 300:
+			if r.w.leaseCreates == 0 {
+				r.w.locked = answered
+				r.w.leaseCreates++
+			}
+			r.w.unlocked = sent // renewals, then the release
+		case a.resource == "leases" && (a.verb == "create" || a.verb == "update"):
 			r.w.leaseFails++
-		case a.resource == "leases" && a.verb == "delete" && resp.StatusCode < 300:
-			r.w.unlocked = sent
 		case a.verb == "get" || a.verb == "list" || a.verb == "watch" || a.resource == "leases" || a.resource == "namespaces" && a.verb == "create":
 		default:
 			if r.w.writes == 0 {

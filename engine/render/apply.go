@@ -104,9 +104,12 @@ func ApplyFailed(w io.Writer, rep *engine.Report, stopped error) error {
 	applied, failed, skipped := rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped)
 	what := "Apply failed"
 	var timedOut *engine.RunTimeoutError
+	var lost *engine.LockLostError
 	switch {
 	case errors.As(stopped, &timedOut):
 		what = fmt.Sprintf("Apply stopped: %v", timedOut)
+	case errors.As(stopped, &lost):
+		what = fmt.Sprintf("Apply stopped: %v", lost)
 	case stopped != nil:
 		what = "Apply interrupted"
 	}

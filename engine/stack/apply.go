@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/config"
@@ -31,9 +33,9 @@ type ApplyOptions struct {
 	// changes, before the first one starts; an error ends the call with
 	// nothing changed (apply asks for "yes" there).
 	Approve func(context.Context, *engine.Plan) error
-	// LockLost, when set, is called if the lock is lost while held: no new
-	// change starts after it.
-	LockLost func(stack, id string)
+	// LockLost, when set, is called if the lock is lost while held, with
+	// why: no new change starts after it and requests in flight are cut.
+	LockLost func(*engine.LockLostError)
 	// PlanKey checks a saved plan's signature (ApplyPlan; see
 	// engine.PlanFile.Authenticate); nil when no key is configured.
 	PlanKey engine.PlanKey
@@ -77,7 +79,7 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 	if err != nil {
 		return nil, err
 	}
-	return s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, res *ApplyResult) error {
+	return s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
 		p, live, err := s.refreshDiff(ctx, cl, head.desired, opts.Adopt)
 		if err != nil {
 			return err
@@ -92,7 +94,7 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 				return err
 			}
 		}
-		return execute(ctx, cl, p, opts, res)
+		return execute(ctx, cl, p, opts, f, res)
 	})
 }
 
@@ -113,7 +115,7 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 	if err != nil {
 		return nil, err
 	}
-	return s.locked(ctx, cl, pf.Stack, opts, func(ctx context.Context, res *ApplyResult) error {
+	return s.locked(ctx, cl, pf.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
 		p := pf.Plan()
 		res.Plan = p
 		desired := &engine.Desired{Stack: pf.Stack, Kinds: engine.ManagedKinds()}
@@ -143,38 +145,92 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 				return err
 			}
 		}
-		return execute(ctx, cl, p, opts, res)
+		return execute(ctx, cl, p, opts, f, res)
 	})
 }
 
 // locked runs fn under the stack's lock, with a context that is cancelled
-// when the lock is lost (so that no new change starts), and releases the
-// lock after, even when ctx was cancelled.
-func (s *Stack) locked(ctx context.Context, cl Cluster, name string, opts ApplyOptions, fn func(context.Context, *ApplyResult) error) (*ApplyResult, error) {
+// when the lock is lost (its cause a *engine.LockLostError, so that no new
+// change starts and requests in flight are cut) and the lock's fence, and
+// releases the lock after, even when ctx was cancelled. fn starts once the
+// lock is writable (HeldLock.WritableAt): what it reads, no earlier holder
+// is still changing.
+func (s *Stack) locked(ctx context.Context, cl Cluster, name string, opts ApplyOptions, fn func(context.Context, fence, *ApplyResult) error) (*ApplyResult, error) {
 	held, err := cl.Lock(ctx, name, opts.LockHolder, opts.LockWait)
 	if err != nil {
 		return nil, err
 	}
 	res := &ApplyResult{LockID: held.ID}
-	lctx, cancel := context.WithCancel(ctx)
+	f := fence{held: held, stack: name}
+	lctx, cancel := context.WithCancelCause(ctx)
+	var once sync.Once
+	lose := func() {
+		once.Do(func() {
+			lost := f.lost()
+			if opts.LockLost != nil {
+				opts.LockLost(lost)
+			}
+			cancel(lost)
+		})
+	}
 	stop := make(chan struct{})
 	go func() {
 		select {
 		case <-held.Lost:
-			if opts.LockLost != nil {
-				opts.LockLost(name, held.ID)
-			}
-			cancel()
+			lose()
 		case <-stop:
 		}
 	}()
-	err = fn(lctx, res)
+	f.settle(lctx)
+	err = fn(lctx, f, res)
 	close(stop)
-	cancel()
+	if f.check() != nil {
+		lose() // lost while fn ran, and seen by the fence first
+	}
+	cancel(nil)
 	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer rcancel()
 	res.UnlockErr = held.Release(rctx)
 	return res, err
+}
+
+// fence is what a run must respect before it writes under the lock of
+// stack.
+type fence struct {
+	held  HeldLock
+	stack string
+}
+
+// check is nil while the run may write, else why not.
+func (f fence) check() error {
+	if f.held.Err == nil {
+		return nil
+	}
+	return f.held.Err()
+}
+
+// lost is why the lock was lost, once Lost is closed.
+func (f fence) lost() *engine.LockLostError {
+	var lost *engine.LockLostError
+	if !errors.As(f.check(), &lost) {
+		lost = &engine.LockLostError{Stack: f.stack, ID: f.held.ID, Reason: "the cluster reported it lost"}
+	}
+	return lost
+}
+
+// settle waits until the lock is writable (see HeldLock.WritableAt), or
+// until ctx ends.
+func (f fence) settle(ctx context.Context) {
+	d := time.Until(f.held.WritableAt)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // check refuses plans with conflicts or that break the safety limits.
@@ -188,9 +244,10 @@ func check(p *engine.Plan, safety engine.SafetyOptions) error {
 	return nil
 }
 
-// execute checks p, asks for approval and applies it, recording the
-// report and why it stopped in res.
-func execute(ctx context.Context, cl Cluster, p *engine.Plan, opts ApplyOptions, res *ApplyResult) error {
+// execute checks p, asks for approval and applies it under the lock's
+// fence (no write once the lock is lost), recording the report and why it
+// stopped in res.
+func execute(ctx context.Context, cl Cluster, p *engine.Plan, opts ApplyOptions, f fence, res *ApplyResult) error {
 	if err := check(p, opts.Safety); err != nil {
 		return err
 	}
@@ -202,9 +259,14 @@ func execute(ctx context.Context, cl Cluster, p *engine.Plan, opts ApplyOptions,
 			return err
 		}
 	}
-	res.Report = engine.Apply(ctx, p, cl, opts.Engine)
-	if ctx.Err() != nil {
+	eopts := opts.Engine
+	eopts.Fence = f.check
+	res.Report = engine.Apply(ctx, p, cl, eopts)
+	switch lost := f.check(); {
+	case ctx.Err() != nil:
 		res.Stopped = context.Cause(ctx)
+	case lost != nil:
+		res.Stopped = lost
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func (s *Stack) Fix(ctx context.Context, opts ApplyOptions) (*FixResult, error) 
 		return nil, err
 	}
 	fix := &FixResult{}
-	res, err := s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, res *ApplyResult) error {
+	res, err := s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
 		p, live, err := s.refreshDiff(ctx, cl, head.desired, false)
 		if err != nil {
 			return err
@@ -82,7 +82,7 @@ func (s *Stack) Fix(ctx context.Context, opts ApplyOptions) (*FixResult, error) 
 			if err := s.assess(ctx, cl, head.cfg, live, p); err != nil {
 				return err
 			}
-			if err := execute(ctx, cl, p, opts, res); err != nil || !res.OK() {
+			if err := execute(ctx, cl, p, opts, f, res); err != nil || !res.OK() {
 				return err
 			}
 		}

@@ -44,6 +44,16 @@ type HeldLock struct {
 	ID string
 	// Lost is closed when the lock may no longer be held (nil: never).
 	Lost <-chan struct{}
+	// Err, when set, is nil while this run may write under the lock, else
+	// why it may not (a *engine.LockLostError); it is asked before every
+	// write.
+	Err func() error
+	// WritableAt is when this run may read and write under the lock
+	// (zero: at once): a lock whose last holder did not release it (a
+	// deleted or expired Lease) is only used once that holder must have
+	// stopped writing, so that the plan made under it reads a state nobody
+	// else changes.
+	WritableAt time.Time
 }
 
 // Prefetcher is a Cluster that can start reading a stack's objects before

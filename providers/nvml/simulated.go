@@ -1,6 +1,7 @@
 package nvml
 
 import (
+	"crypto/sha256"
 	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -35,8 +36,12 @@ func CanSimulate(cat *mig.Catalog, model string) bool {
 
 // Simulated returns a go-nvml simulated server of count GPUs of model (a
 // catalog key or alias) with the given driver version ("" for 550.54.15),
-// for the simulated cluster, the agent's --simulate-gpus and tests.
-func Simulated(cat *mig.Catalog, model string, count int, driver string) (nvml.Interface, error) {
+// for the simulated cluster, the agent's --simulate-gpus and tests. The
+// GPUs' UUIDs derive from node (the node's name) and each GPU's index, so
+// that the same node reads the same inventory every time it is simulated:
+// go-nvml draws random ones, which made a saved plan of the simulated
+// cluster stale as soon as it was made.
+func Simulated(cat *mig.Catalog, model string, count int, driver, node string) (nvml.Interface, error) {
 	g, ok := cat.Lookup(model)
 	var cfg gpus.Config
 	if ok {
@@ -60,5 +65,20 @@ func Simulated(cat *mig.Catalog, model string, count int, driver string) (nvml.I
 	if err != nil {
 		return nil, fmt.Errorf("simulate %d %s GPUs: %w", count, g.Key, err)
 	}
+	for i, d := range s.Devices {
+		if dev, ok := d.(*server.Device); ok {
+			dev.UUID = SimulatedUUID(node, i)
+		}
+	}
 	return s, nil
+}
+
+// SimulatedUUID is the UUID of the simulated GPU index of node: "GPU-" and
+// a version-8 UUID (RFC 9562) of the SHA-256 of the node's name and the
+// index.
+func SimulatedUUID(node string, index int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("gpuform simulated GPU\x00%s\x00%d", node, index)))
+	h[6] = h[6]&0x0f | 0x80 // version 8: custom
+	h[8] = h[8]&0x3f | 0x80 // variant RFC 9562
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

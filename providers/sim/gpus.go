@@ -14,5 +14,5 @@ func simulatedGPUs(cat *mig.Catalog, n NodeSpec) (gonvml.Interface, error) {
 	if !nvml.CanSimulate(cat, n.GPU) {
 		return nil, nil
 	}
-	return nvml.Simulated(cat, n.GPU, n.Count, n.Driver)
+	return nvml.Simulated(cat, n.GPU, n.Count, n.Driver, n.Name)
 }

@@ -3,8 +3,10 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
@@ -13,6 +15,7 @@ import (
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -201,3 +204,50 @@ func TestBadClusterFiles(t *testing.T) {
 		t.Error("a damaged state file was accepted")
 	}
 }
+
+// The same simulated node reads the same every time the cluster is opened:
+// a saved plan records each Node's version, and go-nvml's random GPU UUIDs
+// made every plan of the simulated cluster stale at once.
+func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
+	_, d, path := setup(t)
+	versions := func() map[string]string {
+		c, err := sim.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, err := c.Refresh(context.Background(), d, engine.RefreshOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, n := range live.Nodes {
+			out[n.GetName()] = engine.NodeVersion(n)
+		}
+		return out
+	}
+	first, second := versions(), versions()
+	if len(first) != 2 {
+		t.Fatalf("%d nodes, want 2", len(first))
+	}
+	for name, v := range first {
+		if second[name] != v {
+			t.Errorf("node %s read %s, then %s on the next open", name, v, second[name])
+		}
+	}
+	// The GPUs of a node have distinct UUIDs, and so do those of two nodes.
+	seen := map[string]string{}
+	for _, node := range []string{"gpu-0", "gpu-1"} {
+		for i := range 8 {
+			u := nvml.SimulatedUUID(node, i)
+			if other, dup := seen[u]; dup {
+				t.Errorf("GPU %d of %s has the UUID of %s: %s", i, node, other, u)
+			}
+			seen[u] = fmt.Sprintf("GPU %d of %s", i, node)
+			if !uuidRE.MatchString(u) {
+				t.Errorf("UUID %q is not GPU- and a UUID", u)
+			}
+		}
+	}
+}
+
+var uuidRE = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
