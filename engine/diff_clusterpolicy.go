@@ -8,14 +8,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// MIGStrategyMixed is the GPU Operator's spec.mig.strategy under which its
+// device plugin advertises each MIG profile as its own resource,
+// nvidia.com/mig-<profile>: what gpuform's quotas, ClusterQueues, Queues
+// and models ask for. Under "single" (the chart's default) a MIG node
+// advertises only nvidia.com/gpu, and the device plugin refuses a node
+// whose GPUs carry different profiles.
+const MIGStrategyMixed = "mixed"
+
 // DiffClusterPolicies points the GPU Operator at gpuform's mig-parted and
-// device-plugin ConfigMaps. With MIG or time-slicing pools on the
-// gpu-operator backend, a cluster without a ClusterPolicy is an error. A
-// ClusterPolicy pointed at another ConfigMap is a warning about the first
-// pool that needs the component (see Warning).
+// device-plugin ConfigMaps and, when a pool has a MIG layout (either
+// backend), sets its MIG strategy to mixed. With MIG or time-slicing pools
+// on the gpu-operator backend, a cluster without a ClusterPolicy is an
+// error; MIG pools on the agent backend without one are a warning unless
+// their nodes already advertise MIG resources. A ClusterPolicy pointed at
+// another ConfigMap, or with another MIG strategy, is a warning about the
+// first pool that needs the component (see Warning).
 func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, error) {
 	want := map[string]string{} // spec path component -> ConfigMap name
-	var needers []string
 	for _, o := range d.Objects {
 		switch o.Key() {
 		case Key{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: MIGPartedConfig}:
@@ -24,22 +34,17 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 			want["devicePlugin"] = DevicePluginConf
 		}
 	}
-	if len(want) == 0 {
+	neededBy, needers := policyNeeders(d)
+	if len(want) == 0 && neededBy["mig"] == "" {
 		return nil, nil, nil
 	}
-	neededBy := map[string]string{} // component -> the first pool that needs it
-	for _, np := range d.Pools {
-		if np.MIGState == LabelMIGState || np.Labels[LabelDPConfig] != "" {
-			needers = append(needers, np.Address)
-		}
-		if np.MIGState == LabelMIGState && neededBy["migManager"] == "" {
-			neededBy["migManager"] = np.Address
-		}
-		if np.Labels[LabelDPConfig] != "" && neededBy["devicePlugin"] == "" {
-			neededBy["devicePlugin"] = np.Address
-		}
-	}
 	if len(live.ClusterPolicies) == 0 {
+		if len(want) == 0 { // MIG pools on the agent backend
+			if np := migPoolWithoutResources(d, live); np != nil {
+				return nil, hcl.Diagnostics{Warning(fmt.Sprintf("%s asks for nvidia.com/mig-<profile> resources, which the NVIDIA device plugin advertises only with MIG strategy mixed, and its nodes advertise none yet; gpuform sets the strategy in the GPU Operator's ClusterPolicy and the cluster has none: run the device plugin with MIG_STRATEGY=mixed", np.Address), np.Address)}, nil
+			}
+			return nil, nil, nil
+		}
 		verb := "needs"
 		if len(needers) > 1 {
 			verb = "need"
@@ -49,13 +54,8 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 	var out []*Change
 	var warnings hcl.Diagnostics
 	for _, cp := range live.ClusterPolicies {
-		spec := map[string]any{}
-		for component, name := range want {
-			spec[component] = map[string]any{"config": map[string]any{"name": name}}
-			if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur != "" && cur != name {
-				warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name), neededBy[component]))
-			}
-		}
+		spec, w := policySpec(cp, want, neededBy)
+		warnings = append(warnings, w...)
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": cp.GetAPIVersion(), "kind": cp.GetKind(),
 			"metadata": map[string]any{"name": cp.GetName()},
@@ -69,4 +69,86 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 			DependsOn: []Key{{Kind: "ConfigMap", Namespace: d.gpuOperatorNamespace(), Name: want["migManager"]}}})
 	}
 	return out, warnings, nil
+}
+
+// policyNeeders returns, per ClusterPolicy component (migManager,
+// devicePlugin, mig), the first pool that needs it, and the pools that
+// need the GPU Operator (MIG on its backend, time-slicing).
+func policyNeeders(d *Desired) (map[string]string, []string) {
+	neededBy := map[string]string{}
+	var needers []string
+	for _, np := range d.Pools {
+		if np.MIGState == LabelMIGState || np.Labels[LabelDPConfig] != "" {
+			needers = append(needers, np.Address)
+		}
+		if np.MIGState == LabelMIGState && neededBy["migManager"] == "" {
+			neededBy["migManager"] = np.Address
+		}
+		if np.Labels[LabelDPConfig] != "" && neededBy["devicePlugin"] == "" {
+			neededBy["devicePlugin"] = np.Address
+		}
+		if np.MIGState != "" && neededBy["mig"] == "" {
+			neededBy["mig"] = np.Address
+		}
+	}
+	return neededBy, needers
+}
+
+// policySpec is the part of ClusterPolicy cp's spec gpuform sets, with a
+// warning for each value it changes that another tool set.
+func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string) (map[string]any, hcl.Diagnostics) {
+	spec := map[string]any{}
+	var warnings hcl.Diagnostics
+	for _, component := range []string{"migManager", "devicePlugin"} {
+		name := want[component]
+		if name == "" {
+			continue
+		}
+		spec[component] = map[string]any{"config": map[string]any{"name": name}}
+		if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur != "" && cur != name {
+			warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name), neededBy[component]))
+		}
+	}
+	if neededBy["mig"] != "" {
+		spec["mig"] = map[string]any{"strategy": MIGStrategyMixed}
+		if cur, _, _ := unstructured.NestedString(cp.Object, "spec", "mig", "strategy"); cur != "" && cur != MIGStrategyMixed {
+			warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s sets mig.strategy %q; gpuform will set %q, under which the device plugin advertises the nvidia.com/mig-<profile> resources the configuration asks for (MIG nodes outside gpuform's pools then advertise them too, instead of nvidia.com/gpu)", cp.GetName(), cur, MIGStrategyMixed), neededBy["mig"]))
+		}
+	}
+	return spec, warnings
+}
+
+// migPoolWithoutResources returns the first MIG pool none of whose nodes
+// (by its node selector) advertises a nvidia.com/mig-<profile> resource,
+// or nil.
+func migPoolWithoutResources(d *Desired, live *Live) *NodePool {
+	for _, np := range d.Pools {
+		if np.MIGState == "" {
+			continue
+		}
+		found := false
+		for _, n := range live.Nodes {
+			if !selects(np.Selector, n.GetLabels()) {
+				continue
+			}
+			capacity, _, _ := unstructured.NestedMap(n.Object, "status", "capacity")
+			for r := range capacity {
+				found = found || strings.HasPrefix(r, "nvidia.com/mig-")
+			}
+		}
+		if !found {
+			return np
+		}
+	}
+	return nil
+}
+
+// selects reports whether labels carry every key and value of selector.
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }

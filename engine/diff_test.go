@@ -74,10 +74,11 @@ func fieldsV1(t testing.TB, obj map[string]any) []byte {
 
 // emptyLive is a cluster with nothing of the stack and the GPU Operator
 // installed, its ClusterPolicy already pointing at gpuform's mig-parted
-// ConfigMap (the quickstart has no time-sliced pool).
+// ConfigMap with MIG strategy mixed (the quickstart has no time-sliced pool).
 func emptyLive(t testing.TB) *engine.Live {
 	spec := map[string]any{
 		"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
+		"mig":        map[string]any{"strategy": engine.MIGStrategyMixed},
 	}
 	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
 	return &engine.Live{Source: "test", ClusterPolicies: []*unstructured.Unstructured{serverCopy(t, cp)}}
@@ -288,7 +289,9 @@ func diffFieldsCase(t *testing.T, d *engine.Desired, live *engine.Live, key engi
 func TestDiffDeletesInReverseOrder(t *testing.T) {
 	d := quickstart(t)
 	live := applied(t, d)
-	d.Objects = nil
+	// Every block removed: no objects and no pools (a MIG pool alone would
+	// still set the ClusterPolicy's MIG strategy).
+	d.Objects, d.Pools = nil, nil
 	p := mustDiff(t, d, live, engine.DiffOptions{})
 	if p.Summary.Destroy != len(live.Objects) {
 		t.Fatalf("destroy = %d, want %d", p.Summary.Destroy, len(live.Objects))

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/gpuform/gpuform/config"
@@ -8,18 +9,40 @@ import (
 )
 
 // kueue is scheduler "kueue": a WorkloadPriorityClass per priority, a
-// ResourceFlavor per pool, a ClusterQueue (in the tenant's cohort, one
-// flavor per quota block) and a LocalQueue per tenant, and models labelled
-// with their queue and priority so that Kueue admits them.
+// ResourceFlavor per pool and one for cpu, memory and pods on any node, a
+// ClusterQueue (in the tenant's cohort, one flavor per quota block, the
+// tenant's cpu, memory and pods, preemption from its priorities) and a
+// LocalQueue per tenant, and models labelled with their queue and priority
+// so that Kueue admits them.
 type kueue struct {
 	noScheduler
 	stack string
+	// preempting is set once a priority of the stack preempts: the
+	// priorities a tenant that lists none may use.
+	preempting bool
 }
 
-func newKueue(s *config.Settings) Scheduler { return kueue{stack: s.Stack} }
+func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
+
+// Stand-ins for "no limit" where a tenant sets no cpu or memory: Kueue
+// admits a workload only when its ClusterQueue covers every resource the
+// workload requests (and every pod requests cpu and memory), and a quota
+// cannot be unlimited. A million cores and a pebibyte per tenant stay far
+// from int64 overflow when Kueue sums a cohort of thousands of tenants.
+const (
+	unboundedCPU    = "1000000"
+	unboundedMemory = "1Pi"
+)
+
+// AnyNodeFlavor is the name of the stack's ResourceFlavor of cpu, memory
+// and pods: no node labels, so any node (the GPU flavor of the same
+// workload still pins it to its pool). Pool names are DNS labels, so the
+// dot keeps it from ever naming a pool's flavor.
+func AnyNodeFlavor(stack string) string { return stack + ".any-node" }
 
 // Priority is the WorkloadPriorityClass Kueue orders workloads by.
-func (k kueue) Priority(p *config.Priority) []*engine.Object {
+func (k *kueue) Priority(p *config.Priority) []*engine.Object {
+	k.preempting = k.preempting || p.Preemption == config.PreemptLowerPriority
 	wpc := newObject("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", p.Name, k.stack, p.Address)
 	wpc.Object["value"] = p.Value
 	if p.Description != "" {
@@ -29,19 +52,34 @@ func (k kueue) Priority(p *config.Priority) []*engine.Object {
 }
 
 // Pool is the ResourceFlavor of the pool's nodes.
-func (k kueue) Pool(p *config.Pool) []*engine.Object {
+func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, k.stack, p.Address)
 	rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
 	return []*engine.Object{{Object: rf, Sensitive: anySensitive(&p.Meta)}}
 }
 
+// Objects is the ResourceFlavor of cpu, memory and pods, when there are
+// tenants (their ClusterQueues cover those resources with it).
+func (k *kueue) Objects(cfg *config.Config) []*engine.Object {
+	if len(cfg.Tenants) == 0 {
+		return nil
+	}
+	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", AnyNodeFlavor(k.stack), k.stack, engine.StackAddress)
+	rf.Object["spec"] = map[string]any{}
+	return []*engine.Object{{Object: rf}}
+}
+
 // Tenant is the tenant's ClusterQueue, named after its namespace, and the
 // LocalQueue its models are submitted to.
-func (k kueue) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
+func (k *kueue) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
 	ns := t.Namespace
 	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, k.stack, t.Address)
-	cq.Object["spec"] = clusterQueueSpec(t, quota)
-	var deps []engine.Key
+	spec := clusterQueueSpec(t, quota)
+	groups, _ := spec["resourceGroups"].([]any)
+	spec["resourceGroups"] = append(groups, nodeResourceGroup(t, AnyNodeFlavor(k.stack)))
+	spec["preemption"] = k.preemption(t)
+	cq.Object["spec"] = spec
+	deps := []engine.Key{{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: AnyNodeFlavor(k.stack)}}
 	for _, q := range t.Quotas {
 		deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
 	}
@@ -81,6 +119,60 @@ func clusterQueueSpec(t *config.Tenant, quota PoolResources) map[string]any {
 	return spec
 }
 
+// nodeResourceGroup is the resource group of cpu and memory (and pods
+// when the tenant limits them) with the tenant's limits as nominal quota
+// in flavor, the stack's any-node ResourceFlavor. Every workload requests
+// cpu and memory, so they are always covered (without the tenant's
+// attribute, with unboundedCPU and unboundedMemory); Kueue counts pods
+// only when covered. In a cohort the borrowing limit is 0: like the
+// ResourceQuota, the tenant's cpu, memory and pods are a hard limit.
+func nodeResourceGroup(t *config.Tenant, flavor string) map[string]any {
+	type entry struct{ name, quota string }
+	entries := []entry{{"cpu", cmp.Or(t.CPU, unboundedCPU)}, {"memory", cmp.Or(t.Memory, unboundedMemory)}}
+	if t.HasAttr("pods") {
+		entries = append(entries, entry{"pods", strconv.Itoa(t.Pods)})
+	}
+	covered := make([]any, len(entries))
+	resources := make([]any, len(entries))
+	for i, e := range entries {
+		covered[i] = e.name
+		r := map[string]any{"name": e.name, "nominalQuota": e.quota}
+		if t.Cohort != "" {
+			r["borrowingLimit"] = "0"
+		}
+		resources[i] = r
+	}
+	return map[string]any{"coveredResources": covered, "flavors": []any{map[string]any{"name": flavor, "resources": resources}}}
+}
+
+// preemption is the ClusterQueue's spec.preemption, from the priorities
+// the tenant's workloads may use (its priorities, else every priority of
+// the stack): when one of them preempts (PreemptLowerPriority), a pending
+// workload may preempt lower-priority workloads of its own ClusterQueue
+// and reclaim its nominal quota from lower-priority workloads borrowing it
+// in the cohort; when none does (all Never, or no priorities), it waits.
+// Kueue decides this per ClusterQueue, not per priority. A workload never
+// preempts another tenant's workloads to borrow (borrowWithinCohort
+// Never): a tenant's nominal quota stays its own.
+func (k *kueue) preemption(t *config.Tenant) map[string]any {
+	preempting := k.preempting
+	if len(t.Priorities) > 0 {
+		preempting = false
+		for _, p := range t.Priorities {
+			preempting = preempting || p.Preemption == config.PreemptLowerPriority
+		}
+	}
+	policy, reclaim := "Never", "Never"
+	if preempting {
+		policy, reclaim = "LowerPriority", "LowerPriority"
+	}
+	return map[string]any{
+		"withinClusterQueue":  policy,
+		"reclaimWithinCohort": reclaim,
+		"borrowWithinCohort":  map[string]any{"policy": "Never"},
+	}
+}
+
 // flavorResources is the nominal quota of each covered resource in one
 // quota block's flavor, with its borrowing and lending limits.
 func flavorResources(q *config.Quota, res map[string]int64, covered []string) []any {
@@ -115,7 +207,7 @@ func limitResource(key string) string {
 
 // Model labels the model with its LocalQueue and priority, which Kueue
 // reads, and makes it wait for both.
-func (kueue) Model(w *Workload) {
+func (*kueue) Model(w *Workload) {
 	w.Labels["kueue.x-k8s.io/queue-name"] = engine.LocalQueueName
 	w.DependsOn = append(w.DependsOn, engine.Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: w.Namespace, Name: engine.LocalQueueName})
 	if w.Priority != nil {

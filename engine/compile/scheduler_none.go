@@ -23,6 +23,9 @@ func (noScheduler) Pool(*config.Pool) []*engine.Object { return nil }
 // Tenant adds nothing: the ResourceQuota bounds the tenant.
 func (noScheduler) Tenant(*config.Tenant, PoolResources) []*engine.Object { return nil }
 
+// Objects adds nothing.
+func (noScheduler) Objects(*config.Config) []*engine.Object { return nil }
+
 // Model leaves the workload as it is.
 func (noScheduler) Model(*Workload) {}
 
