@@ -35,7 +35,7 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 		}
 	}
 	neededBy, needers := policyNeeders(d)
-	if len(want) == 0 && neededBy["mig"] == "" {
+	if len(want) == 0 && neededBy["mig"] == "" && !pointsAtGpuform(live) {
 		return nil, nil, nil
 	}
 	if len(live.ClusterPolicies) == 0 {
@@ -94,6 +94,16 @@ func policyNeeders(d *Desired) (map[string]string, []string) {
 	return neededBy, needers
 }
 
+// handBack is, per component, the config name gpuform sets when it no
+// longer needs its own ConfigMap there (its pools left the GPU Operator's
+// mig-manager or device plugin): the GPU Operator's defaults. Dropping the
+// field instead leaves spec.<component>.config empty, which server-side
+// apply writes as null and the ClusterPolicy schema refuses.
+var handBack = map[string]string{"migManager": "default-mig-parted-config", "devicePlugin": ""}
+
+// ownConfig is gpuform's ConfigMap of each component.
+var ownConfig = map[string]string{"migManager": MIGPartedConfig, "devicePlugin": DevicePluginConf}
+
 // policySpec is the part of ClusterPolicy cp's spec gpuform sets, with a
 // warning for each value it changes that another tool set.
 func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string) (map[string]any, hcl.Diagnostics) {
@@ -101,11 +111,15 @@ func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string)
 	var warnings hcl.Diagnostics
 	for _, component := range []string{"migManager", "devicePlugin"} {
 		name := want[component]
+		cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name")
 		if name == "" {
+			if cur == ownConfig[component] {
+				spec[component] = map[string]any{"config": map[string]any{"name": handBack[component]}}
+			}
 			continue
 		}
 		spec[component] = map[string]any{"config": map[string]any{"name": name}}
-		if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur != "" && cur != name {
+		if cur != "" && cur != name {
 			warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name), neededBy[component]))
 		}
 	}
@@ -116,6 +130,19 @@ func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string)
 		}
 	}
 	return spec, warnings
+}
+
+// pointsAtGpuform reports whether a ClusterPolicy points a component at
+// gpuform's ConfigMap (to hand back when no pool needs it).
+func pointsAtGpuform(live *Live) bool {
+	for _, cp := range live.ClusterPolicies {
+		for component, own := range ownConfig {
+			if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur == own {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // migPoolWithoutResources returns the first MIG pool none of whose nodes

@@ -106,3 +106,29 @@ func TestDiffSetsMIGStrategy(t *testing.T) {
 		}
 	})
 }
+
+// TestDiffHandsTheClusterPolicyBack: a stack whose MIG pools left the
+// gpu-operator backend (here: for the agent) points the ClusterPolicy's
+// mig-manager back at the GPU Operator's default config instead of
+// dropping the field (server-side apply would write the emptied config as
+// null, which the ClusterPolicy schema refuses: the switch could not be
+// applied).
+func TestDiffHandsTheClusterPolicyBack(t *testing.T) {
+	d, err := compile.Compile(loadExample(t, "quickstart", `stack = "quickstart"`, `stack = "quickstart"
+  mig_backend = "agent"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	c := policyChange(p)
+	if c == nil {
+		t.Fatal("no ClusterPolicy change; it points at gpuform's mig-parted ConfigMap, which the agent backend does not write")
+	}
+	found := false
+	for _, f := range c.Fields {
+		found = found || (f.Path == "spec.migManager.config.name" && f.Before == engine.MIGPartedConfig && f.After == "default-mig-parted-config")
+	}
+	if !found {
+		t.Errorf("ClusterPolicy fields %+v, want spec.migManager.config.name %s -> default-mig-parted-config", c.Fields, engine.MIGPartedConfig)
+	}
+}

@@ -27,6 +27,11 @@ type Scheduler interface {
 	// blocks ask for quota (Kueue: a ClusterQueue and a LocalQueue; Volcano:
 	// a Queue).
 	Tenant(t *config.Tenant, quota PoolResources) []*engine.Object
+	// ResourceQuota adjusts hard, the limits of the tenant's ResourceQuota
+	// ("requests.<resource>" -> quantity string), to what the scheduler
+	// lets the tenant's workloads use (Kueue: what they may borrow in the
+	// cohort); cfg is the whole configuration.
+	ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[string]any)
 	// Objects returns the stack-wide objects the tenants' objects need,
 	// called once after the tenants (Kueue: the ResourceFlavor of cpu,
 	// memory and pods), or none.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -86,6 +87,10 @@ func (f fakeScheduler) Tenant(t *config.Tenant, quota PoolResources) []*engine.O
 	return []*engine.Object{q}
 }
 
+func (fakeScheduler) ResourceQuota(_ *config.Config, _ *config.Tenant, hard map[string]any) {
+	hard["count/fakequeues.fake.example"] = "1"
+}
+
 func (f fakeScheduler) Objects(cfg *config.Config) []*engine.Object {
 	return []*engine.Object{f.object("FakeCohort", f.stack, engine.StackAddress)}
 }
@@ -162,6 +167,11 @@ func TestFakeBackends(t *testing.T) {
 	}
 	if q := byKind["FakeQueue"][0].Object.Object["spec"].(map[string]any)["total"]; q != "4" { // risk: 3g.40gb x 2 + 1g.10gb x 2
 		t.Errorf("tenant risk's FakeQueue totals %v, want 4", q)
+	}
+	for _, rq := range byKind["ResourceQuota"] {
+		if h, _, _ := unstructured.NestedString(rq.Object.Object, "spec", "hard", "count/fakequeues.fake.example"); h != "1" {
+			t.Errorf("ResourceQuota %s/%s: the fake scheduler's limit is %q, want 1", rq.Object.GetNamespace(), rq.Object.GetName(), h)
+		}
 	}
 	if c := byKind["FakeCohort"]; len(c) != 1 || c[0].Address != engine.StackAddress {
 		t.Errorf("the fake scheduler's stack-wide object: %v, want one at address %q", c, engine.StackAddress)

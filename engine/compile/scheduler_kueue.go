@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // kueue is scheduler "kueue": a WorkloadPriorityClass per priority, a
@@ -20,6 +21,9 @@ type kueue struct {
 	// preempting is set once a priority of the stack preempts: the
 	// priorities a tenant that lists none may use.
 	preempting bool
+	// lendable is what each cohort's tenants may lend, by cohort, pool and
+	// resource (made by the first ResourceQuota call).
+	lendable map[string]map[string]map[string]int64
 }
 
 func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
@@ -56,6 +60,92 @@ func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, k.stack, p.Address)
 	rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
 	return []*engine.Object{{Object: rf, Sensitive: anySensitive(&p.Meta)}}
+}
+
+// ResourceQuota raises the tenant's GPU limits by what Kueue lets it
+// borrow: in each pool it has quota for, per resource it covers, the
+// smaller of its borrowing limit and what the cohort's other tenants may
+// lend there (their lending limits, else their nominal quota). Otherwise
+// the ResourceQuota, which the API server checks when a Job's pods are
+// created, refuses the pods of every workload Kueue admitted by borrowing.
+// cpu, memory and pods have borrowing limit 0 and stay as they are.
+func (k *kueue) ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[string]any) {
+	if t.Cohort == "" {
+		return
+	}
+	if k.lendable == nil {
+		k.lendable = cohortLendable(cfg)
+	}
+	covered := map[string]bool{}
+	for _, q := range t.Quotas {
+		for r := range capacity.QuotaResources(q) {
+			covered[r] = true
+		}
+	}
+	extra := map[string]int64{}
+	for _, q := range t.Quotas {
+		own := lendableOf(q)
+		borrow := limitsOf(q.BorrowingLimit)
+		for r := range covered {
+			n := k.lendable[t.Cohort][q.PoolName][r] - own[r]
+			if b, ok := borrow[r]; ok && b < n {
+				n = b
+			}
+			if n > 0 {
+				extra[r] += n
+			}
+		}
+	}
+	for r, n := range extra {
+		key := "requests." + r
+		prev, _ := hard[key].(string)
+		hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
+	}
+}
+
+// cohortLendable sums what the tenants of each cohort may lend, by
+// cohort, pool and resource.
+func cohortLendable(cfg *config.Config) map[string]map[string]map[string]int64 {
+	out := map[string]map[string]map[string]int64{}
+	for _, t := range cfg.Tenants {
+		if t.Cohort == "" {
+			continue
+		}
+		if out[t.Cohort] == nil {
+			out[t.Cohort] = map[string]map[string]int64{}
+		}
+		for _, q := range t.Quotas {
+			if out[t.Cohort][q.PoolName] == nil {
+				out[t.Cohort][q.PoolName] = map[string]int64{}
+			}
+			for r, n := range lendableOf(q) {
+				out[t.Cohort][q.PoolName][r] += n
+			}
+		}
+	}
+	return out
+}
+
+// lendableOf is what quota block q lends its cohort: its nominal quota,
+// capped by its lending limits.
+func lendableOf(q *config.Quota) map[string]int64 {
+	res := capacity.QuotaResources(q)
+	for r, l := range limitsOf(q.LendingLimit) {
+		if n, ok := res[r]; ok && l < n {
+			res[r] = l
+		}
+	}
+	return res
+}
+
+// limitsOf maps borrowing or lending limits (by profile or "gpus") to
+// their resources.
+func limitsOf(limits map[string]int) map[string]int64 {
+	out := make(map[string]int64, len(limits))
+	for k, v := range limits {
+		out[limitResource(k)] = int64(v)
+	}
+	return out
 }
 
 // Objects is the ResourceFlavor of cpu, memory and pods, when there are

@@ -193,3 +193,48 @@ func TestAgentTurnsMIGManagerOff(t *testing.T) {
 		}
 	}
 }
+
+// TestKueueResourceQuotaLetsBorrowersRun: under Kueue a tenant's
+// ResourceQuota (checked when a Job's pods are created) allows what Kueue
+// may admit by borrowing: its nominal quota plus, per pool, what the
+// cohort's other tenants lend (capped by their lending limits and its own
+// borrowing limits). Found by TestTenantsShareMIGSlicesThroughKueue: with
+// the nominal quota alone, borrowed Jobs were admitted and never got a pod.
+func TestKueueResourceQuotaLetsBorrowersRun(t *testing.T) {
+	for _, tt := range []struct {
+		scheduler string
+		want      map[string]map[string]string // namespace -> resource -> hard
+	}{
+		{"kueue", map[string]map[string]string{
+			// chatbot: risk lends 2 x 1g.10gb (its 3g.40gb lending limit
+			// is 0), ocr lends 2 GPUs of h100.
+			"chatbot": {"requests.nvidia.com/gpu": "6", "requests.nvidia.com/mig-1g.10gb": "4", "requests.nvidia.com/mig-2g.20gb": "2"},
+			// risk: borrowing limit 1 x 3g.40gb, but nobody lends one.
+			"risk":     {"requests.nvidia.com/mig-3g.40gb": "2", "requests.nvidia.com/mig-1g.10gb": "4", "requests.cpu": "64"},
+			"ocr-docs": {"requests.nvidia.com/gpu": "6"},
+		}},
+		{"volcano", map[string]map[string]string{
+			"chatbot": {"requests.nvidia.com/gpu": "4", "requests.nvidia.com/mig-1g.10gb": "2"},
+		}},
+	} {
+		d, err := compile.Compile(loadExample(t, "bank", `scheduler = "kueue"`, `scheduler = "`+tt.scheduler+`"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, rq := range d.Objects {
+			if rq.Object.GetKind() != "ResourceQuota" || tt.want[rq.Object.GetNamespace()] == nil {
+				continue
+			}
+			seen++
+			for r, want := range tt.want[rq.Object.GetNamespace()] {
+				if got, _, _ := unstructured.NestedString(rq.Object.Object, "spec", "hard", r); got != want {
+					t.Errorf("%s: ResourceQuota %s/gpuform %s = %q, want %q", tt.scheduler, rq.Object.GetNamespace(), r, got, want)
+				}
+			}
+		}
+		if seen != len(tt.want) {
+			t.Errorf("%s: checked %d ResourceQuotas, want %d", tt.scheduler, seen, len(tt.want))
+		}
+	}
+}
