@@ -86,14 +86,18 @@ const slice = "nvidia.com/mig-1g.10gb"
 var clusterPolicyGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
 
 // TestTenantsShareMIGSlicesThroughKueue: the labs tenants' Jobs asking for
-// MIG slices are admitted up to their nominal quota, borrow within the
-// cohort up to the borrowing limit and wait beyond it; a tenant whose
-// priorities never preempt waits for its lent quota; an urgent Job
-// reclaims lent quota from a routine borrower and preempts its own
-// tenant's routine Job; every admitted Job's pod is bound to the pool's
-// node and to no other. Fails if ClusterQueues miss cpu/memory or the
-// preemption policy (issue 14 item 2), or if the GPU Operator is not
-// switched to MIG strategy mixed (item 1).
+// MIG slices are admitted up to their nominal quota and borrow within the
+// cohort up to the borrowing limit; beyond it they wait, though the cohort
+// still has a slice (archive's, which archive then gets); archive, whose
+// priorities never preempt, waits for quota it lent; speech's urgent Jobs
+// reclaim the slices vision's routine Jobs borrow (InCohortReclamation);
+// vision's urgent Job, at vision's nominal quota in a full cohort,
+// preempts one of vision's routine Jobs (InClusterQueue) and no other
+// tenant's. Every admitted Job's pod is bound to the pool's node, never to
+// the stray node with more free slices. Fails if the ClusterQueues miss
+// cpu/memory or spec.preemption (issue 14 item 2), if the ResourceQuota
+// does not allow what Kueue lets a tenant borrow, or if the GPU Operator
+// is not switched to MIG strategy mixed (item 1).
 func TestTenantsShareMIGSlicesThroughKueue(t *testing.T) {
 	// The pool's node, and a node outside every pool with more slices
 	// free: kube-scheduler would prefer it if the pods were not pinned.
