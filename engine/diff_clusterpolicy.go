@@ -35,10 +35,18 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 		}
 	}
 	neededBy, needers := policyNeeders(d)
-	if len(want) == 0 && neededBy["mig"] == "" && !pointsAtGpuform(live) {
-		return nil, nil, nil
+	dropping := map[string]bool{} // components whose ConfigMap this stack deletes
+	for k := range live.Objects {
+		for component, name := range ownConfig {
+			if k.Kind == "ConfigMap" && k.Group == "" && k.Name == name && want[component] == "" {
+				dropping[component] = true
+			}
+		}
 	}
 	if len(live.ClusterPolicies) == 0 {
+		if len(want) == 0 && neededBy["mig"] == "" {
+			return nil, nil, nil
+		}
 		if len(want) == 0 { // MIG pools on the agent backend
 			if np := migPoolWithoutResources(d, live); np != nil {
 				return nil, hcl.Diagnostics{Warning(fmt.Sprintf("%s asks for nvidia.com/mig-<profile> resources, which the NVIDIA device plugin advertises only with MIG strategy mixed, and its nodes advertise none yet; gpuform sets the strategy in the GPU Operator's ClusterPolicy and the cluster has none: run the device plugin with MIG_STRATEGY=mixed", np.Address), np.Address)}, nil
@@ -56,6 +64,10 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 	for _, cp := range live.ClusterPolicies {
 		spec, w := policySpec(cp, want, neededBy)
 		warnings = append(warnings, w...)
+		keepOwned(cp, spec, dropping)
+		if len(spec) == 0 {
+			continue
+		}
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": cp.GetAPIVersion(), "kind": cp.GetKind(),
 			"metadata": map[string]any{"name": cp.GetName()},
@@ -94,15 +106,44 @@ func policyNeeders(d *Desired) (map[string]string, []string) {
 	return neededBy, needers
 }
 
-// handBack is, per component, the config name gpuform sets when it no
-// longer needs its own ConfigMap there (its pools left the GPU Operator's
-// mig-manager or device plugin): the GPU Operator's defaults. Dropping the
-// field instead leaves spec.<component>.config empty, which server-side
-// apply writes as null and the ClusterPolicy schema refuses.
+// handBack is, per component, the config name gpuform sets when this
+// stack deletes its ConfigMap there (its pools left the GPU Operator's
+// mig-manager or device plugin): the GPU Operator's defaults.
 var handBack = map[string]string{"migManager": "default-mig-parted-config", "devicePlugin": ""}
 
 // ownConfig is gpuform's ConfigMap of each component.
 var ownConfig = map[string]string{"migManager": MIGPartedConfig, "devicePlugin": DevicePluginConf}
+
+// keepOwned adds to spec every field of cp's spec that gpuform applied
+// before and spec no longer sets, with its current value, or, for a config
+// name this stack's deleted ConfigMap (dropping), the GPU Operator's
+// default. gpuform never drops a ClusterPolicy field: server-side apply
+// would leave its parent empty (config: {}, mig: {}), write it as null,
+// and the ClusterPolicy schema refuses null there, so the apply would fail.
+func keepOwned(cp *unstructured.Unstructured, spec map[string]any, dropping map[string]bool) {
+	for _, path := range removedPaths(cp, map[string]any{"spec": spec}, FieldManager) {
+		if len(path) < 2 || path[0] != "spec" {
+			continue
+		}
+		cur, ok := getPath(cp.Object, path)
+		if !ok {
+			continue
+		}
+		if len(path) == 4 && path[2] == "config" && path[3] == "name" && dropping[path[1]] && cur == ownConfig[path[1]] {
+			cur = handBack[path[1]]
+		}
+		m := spec
+		for _, p := range path[1 : len(path)-1] {
+			sub, _ := m[p].(map[string]any)
+			if sub == nil {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[path[len(path)-1]] = cur
+	}
+}
 
 // policySpec is the part of ClusterPolicy cp's spec gpuform sets, with a
 // warning for each value it changes that another tool set.
@@ -113,9 +154,6 @@ func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string)
 		name := want[component]
 		cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name")
 		if name == "" {
-			if cur == ownConfig[component] {
-				spec[component] = map[string]any{"config": map[string]any{"name": handBack[component]}}
-			}
 			continue
 		}
 		spec[component] = map[string]any{"config": map[string]any{"name": name}}
@@ -130,19 +168,6 @@ func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string)
 		}
 	}
 	return spec, warnings
-}
-
-// pointsAtGpuform reports whether a ClusterPolicy points a component at
-// gpuform's ConfigMap (to hand back when no pool needs it).
-func pointsAtGpuform(live *Live) bool {
-	for _, cp := range live.ClusterPolicies {
-		for component, own := range ownConfig {
-			if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur == own {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // migPoolWithoutResources returns the first MIG pool none of whose nodes

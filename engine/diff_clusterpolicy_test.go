@@ -108,27 +108,36 @@ func TestDiffSetsMIGStrategy(t *testing.T) {
 }
 
 // TestDiffHandsTheClusterPolicyBack: a stack whose MIG pools left the
-// gpu-operator backend (here: for the agent) points the ClusterPolicy's
-// mig-manager back at the GPU Operator's default config instead of
-// dropping the field (server-side apply would write the emptied config as
+// gpu-operator backend (here: for the agent), and so deletes its mig-parted
+// ConfigMap, points the ClusterPolicy's mig-manager back at the GPU
+// Operator's default config instead of dropping the field; later plans
+// keep what gpuform set (the default, the MIG strategy) rather than drop
+// it. Dropping a field makes server-side apply write its emptied parent as
 // null, which the ClusterPolicy schema refuses: the switch could not be
-// applied).
+// applied.
 func TestDiffHandsTheClusterPolicyBack(t *testing.T) {
+	live := applied(t, quickstart(t)) // gpu-operator: the mig-parted ConfigMap exists
 	d, err := compile.Compile(loadExample(t, "quickstart", `stack = "quickstart"`, `stack = "quickstart"
   mig_backend = "agent"`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := mustDiff(t, d, emptyLive(t), engine.DiffOptions{})
+	p := mustDiff(t, d, live, engine.DiffOptions{})
 	c := policyChange(p)
 	if c == nil {
-		t.Fatal("no ClusterPolicy change; it points at gpuform's mig-parted ConfigMap, which the agent backend does not write")
+		t.Fatal("no ClusterPolicy change; it points at gpuform's mig-parted ConfigMap, which the switch deletes")
 	}
-	found := false
-	for _, f := range c.Fields {
-		found = found || (f.Path == "spec.migManager.config.name" && f.Before == engine.MIGPartedConfig && f.After == "default-mig-parted-config")
+	if len(c.Fields) != 1 || c.Fields[0].Path != "spec.migManager.config.name" || c.Fields[0].Before != engine.MIGPartedConfig || c.Fields[0].After != "default-mig-parted-config" {
+		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> default-mig-parted-config", c.Fields, engine.MIGPartedConfig)
 	}
-	if !found {
-		t.Errorf("ClusterPolicy fields %+v, want spec.migManager.config.name %s -> default-mig-parted-config", c.Fields, engine.MIGPartedConfig)
+
+	// The hand-back applied: gpuform now owns the default. A plan of a
+	// stack with no MIG pool at all keeps both fields it owns.
+	handed := serverCopy(t, c.After)
+	live.ClusterPolicies = []*unstructured.Unstructured{handed}
+	delete(live.Objects, engine.Key{Kind: "ConfigMap", Namespace: "gpu-operator", Name: engine.MIGPartedConfig})
+	d.Pools = nil
+	if p := mustDiff(t, d, live, engine.DiffOptions{}); policyChange(p) != nil {
+		t.Errorf("a plan after the hand-back changes the ClusterPolicy: %+v", policyChange(p).Fields)
 	}
 }

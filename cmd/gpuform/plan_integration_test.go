@@ -167,7 +167,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 31 to add, 4 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 32 to add, 4 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
@@ -175,7 +175,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
 		r := applyOK(t, &c, dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 31 added, 4 changed, 0 destroyed.") {
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 32 added, 4 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
 		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {
