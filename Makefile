@@ -35,7 +35,7 @@ demo: build
 
 ## test: every test (with the benchmark driver's, which ./... skips under testdata), vet and
 ## formatting; builds the API server harness and the Kueue controller manager first
-test: lint $(KUBEAPI_BIN) $(KUEUE_BIN)
+test: lint $(KUBEAPI_BIN) $(KUEUE)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
 
 ## lint: go vet and gofmt

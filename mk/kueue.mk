@@ -17,13 +17,20 @@ KUEUE_BIN := bin/kueue
 KUEUE_MANIFESTS := bin/kueue-manifests
 KUEUE_SRCS := $(wildcard testdata/kueue/*.go) testdata/kueue/go.mod testdata/kueue/go.sum
 
+# What `make test` needs: the binary and the manifests it installs.
+KUEUE := $(KUEUE_BIN) $(KUEUE_MANIFESTS)/webhooks.yaml
+
 $(KUEUE_BIN): $(KUEUE_SRCS) mk/kueue.mk
 	@mkdir -p $(dir $@)
 	cd testdata/kueue && go build -ldflags "-s -w" -o ../../$(KUEUE_BIN) .
+
+# The CRDs and webhook configurations of the module version go.mod pins,
+# from the module cache (downloaded and checked against go.sum by go list).
+$(KUEUE_MANIFESTS)/webhooks.yaml: testdata/kueue/go.mod testdata/kueue/go.sum mk/kueue.mk
 	@rm -rf $(KUEUE_MANIFESTS) && mkdir -p $(KUEUE_MANIFESTS)/crds
 	@mod=$$(cd testdata/kueue && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && \
 	install -m 0644 $$mod/config/components/crd/bases/*.yaml $(KUEUE_MANIFESTS)/crds/ && \
-	install -m 0644 $$mod/config/components/webhook/manifests.yaml $(KUEUE_MANIFESTS)/webhooks.yaml
+	install -m 0644 $$mod/config/components/webhook/manifests.yaml $@
 
 .PHONY: kueue
-kueue: $(KUEUE_BIN)
+kueue: $(KUEUE)
