@@ -10,6 +10,7 @@ TEST_TIMEOUT ?= 20m
 .PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean
 
 include mk/kubeapi.mk
+include mk/kueue.mk
 
 all: build
 
@@ -34,9 +35,9 @@ demo: build
 	$(GPUFORM) --chdir examples/bank validate
 
 ## test: every test (with the benchmark driver's, which ./... skips under testdata), vet and
-## formatting; builds the API server harness first
-test: lint $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
+## formatting; builds the API server harness and the Kueue controller manager first
+test: lint $(KUBEAPI_BIN) $(KUEUE)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
 
 ## lint: go vet and gofmt
 lint:

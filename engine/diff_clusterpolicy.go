@@ -8,14 +8,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// MIGStrategyMixed is the GPU Operator's spec.mig.strategy under which its
+// device plugin advertises each MIG profile as its own resource,
+// nvidia.com/mig-<profile>: what gpuform's quotas, ClusterQueues, Queues
+// and models ask for. Under "single" (the chart's default) a MIG node
+// advertises only nvidia.com/gpu, and the device plugin refuses a node
+// whose GPUs carry different profiles.
+const MIGStrategyMixed = "mixed"
+
 // DiffClusterPolicies points the GPU Operator at gpuform's mig-parted and
-// device-plugin ConfigMaps. With MIG or time-slicing pools on the
-// gpu-operator backend, a cluster without a ClusterPolicy is an error. A
-// ClusterPolicy pointed at another ConfigMap is a warning about the first
-// pool that needs the component (see Warning).
+// device-plugin ConfigMaps and, when a pool has a MIG layout (either
+// backend), sets its MIG strategy to mixed. With MIG or time-slicing pools
+// on the gpu-operator backend, a cluster without a ClusterPolicy is an
+// error; MIG pools on the agent backend without one are a warning unless
+// their nodes already advertise MIG resources. A ClusterPolicy pointed at
+// another ConfigMap, or with another MIG strategy, is a warning about the
+// first pool that needs the component (see Warning).
 func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, error) {
 	want := map[string]string{} // spec path component -> ConfigMap name
-	var needers []string
 	for _, o := range d.Objects {
 		switch o.Key() {
 		case Key{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: MIGPartedConfig}:
@@ -24,22 +34,25 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 			want["devicePlugin"] = DevicePluginConf
 		}
 	}
-	if len(want) == 0 {
-		return nil, nil, nil
-	}
-	neededBy := map[string]string{} // component -> the first pool that needs it
-	for _, np := range d.Pools {
-		if np.MIGState == LabelMIGState || np.Labels[LabelDPConfig] != "" {
-			needers = append(needers, np.Address)
-		}
-		if np.MIGState == LabelMIGState && neededBy["migManager"] == "" {
-			neededBy["migManager"] = np.Address
-		}
-		if np.Labels[LabelDPConfig] != "" && neededBy["devicePlugin"] == "" {
-			neededBy["devicePlugin"] = np.Address
+	neededBy, needers := policyNeeders(d)
+	dropping := map[string]bool{} // components whose ConfigMap this stack deletes
+	for k := range live.Objects {
+		for component, name := range ownConfig {
+			if k.Kind == "ConfigMap" && k.Group == "" && k.Name == name && want[component] == "" {
+				dropping[component] = true
+			}
 		}
 	}
 	if len(live.ClusterPolicies) == 0 {
+		if len(want) == 0 && neededBy["mig"] == "" {
+			return nil, nil, nil
+		}
+		if len(want) == 0 { // MIG pools on the agent backend
+			if np := migPoolWithoutResources(d, live); np != nil {
+				return nil, hcl.Diagnostics{Warning(fmt.Sprintf("%s asks for nvidia.com/mig-<profile> resources, which the NVIDIA device plugin advertises only with MIG strategy mixed, and its nodes advertise none yet; gpuform sets the strategy in the GPU Operator's ClusterPolicy and the cluster has none: run the device plugin with MIG_STRATEGY=mixed", np.Address), np.Address)}, nil
+			}
+			return nil, nil, nil
+		}
 		verb := "needs"
 		if len(needers) > 1 {
 			verb = "need"
@@ -49,12 +62,11 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 	var out []*Change
 	var warnings hcl.Diagnostics
 	for _, cp := range live.ClusterPolicies {
-		spec := map[string]any{}
-		for component, name := range want {
-			spec[component] = map[string]any{"config": map[string]any{"name": name}}
-			if cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name"); cur != "" && cur != name {
-				warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name), neededBy[component]))
-			}
+		spec, w := policySpec(cp, want, neededBy)
+		warnings = append(warnings, w...)
+		keepOwned(cp, spec, dropping)
+		if len(spec) == 0 {
+			continue
 		}
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": cp.GetAPIVersion(), "kind": cp.GetKind(),
@@ -69,4 +81,126 @@ func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, er
 			DependsOn: []Key{{Kind: "ConfigMap", Namespace: d.gpuOperatorNamespace(), Name: want["migManager"]}}})
 	}
 	return out, warnings, nil
+}
+
+// policyNeeders returns, per ClusterPolicy component (migManager,
+// devicePlugin, mig), the first pool that needs it, and the pools that
+// need the GPU Operator (MIG on its backend, time-slicing).
+func policyNeeders(d *Desired) (map[string]string, []string) {
+	neededBy := map[string]string{}
+	var needers []string
+	for _, np := range d.Pools {
+		if np.MIGState == LabelMIGState || np.Labels[LabelDPConfig] != "" {
+			needers = append(needers, np.Address)
+		}
+		if np.MIGState == LabelMIGState && neededBy["migManager"] == "" {
+			neededBy["migManager"] = np.Address
+		}
+		if np.Labels[LabelDPConfig] != "" && neededBy["devicePlugin"] == "" {
+			neededBy["devicePlugin"] = np.Address
+		}
+		if np.MIGState != "" && neededBy["mig"] == "" {
+			neededBy["mig"] = np.Address
+		}
+	}
+	return neededBy, needers
+}
+
+// handBack is, per component, the config name gpuform sets when this
+// stack deletes its ConfigMap there (its pools left the GPU Operator's
+// mig-manager or device plugin): the GPU Operator's defaults.
+var handBack = map[string]string{"migManager": "default-mig-parted-config", "devicePlugin": ""}
+
+// ownConfig is gpuform's ConfigMap of each component.
+var ownConfig = map[string]string{"migManager": MIGPartedConfig, "devicePlugin": DevicePluginConf}
+
+// keepOwned adds to spec every field of cp's spec that gpuform applied
+// before and spec no longer sets, with its current value, or, for a config
+// name this stack's deleted ConfigMap (dropping), the GPU Operator's
+// default. gpuform never drops a ClusterPolicy field: server-side apply
+// would leave its parent empty (config: {}, mig: {}), write it as null,
+// and the ClusterPolicy schema refuses null there, so the apply would fail.
+func keepOwned(cp *unstructured.Unstructured, spec map[string]any, dropping map[string]bool) {
+	for _, path := range removedPaths(cp, map[string]any{"spec": spec}, FieldManager) {
+		if len(path) < 2 || path[0] != "spec" {
+			continue
+		}
+		cur, ok := getPath(cp.Object, path)
+		if !ok {
+			continue
+		}
+		if len(path) == 4 && path[2] == "config" && path[3] == "name" && dropping[path[1]] && cur == ownConfig[path[1]] {
+			cur = handBack[path[1]]
+		}
+		m := spec
+		for _, p := range path[1 : len(path)-1] {
+			sub, _ := m[p].(map[string]any)
+			if sub == nil {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[path[len(path)-1]] = cur
+	}
+}
+
+// policySpec is the part of ClusterPolicy cp's spec gpuform sets, with a
+// warning for each value it changes that another tool set.
+func policySpec(cp *unstructured.Unstructured, want, neededBy map[string]string) (map[string]any, hcl.Diagnostics) {
+	spec := map[string]any{}
+	var warnings hcl.Diagnostics
+	for _, component := range []string{"migManager", "devicePlugin"} {
+		name := want[component]
+		cur, _, _ := unstructured.NestedString(cp.Object, "spec", component, "config", "name")
+		if name == "" {
+			continue
+		}
+		spec[component] = map[string]any{"config": map[string]any{"name": name}}
+		if cur != "" && cur != name {
+			warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s points %s at ConfigMap %q; gpuform will point it at %q, where the configuration's layouts are", cp.GetName(), component, cur, name), neededBy[component]))
+		}
+	}
+	if neededBy["mig"] != "" {
+		spec["mig"] = map[string]any{"strategy": MIGStrategyMixed}
+		if cur, _, _ := unstructured.NestedString(cp.Object, "spec", "mig", "strategy"); cur != "" && cur != MIGStrategyMixed {
+			warnings = append(warnings, Warning(fmt.Sprintf("ClusterPolicy %s sets mig.strategy %q; gpuform will set %q, under which the device plugin advertises the nvidia.com/mig-<profile> resources the configuration asks for (MIG nodes outside gpuform's pools then advertise them too, instead of nvidia.com/gpu)", cp.GetName(), cur, MIGStrategyMixed), neededBy["mig"]))
+		}
+	}
+	return spec, warnings
+}
+
+// migPoolWithoutResources returns the first MIG pool none of whose nodes
+// (by its node selector) advertises a nvidia.com/mig-<profile> resource,
+// or nil.
+func migPoolWithoutResources(d *Desired, live *Live) *NodePool {
+	for _, np := range d.Pools {
+		if np.MIGState == "" {
+			continue
+		}
+		found := false
+		for _, n := range live.Nodes {
+			if !selects(np.Selector, n.GetLabels()) {
+				continue
+			}
+			capacity, _, _ := unstructured.NestedMap(n.Object, "status", "capacity")
+			for r := range capacity {
+				found = found || strings.HasPrefix(r, "nvidia.com/mig-")
+			}
+		}
+		if !found {
+			return np
+		}
+	}
+	return nil
+}
+
+// selects reports whether labels carry every key and value of selector.
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }

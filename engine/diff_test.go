@@ -192,7 +192,8 @@ func diffFieldsCase(t *testing.T, d *engine.Desired, live *engine.Live, key engi
 func TestDiffDeletesInReverseOrder(t *testing.T) {
 	d := enginetest.Quickstart(t)
 	live := enginetest.Applied(t, d)
-	d.Objects = nil
+	// Every block removed: no objects and no pools.
+	d.Objects, d.Pools = nil, nil
 	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	if p.Summary.Destroy != len(live.Objects) {
 		t.Fatalf("destroy = %d, want %d", p.Summary.Destroy, len(live.Objects))
@@ -201,7 +202,16 @@ func TestDiffDeletesInReverseOrder(t *testing.T) {
 	if last.Key.Kind != "Namespace" {
 		t.Errorf("last delete is %s; namespaces must go last", last.Key)
 	}
-	if first := p.Changes[0]; first.Key.Kind != "InferenceService" {
+	// The ClusterPolicy is handed back to the GPU Operator's defaults
+	// first (an update); then the deletes, models first.
+	firstDelete := 0
+	for firstDelete < len(p.Changes) && p.Changes[firstDelete].Action != engine.ActionDelete {
+		firstDelete++
+	}
+	if firstDelete != 1 || p.Changes[0].Key.Kind != "ClusterPolicy" {
+		t.Errorf("the plan starts with %s then %d more before the first delete; want the ClusterPolicy's hand-back alone", p.Changes[0].Key, firstDelete-1)
+	}
+	if first := p.Changes[firstDelete]; first.Key.Kind != "InferenceService" {
 		t.Errorf("first delete is %s; models must go first", first.Key)
 	}
 	if last.Address == "" {

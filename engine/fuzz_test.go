@@ -15,11 +15,13 @@ import (
 )
 
 // fuzzClusterPolicy is a GPU Operator ClusterPolicy; Diff needs one for MIG
-// pools. With config it already points at gpuform's mig-parted ConfigMap.
+// pools. With config it already points at gpuform's mig-parted ConfigMap,
+// with MIG strategy mixed.
 func fuzzClusterPolicy(config string) *unstructured.Unstructured {
 	spec := map[string]any{}
 	if config != "" {
 		spec["migManager"] = map[string]any{"config": map[string]any{"name": config}}
+		spec["mig"] = map[string]any{"strategy": engine.MIGStrategyMixed}
 	}
 	cp := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",

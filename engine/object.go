@@ -26,6 +26,11 @@ const (
 	DevicePluginConf = "gpuform-device-plugin"
 )
 
+// LabelDeployMIGManager is the GPU Operator's per-node switch of its
+// mig-manager DaemonSet; the operator keeps a value it finds and runs
+// mig-manager only on nodes where it is "true".
+const LabelDeployMIGManager = "nvidia.com/gpu.deploy.mig-manager"
+
 // Key identifies one Kubernetes object: group, kind, namespace and name.
 type Key struct {
 	Group     string `json:"group,omitempty"`

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -13,11 +12,12 @@ import (
 )
 
 // nodeKeys are the labels and the annotations gpuform sets on Nodes (a
-// pool's, its GPU Operator MIG config and device-plugin config, the agent's
+// pool's, its GPU Operator MIG config and device-plugin config, mig-manager
+// turned off on the agent backend's nodes, the agent's
 // layout): all a saved plan may set on one. The MIG state apply marks
 // pending is not among them: apply adds it (Change.Wait).
 var nodeKeys = map[string]map[string]bool{
-	"labels":      {LabelPool: true, LabelMIGConfig: true, LabelDPConfig: true},
+	"labels":      {LabelPool: true, LabelMIGConfig: true, LabelDPConfig: true, LabelDeployMIGManager: true},
 	"annotations": {agentv1.AnnotMIGLayout: true},
 }
 
@@ -137,21 +137,40 @@ func checkNodeObject(obj map[string]any) error {
 }
 
 // checkClusterPolicyObject refuses a ClusterPolicy object other than what
-// DiffClusterPolicies makes: its name, and mig-manager's and the device
-// plugin's ConfigMaps pointed at gpuform's. Anything else of it (a driver
-// image, say) would run on every GPU node.
+// DiffClusterPolicies makes: its name; mig-manager's and the device
+// plugin's ConfigMaps pointed at gpuform's (or handed back to the
+// operator's default when the stack deletes its own); and the MIG
+// strategy. Anything else of it (a driver image, say) would run on every
+// GPU node.
 func checkClusterPolicyObject(obj map[string]any) error {
+	refuse := fmt.Errorf("it sets more of a ClusterPolicy than the ConfigMaps of mig-manager (%s) and the device plugin (%s) and the MIG strategy", MIGPartedConfig, DevicePluginConf)
 	md, _ := obj["metadata"].(map[string]any)
+	if len(obj) != 4 || len(md) != 1 || md["name"] == nil {
+		return refuse
+	}
 	spec, _ := obj["spec"].(map[string]any)
-	want := map[string]any{}
-	for component, name := range clusterPolicyConfigs {
-		if _, ok := spec[component]; ok {
-			want[component] = map[string]any{"config": map[string]any{"name": name}}
+	for key, v := range spec {
+		if !clusterPolicyValueWritten(key, v) {
+			return refuse
 		}
 	}
-	expected := map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": map[string]any{"name": md["name"]}, "spec": want}
-	if !reflect.DeepEqual(obj, expected) {
-		return fmt.Errorf("it sets more of a ClusterPolicy than the ConfigMaps of mig-manager (%s) and the device plugin (%s)", MIGPartedConfig, DevicePluginConf)
-	}
 	return nil
+}
+
+// clusterPolicyValueWritten reports whether spec.<key> = v is a value
+// gpuform writes into a ClusterPolicy.
+func clusterPolicyValueWritten(key string, v any) bool {
+	if key == "mig" {
+		m, _ := v.(map[string]any)
+		strategy, _ := m["strategy"].(string)
+		return len(m) == 1 && (strategy == MIGStrategyMixed || strategy == "single")
+	}
+	own, ok := clusterPolicyConfigs[key]
+	if !ok {
+		return false
+	}
+	m, _ := v.(map[string]any)
+	cfg, _ := m["config"].(map[string]any)
+	name, isString := cfg["name"].(string)
+	return len(m) == 1 && len(cfg) == 1 && isString && (name == own || name == handBack[key])
 }

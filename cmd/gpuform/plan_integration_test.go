@@ -155,6 +155,7 @@ func normalize(s string) string { return portRE.ReplaceAllString(s, "https://127
 
 func TestPlanBankLifecycle(t *testing.T) {
 	setupCluster(t)
+	resetMIGStrategy(t)
 	dir := copyExample(t, "bank")
 	withAudit := t.TempDir() // outlives the subtest that fills it
 	goldenDir := filepath.Join("..", "..", "testdata", "plan")
@@ -167,7 +168,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 31 to add, 4 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 32 to add, 4 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
@@ -175,7 +176,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
 		r := applyOK(t, &c, dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 31 added, 4 changed, 0 destroyed.") {
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 32 added, 4 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
 		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {
@@ -668,4 +669,25 @@ func dynamicGet(ctx context.Context, t *testing.T, group, version, resource, ns,
 
 func unstructuredInt(u *unstructured.Unstructured, path ...string) (int64, bool, error) {
 	return unstructured.NestedInt64(u.Object, path...)
+}
+
+// resetMIGStrategy sets the package's ClusterPolicy to mig.strategy
+// single, the GPU Operator chart's default, as the GPU Operator would
+// (field manager gpu-operator): tests that run earlier in the package may
+// have applied stacks with MIG pools, which set it to mixed, and the plan
+// goldens show gpuform changing it.
+func resetMIGStrategy(t *testing.T) {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
+	ctx := context.Background()
+	cp, err := dynamicClient(t).Resource(gvr).Get(ctx, "cluster-policy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(cp.Object, "single", "spec", "mig", "strategy"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dynamicClient(t).Resource(gvr).Update(ctx, cp, metav1.UpdateOptions{FieldManager: "gpu-operator"}); err != nil {
+		t.Fatal(err)
+	}
 }

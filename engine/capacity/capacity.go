@@ -292,28 +292,55 @@ func selectorString(sel map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// appliedQuotas sums the GPU resources that applied ResourceQuotas claim,
-// by resource.
+// appliedQuotas sums the GPU resources the stack's applied quotas claim,
+// by resource: the nominal quotas of its Kueue ClusterQueues when it has
+// any (under Kueue a ResourceQuota also allows what the tenant may borrow),
+// else the hard limits of its ResourceQuotas.
 func appliedQuotas(applied iter.Seq[*unstructured.Unstructured]) map[string]int {
-	out := map[string]int{}
+	fromRQ, fromCQ := map[string]int{}, map[string]int{}
 	if applied == nil {
-		return out
+		return fromRQ
 	}
+	queues := false
 	for u := range applied {
-		if gvk := u.GroupVersionKind(); gvk.Kind != "ResourceQuota" || gvk.Group != "" {
-			continue
-		}
-		hard, _, _ := unstructured.NestedStringMap(u.Object, "spec", "hard")
-		for name, v := range hard {
-			r, ok := strings.CutPrefix(name, "requests.")
-			if !ok || !strings.HasPrefix(r, "nvidia.com/") {
-				continue
+		switch gvk := u.GroupVersionKind(); {
+		case gvk.Kind == "ResourceQuota" && gvk.Group == "":
+			hard, _, _ := unstructured.NestedStringMap(u.Object, "spec", "hard")
+			for name, v := range hard {
+				if r, ok := strings.CutPrefix(name, "requests."); ok {
+					addQuota(fromRQ, r, v)
+				}
 			}
-			var n int
-			if _, err := fmt.Sscan(v, &n); err == nil {
-				out[r] += n
+		case gvk.Kind == "ClusterQueue" && gvk.Group == "kueue.x-k8s.io":
+			queues = true
+			groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "resourceGroups")
+			for _, g := range groups {
+				flavors, _, _ := unstructured.NestedSlice(g.(map[string]any), "flavors")
+				for _, f := range flavors {
+					resources, _, _ := unstructured.NestedSlice(f.(map[string]any), "resources")
+					for _, r := range resources {
+						m, _ := r.(map[string]any)
+						name, _ := m["name"].(string)
+						quota, _ := m["nominalQuota"].(string)
+						addQuota(fromCQ, name, quota)
+					}
+				}
 			}
 		}
 	}
-	return out
+	if queues {
+		return fromCQ
+	}
+	return fromRQ
+}
+
+// addQuota adds quantity v of GPU resource r (an nvidia.com/ resource) to out.
+func addQuota(out map[string]int, r, v string) {
+	if !strings.HasPrefix(r, "nvidia.com/") {
+		return
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err == nil {
+		out[r] += n
+	}
 }

@@ -12,8 +12,9 @@ import (
 // Scheduler is a scheduler backend: what the stack's priorities, pools,
 // tenants and models become for the batch scheduler that shares the GPUs
 // out (none, Kueue, Volcano). Compile calls it after it compiles each block,
-// in the order priorities, pools, tenants, models; every object a method
-// returns is added with the address of the block it was called for.
+// in the order priorities, pools, tenants, (Objects), models; every object a
+// method returns is added with the address of the block it was called for
+// (Objects': the stack's).
 // Implementations embed noScheduler and override what their scheduler needs.
 type Scheduler interface {
 	// Priority returns the scheduler's objects for priority p, besides its
@@ -26,6 +27,15 @@ type Scheduler interface {
 	// blocks ask for quota (Kueue: a ClusterQueue and a LocalQueue; Volcano:
 	// a Queue).
 	Tenant(t *config.Tenant, quota PoolResources) []*engine.Object
+	// ResourceQuota adjusts hard, the limits of the tenant's ResourceQuota
+	// ("requests.<resource>" -> quantity string), to what the scheduler
+	// lets the tenant's workloads use (Kueue: what they may borrow in the
+	// cohort); cfg is the whole configuration.
+	ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[string]any)
+	// Objects returns the stack-wide objects the tenants' objects need,
+	// called once after the tenants (Kueue: the ResourceFlavor of cpu,
+	// memory and pods), or none.
+	Objects(cfg *config.Config) []*engine.Object
 	// Model adapts a model's workload to the scheduler: labels,
 	// annotations, pod spec and what it waits for.
 	Model(w *Workload)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -23,7 +24,7 @@ func TestBackendTable(t *testing.T) {
 		wantErr               string
 	}{
 		{config.SchedulerNone, config.BackendGPUOperator, "compile.noScheduler", "*compile.gpuOperator", ""},
-		{config.SchedulerKueue, config.BackendAgent, "compile.kueue", "compile.agent", ""},
+		{config.SchedulerKueue, config.BackendAgent, "*compile.kueue", "compile.agent", ""},
 		{config.SchedulerVolcano, config.BackendGPUOperator, "compile.volcano", "*compile.gpuOperator", ""},
 		{"slurm", config.BackendGPUOperator, "", "", `compile: unknown scheduler "slurm"`},
 		{config.SchedulerNone, "mig-parted", "", "", `compile: unknown MIG backend "mig-parted"`},
@@ -86,6 +87,14 @@ func (f fakeScheduler) Tenant(t *config.Tenant, quota PoolResources) []*engine.O
 	return []*engine.Object{q}
 }
 
+func (fakeScheduler) ResourceQuota(_ *config.Config, _ *config.Tenant, hard map[string]any) {
+	hard["count/fakequeues.fake.example"] = "1"
+}
+
+func (f fakeScheduler) Objects(cfg *config.Config) []*engine.Object {
+	return []*engine.Object{f.object("FakeCohort", f.stack, engine.StackAddress)}
+}
+
 func (fakeScheduler) Model(w *Workload) {
 	w.Labels["fake.example/queue"] = w.Namespace
 	w.Annotations["fake.example/model"] = w.Model.Name
@@ -146,7 +155,7 @@ func TestFakeBackends(t *testing.T) {
 	for _, k := range []struct {
 		kind string
 		n    int
-	}{{"FakePriority", len(cfg.Priorities)}, {"FakeFlavor", len(cfg.Pools)}, {"FakeQueue", len(cfg.Tenants)}, {"ClusterQueue", 0}, {"ResourceFlavor", 0}} {
+	}{{"FakePriority", len(cfg.Priorities)}, {"FakeFlavor", len(cfg.Pools)}, {"FakeQueue", len(cfg.Tenants)}, {"FakeCohort", 1}, {"ClusterQueue", 0}, {"ResourceFlavor", 0}} {
 		if got := len(byKind[k.kind]); got != k.n {
 			t.Errorf("%d %s objects, want %d", got, k.kind, k.n)
 		}
@@ -158,6 +167,14 @@ func TestFakeBackends(t *testing.T) {
 	}
 	if q := byKind["FakeQueue"][0].Object.Object["spec"].(map[string]any)["total"]; q != "4" { // risk: 3g.40gb x 2 + 1g.10gb x 2
 		t.Errorf("tenant risk's FakeQueue totals %v, want 4", q)
+	}
+	for _, rq := range byKind["ResourceQuota"] {
+		if h, _, _ := unstructured.NestedString(rq.Object.Object, "spec", "hard", "count/fakequeues.fake.example"); h != "1" {
+			t.Errorf("ResourceQuota %s/%s: the fake scheduler's limit is %q, want 1", rq.Object.GetNamespace(), rq.Object.GetName(), h)
+		}
+	}
+	if c := byKind["FakeCohort"]; len(c) != 1 || c[0].Address != engine.StackAddress {
+		t.Errorf("the fake scheduler's stack-wide object: %v, want one at address %q", c, engine.StackAddress)
 	}
 	cm := d.Lookup(engine.Key{Kind: "ConfigMap", Namespace: "fake", Name: "fake-mig"})
 	if cm == nil || cm.Address != engine.StackAddress || cm.Object.Object["data"].(map[string]any)["layouts"] != "[balanced]" {

@@ -13,12 +13,19 @@ type agent struct{}
 
 func newAgent(*config.Settings) MIGBackend { return agent{} }
 
-// Pool annotates the pool's nodes with the layout itself.
+// Pool annotates the pool's nodes with the layout itself, and turns the
+// GPU Operator's mig-manager off on them: without its nvidia.com/mig.config
+// label (which this backend does not set, and removes when a pool switches
+// from gpu-operator) the operator labels a MIG-capable node all-disabled,
+// and its mig-manager would then undo the agent's layout. The operator
+// keeps a nvidia.com/gpu.deploy.mig-manager value it finds, and runs
+// mig-manager only where it is "true".
 func (agent) Pool(p *config.Pool, np *engine.NodePool) error {
 	layout, err := engine.AgentLayout(p.MIGLayout)
 	if err != nil {
 		return err
 	}
+	np.Labels[engine.LabelDeployMIGManager] = "false"
 	np.Annotations = map[string]string{agentv1.AnnotMIGLayout: layout}
 	np.MIGState = agentv1.AnnotMIGState
 	return nil

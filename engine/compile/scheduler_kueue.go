@@ -1,25 +1,52 @@
 package compile
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // kueue is scheduler "kueue": a WorkloadPriorityClass per priority, a
-// ResourceFlavor per pool, a ClusterQueue (in the tenant's cohort, one
-// flavor per quota block) and a LocalQueue per tenant, and models labelled
-// with their queue and priority so that Kueue admits them.
+// ResourceFlavor per pool and one for cpu, memory and pods on any node, a
+// ClusterQueue (in the tenant's cohort, one flavor per quota block, the
+// tenant's cpu, memory and pods, preemption from its priorities) and a
+// LocalQueue per tenant, and models labelled with their queue and priority
+// so that Kueue admits them.
 type kueue struct {
 	noScheduler
 	stack string
+	// preempting is set once a priority of the stack preempts: the
+	// priorities a tenant that lists none may use.
+	preempting bool
+	// lendable is what each cohort's tenants may lend, by cohort, pool and
+	// resource (made by the first ResourceQuota call).
+	lendable map[string]map[string]map[string]int64
 }
 
-func newKueue(s *config.Settings) Scheduler { return kueue{stack: s.Stack} }
+func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
+
+// Stand-ins for "no limit" where a tenant sets no cpu or memory: Kueue
+// admits a workload only when its ClusterQueue covers every resource the
+// workload requests (and every pod requests cpu and memory), and a quota
+// cannot be unlimited. A million cores and a pebibyte per tenant stay far
+// from int64 overflow when Kueue sums a cohort of thousands of tenants.
+const (
+	unboundedCPU    = "1000000"
+	unboundedMemory = "1Pi"
+)
+
+// AnyNodeFlavor is the name of the stack's ResourceFlavor of cpu, memory
+// and pods: no node labels, so any node (the GPU flavor of the same
+// workload still pins it to its pool). Pool names are DNS labels, so the
+// dot keeps it from ever naming a pool's flavor.
+func AnyNodeFlavor(stack string) string { return stack + ".any-node" }
 
 // Priority is the WorkloadPriorityClass Kueue orders workloads by.
-func (k kueue) Priority(p *config.Priority) []*engine.Object {
+func (k *kueue) Priority(p *config.Priority) []*engine.Object {
+	k.preempting = k.preempting || p.Preemption == config.PreemptLowerPriority
 	wpc := newObject("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", p.Name, k.stack, p.Address)
 	wpc.Object["value"] = p.Value
 	if p.Description != "" {
@@ -29,19 +56,120 @@ func (k kueue) Priority(p *config.Priority) []*engine.Object {
 }
 
 // Pool is the ResourceFlavor of the pool's nodes.
-func (k kueue) Pool(p *config.Pool) []*engine.Object {
+func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, k.stack, p.Address)
 	rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
 	return []*engine.Object{{Object: rf, Sensitive: anySensitive(&p.Meta)}}
 }
 
+// ResourceQuota raises the tenant's GPU limits by what Kueue lets it
+// borrow: in each pool it has quota for, per resource it covers, the
+// smaller of its borrowing limit and what the cohort's other tenants may
+// lend there (their lending limits, else their nominal quota). Otherwise
+// the ResourceQuota, which the API server checks when a Job's pods are
+// created, refuses the pods of every workload Kueue admitted by borrowing.
+// cpu, memory and pods have borrowing limit 0 and stay as they are.
+func (k *kueue) ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[string]any) {
+	if t.Cohort == "" {
+		return
+	}
+	if k.lendable == nil {
+		k.lendable = cohortLendable(cfg)
+	}
+	covered := map[string]bool{}
+	for _, q := range t.Quotas {
+		for r := range capacity.QuotaResources(q) {
+			covered[r] = true
+		}
+	}
+	extra := map[string]int64{}
+	for _, q := range t.Quotas {
+		own := lendableOf(q)
+		borrow := limitsOf(q.BorrowingLimit)
+		for r := range covered {
+			n := k.lendable[t.Cohort][q.PoolName][r] - own[r]
+			if b, ok := borrow[r]; ok && b < n {
+				n = b
+			}
+			if n > 0 {
+				extra[r] += n
+			}
+		}
+	}
+	for r, n := range extra {
+		key := "requests." + r
+		prev, _ := hard[key].(string)
+		hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
+	}
+}
+
+// cohortLendable sums what the tenants of each cohort may lend, by
+// cohort, pool and resource.
+func cohortLendable(cfg *config.Config) map[string]map[string]map[string]int64 {
+	out := map[string]map[string]map[string]int64{}
+	for _, t := range cfg.Tenants {
+		if t.Cohort == "" {
+			continue
+		}
+		if out[t.Cohort] == nil {
+			out[t.Cohort] = map[string]map[string]int64{}
+		}
+		for _, q := range t.Quotas {
+			if out[t.Cohort][q.PoolName] == nil {
+				out[t.Cohort][q.PoolName] = map[string]int64{}
+			}
+			for r, n := range lendableOf(q) {
+				out[t.Cohort][q.PoolName][r] += n
+			}
+		}
+	}
+	return out
+}
+
+// lendableOf is what quota block q lends its cohort: its nominal quota,
+// capped by its lending limits.
+func lendableOf(q *config.Quota) map[string]int64 {
+	res := capacity.QuotaResources(q)
+	for r, l := range limitsOf(q.LendingLimit) {
+		if n, ok := res[r]; ok && l < n {
+			res[r] = l
+		}
+	}
+	return res
+}
+
+// limitsOf maps borrowing or lending limits (by profile or "gpus") to
+// their resources.
+func limitsOf(limits map[string]int) map[string]int64 {
+	out := make(map[string]int64, len(limits))
+	for k, v := range limits {
+		out[limitResource(k)] = int64(v)
+	}
+	return out
+}
+
+// Objects is the ResourceFlavor of cpu, memory and pods, when there are
+// tenants (their ClusterQueues cover those resources with it).
+func (k *kueue) Objects(cfg *config.Config) []*engine.Object {
+	if len(cfg.Tenants) == 0 {
+		return nil
+	}
+	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", AnyNodeFlavor(k.stack), k.stack, engine.StackAddress)
+	rf.Object["spec"] = map[string]any{}
+	return []*engine.Object{{Object: rf}}
+}
+
 // Tenant is the tenant's ClusterQueue, named after its namespace, and the
 // LocalQueue its models are submitted to.
-func (k kueue) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
+func (k *kueue) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
 	ns := t.Namespace
 	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, k.stack, t.Address)
-	cq.Object["spec"] = clusterQueueSpec(t, quota)
-	var deps []engine.Key
+	spec := clusterQueueSpec(t, quota)
+	groups, _ := spec["resourceGroups"].([]any)
+	spec["resourceGroups"] = append(groups, nodeResourceGroup(t, AnyNodeFlavor(k.stack)))
+	spec["preemption"] = k.preemption(t)
+	cq.Object["spec"] = spec
+	deps := []engine.Key{{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: AnyNodeFlavor(k.stack)}}
 	for _, q := range t.Quotas {
 		deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
 	}
@@ -85,6 +213,60 @@ func clusterQueueSpec(t *config.Tenant, quota PoolResources) map[string]any {
 	return spec
 }
 
+// nodeResourceGroup is the resource group of cpu and memory (and pods
+// when the tenant limits them) with the tenant's limits as nominal quota
+// in flavor, the stack's any-node ResourceFlavor. Every workload requests
+// cpu and memory, so they are always covered (without the tenant's
+// attribute, with unboundedCPU and unboundedMemory); Kueue counts pods
+// only when covered. In a cohort the borrowing limit is 0: like the
+// ResourceQuota, the tenant's cpu, memory and pods are a hard limit.
+func nodeResourceGroup(t *config.Tenant, flavor string) map[string]any {
+	type entry struct{ name, quota string }
+	entries := []entry{{"cpu", cmp.Or(t.CPU, unboundedCPU)}, {"memory", cmp.Or(t.Memory, unboundedMemory)}}
+	if t.HasAttr("pods") {
+		entries = append(entries, entry{"pods", strconv.Itoa(t.Pods)})
+	}
+	covered := make([]any, len(entries))
+	resources := make([]any, len(entries))
+	for i, e := range entries {
+		covered[i] = e.name
+		r := map[string]any{"name": e.name, "nominalQuota": e.quota}
+		if t.Cohort != "" {
+			r["borrowingLimit"] = "0"
+		}
+		resources[i] = r
+	}
+	return map[string]any{"coveredResources": covered, "flavors": []any{map[string]any{"name": flavor, "resources": resources}}}
+}
+
+// preemption is the ClusterQueue's spec.preemption, from the priorities
+// the tenant's workloads may use (its priorities, else every priority of
+// the stack): when one of them preempts (PreemptLowerPriority), a pending
+// workload may preempt lower-priority workloads of its own ClusterQueue
+// and reclaim its nominal quota from lower-priority workloads borrowing it
+// in the cohort; when none does (all Never, or no priorities), it waits.
+// Kueue decides this per ClusterQueue, not per priority. A workload never
+// preempts another tenant's workloads to borrow (borrowWithinCohort
+// Never): a tenant's nominal quota stays its own.
+func (k *kueue) preemption(t *config.Tenant) map[string]any {
+	preempting := k.preempting
+	if len(t.Priorities) > 0 {
+		preempting = false
+		for _, p := range t.Priorities {
+			preempting = preempting || p.Preemption == config.PreemptLowerPriority
+		}
+	}
+	policy, reclaim := "Never", "Never"
+	if preempting {
+		policy, reclaim = "LowerPriority", "LowerPriority"
+	}
+	return map[string]any{
+		"withinClusterQueue":  policy,
+		"reclaimWithinCohort": reclaim,
+		"borrowWithinCohort":  map[string]any{"policy": "Never"},
+	}
+}
+
 // flavorResources is the nominal quota of each covered resource in one
 // quota block's flavor, with its borrowing and lending limits.
 func flavorResources(q *config.Quota, res map[string]int64, covered []string) []any {
@@ -119,7 +301,7 @@ func limitResource(key string) string {
 
 // Model labels the model with its LocalQueue and priority, which Kueue
 // reads, and makes it wait for both.
-func (kueue) Model(w *Workload) {
+func (*kueue) Model(w *Workload) {
 	w.Labels["kueue.x-k8s.io/queue-name"] = engine.LocalQueueName
 	w.DependsOn = append(w.DependsOn, engine.Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: w.Namespace, Name: engine.LocalQueueName})
 	if w.Priority != nil {

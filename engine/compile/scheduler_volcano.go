@@ -43,3 +43,17 @@ func (v volcano) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object 
 	q.Object["spec"] = spec
 	return []*engine.Object{{Object: q, Sensitive: tenantSensitive(t)}}
 }
+
+// VolcanoQueueAnnotation is the pod annotation naming the Volcano Queue a
+// pod is scheduled from.
+const VolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name"
+
+// Model hands the model's pods to Volcano: the predictor's schedulerName
+// is volcano and its pods carry the tenant's Queue in their annotations
+// (KServe copies spec.predictor.annotations onto the pods); the model
+// waits for the Queue.
+func (v volcano) Model(w *Workload) {
+	w.Predictor["schedulerName"] = "volcano"
+	w.Predictor["annotations"] = map[string]any{VolcanoQueueAnnotation: w.Namespace}
+	w.DependsOn = append(w.DependsOn, engine.Key{Group: "scheduling.volcano.sh", Kind: "Queue", Name: w.Namespace})
+}

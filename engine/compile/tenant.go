@@ -80,6 +80,7 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 	if t.HasAttr("pods") {
 		hard["pods"] = strconv.Itoa(t.Pods)
 	}
+	c.sched.ResourceQuota(c.cfg, t, hard)
 	if len(hard) == 0 {
 		return nil, quota
 	}

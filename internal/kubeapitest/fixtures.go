@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 )
 
 // ReadYAML decodes every document of a multi-document YAML file.
@@ -85,8 +86,18 @@ func createNode(ctx context.Context, cs kubernetes.Interface, n GPUNode) error {
 	for k, v := range n.Capacity {
 		rl[corev1.ResourceName(k)] = resource.MustParse(v)
 	}
-	created.Status.Capacity, created.Status.Allocatable = rl, rl
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// Retried on conflict: PlayKubelet may update the node meanwhile.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		created.Status.Capacity, created.Status.Allocatable = rl, rl
+		_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if fresh, gerr := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{}); gerr == nil {
+				created = fresh
+			}
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("set capacity of node %s: %w", n.Name, err)
 	}
 	return nil

@@ -47,9 +47,20 @@ func Binary() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "kubeapi")
 }
 
+// Options choose what the harness runs besides the API server and its
+// controllers.
+type Options struct {
+	// Workloads also runs kube-scheduler and the Job controller (kubeapi
+	// --workloads): pods get bound to Nodes, Jobs get pods.
+	Workloads bool
+}
+
 // Start runs the harness with its data in dir (created if needed; reuse a
 // dir to restart on the same data) and waits until it is ready.
-func Start(dir string) (*Server, error) {
+func Start(dir string) (*Server, error) { return StartOptions(dir, Options{}) }
+
+// StartOptions is Start with options.
+func StartOptions(dir string, o Options) (*Server, error) {
 	bin := Binary()
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("the API server harness %s is missing: run `make test` (or `make kubeapi`) to build it: %w", bin, err)
@@ -62,7 +73,11 @@ func Start(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--dir", dir)
+	args := []string{"--dir", dir}
+	if o.Workloads {
+		args = append(args, "--workloads")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -134,7 +149,10 @@ func (s *Server) RESTConfig() (*rest.Config, error) {
 // client-go's default warning handler and fails the package when any
 // client of the process (gpuform's too) was warned of an unknown or
 // duplicate field.
-func Main(m *testing.M, srv **Server) {
+func Main(m *testing.M, srv **Server) { MainOptions(m, srv, Options{}) }
+
+// MainOptions is Main with options.
+func MainOptions(m *testing.M, srv **Server, o Options) {
 	warnings := &Warnings{}
 	rest.SetDefaultWarningHandler(warnings)
 	dir, err := os.MkdirTemp("", "kubeapi-")
@@ -142,7 +160,7 @@ func Main(m *testing.M, srv **Server) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	s, err := Start(dir)
+	s, err := StartOptions(dir, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubeapitest:", err)
 		os.Exit(1)

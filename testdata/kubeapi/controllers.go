@@ -20,7 +20,8 @@ import (
 //   - serviceaccount-token-controller: token Secrets for service accounts;
 //   - root-ca-certificate-publisher-controller: kube-root-ca.crt ConfigMaps.
 //
-// Nothing that needs nodes, kubelets or a cloud runs.
+// Nothing that needs kubelets or a cloud runs (--workloads adds
+// workloadControllers).
 var controllers = []string{
 	"namespace-controller",
 	"garbage-collector-controller",
@@ -30,11 +31,12 @@ var controllers = []string{
 	"root-ca-certificate-publisher-controller",
 }
 
-// controllerManagerArgs returns the kube-controller-manager command line.
-func controllerManagerArgs(kubeconfig string, p pki) []string {
+// controllerManagerArgs returns the kube-controller-manager command line
+// running ctrls.
+func controllerManagerArgs(kubeconfig string, p pki, ctrls []string) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
-		"--controllers=" + strings.Join(controllers, ","),
+		"--controllers=" + strings.Join(ctrls, ","),
 		"--use-service-account-credentials=false",
 		"--leader-elect=false",
 		"--service-account-private-key-file=" + p.SAKey(),

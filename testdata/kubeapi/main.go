@@ -7,11 +7,15 @@
 //     client-certificate and static-token authentication and RBAC;
 //   - once /readyz answers, the kube-controller-manager loops the API alone
 //     lacks: namespace, garbage collector, resource quota, service account
-//     and service account token (plus the kube-root-ca.crt publisher).
+//     and service account token (plus the kube-root-ca.crt publisher);
+//   - with --workloads, also kube-scheduler (k8s.io/kubernetes/cmd/kube-scheduler/app,
+//     default profile) and the Job controller, so that Jobs get pods and pods
+//     get bound to Nodes by their capacity, labels and taints (there is still
+//     no kubelet: bound pods stay Pending).
 //
 // Usage:
 //
-//	kubeapi --dir DIR [--port N] [--v N] [--log-file PATH] [--ready-timeout D] [-- KUBE-APISERVER-FLAGS...]
+//	kubeapi --dir DIR [--port N] [--v N] [--log-file PATH] [--ready-timeout D] [--workloads] [-- KUBE-APISERVER-FLAGS...]
 //
 // On first start it creates a CA, a serving certificate, an admin client
 // certificate (CN=admin, O=system:masters), a service account signing key and
@@ -47,6 +51,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	schedoptions "k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 )
 
 func main() {
@@ -60,6 +65,7 @@ func run() int {
 	verbosity := fs.Int("v", 0, "klog verbosity of the apiserver and controllers")
 	logFile := fs.String("log-file", "", "apiserver and controller log (default DIR/apiserver.log; \"-\" = stderr); etcd logs to DIR/etcd.log")
 	readyTimeout := fs.Duration("ready-timeout", 2*time.Minute, "give up if not ready within this time")
+	workloads := fs.Bool("workloads", false, "also run kube-scheduler and the Job controller")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: kubeapi --dir DIR [flags] [-- kube-apiserver flags]\n")
 		fs.PrintDefaults()
@@ -118,10 +124,21 @@ func run() int {
 		return fail(err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	kcmOpts, err := newControllerManagerOptions(controllerManagerArgs(kubeconfig, p))
+	ctrls := controllers
+	if *workloads {
+		ctrls = append(append([]string(nil), controllers...), workloadControllers...)
+	}
+	kcmOpts, err := newControllerManagerOptions(controllerManagerArgs(kubeconfig, p, ctrls))
 	if err != nil {
 		ln.Close()
 		return fail(err)
+	}
+	var schedOpts *schedoptions.Options
+	if *workloads {
+		if schedOpts, err = newSchedulerOptions(schedulerArgs(kubeconfig)); err != nil {
+			ln.Close()
+			return fail(err)
+		}
 	}
 	if err := p.writeKubeconfigs(dir, serverURL); err != nil {
 		ln.Close()
@@ -137,8 +154,11 @@ func run() int {
 	apiDone := make(chan error, 1)
 	apiStarted := false
 	kcmCtx, kcmCancel := context.WithCancel(context.Background())
-	kcmDone := make(chan error, 1)
+	kcmDone := make(chan error, 2)
 	kcmStarted := false
+	// The scheduler shares the controllers' context and reports on kcmDone
+	// too: either stopping is fatal.
+	schedStarted := false
 	stop := func() {
 		os.Remove(readyFile)
 		go func() { // a second signal, or a hung shutdown, exits at once
@@ -151,11 +171,14 @@ func run() int {
 			os.Exit(1)
 		}()
 		kcmCancel()
-		if kcmStarted {
+		for _, started := range []bool{kcmStarted, schedStarted} {
+			if !started {
+				continue
+			}
 			select {
 			case <-kcmDone:
 			case <-time.After(10 * time.Second):
-				klog.Warning("kubeapi: controller manager did not stop in 10s")
+				klog.Warning("kubeapi: controller manager or scheduler did not stop in 10s")
 			}
 		}
 		apiCancel()
@@ -192,7 +215,7 @@ func run() int {
 				return fmt.Errorf("kube-apiserver exited: %v", err)
 			case err := <-kcmDone:
 				kcmDone <- err
-				return fmt.Errorf("kube-controller-manager exited: %v", err)
+				return fmt.Errorf("controllers exited: %v", err)
 			case err := <-etcd.Err():
 				return fmt.Errorf("etcd: %v", err)
 			case s := <-sigs:
@@ -209,6 +232,10 @@ func run() int {
 	apiReady := time.Since(start)
 	kcmStarted = true
 	go func() { kcmDone <- runControllerManager(kcmCtx, kcmOpts) }()
+	if schedOpts != nil {
+		schedStarted = true
+		go func() { kcmDone <- runScheduler(kcmCtx, schedOpts) }()
+	}
 	// The serviceaccount controller creating default/default shows the
 	// controllers run (and pods in "default" pass ServiceAccount admission).
 	if err := waitFor("/api/v1/namespaces/default/serviceaccounts/default"); err != nil {
@@ -234,7 +261,7 @@ func run() int {
 		code = 1
 	case err := <-kcmDone:
 		kcmDone <- err
-		fmt.Fprintf(os.Stderr, "kubeapi: kube-controller-manager exited: %v\n", err)
+		fmt.Fprintf(os.Stderr, "kubeapi: controllers exited: %v\n", err)
 		code = 1
 	case err := <-etcd.Err():
 		fmt.Fprintf(os.Stderr, "kubeapi: etcd: %v\n", err)

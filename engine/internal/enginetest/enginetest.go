@@ -184,10 +184,12 @@ func fieldsV1(t testing.TB, obj map[string]any) []byte {
 
 // EmptyLive is a cluster with nothing of the stack and the GPU Operator
 // installed, its ClusterPolicy already pointing at gpuform's mig-parted
-// ConfigMap (the quickstart has no time-sliced pool).
+// ConfigMap, with MIG strategy mixed (the quickstart has no time-sliced
+// pool).
 func EmptyLive(t testing.TB) *engine.Live {
 	spec := map[string]any{
 		"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
+		"mig":        map[string]any{"strategy": engine.MIGStrategyMixed},
 	}
 	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
 	return &engine.Live{Source: "test", ClusterPolicies: []*unstructured.Unstructured{ServerCopy(t, cp)}}
