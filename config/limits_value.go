@@ -1,0 +1,186 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// valueStats is what measuring a value finds.
+type valueStats struct {
+	// size is the value's size as MaxValueSize counts it, up to the point
+	// where the walk stopped.
+	size int64
+	// strings is the bytes of its strings (counted in size too).
+	strings int64
+	// longest is the length in bytes of the longest string in the value.
+	longest int
+	// known is false when a part of the value is unknown.
+	known bool
+	// over is true when the size passed the limit; the walk stopped there.
+	over bool
+}
+
+// measureValue measures v against limit: the bytes of its strings, keys and
+// numbers' digits plus ElementSize for every element, number, bool and null,
+// each part counted as often as v holds it. The walk stops once the size
+// passes limit, so measuring costs at most limit/ElementSize steps however
+// large v would be: a list that holds another twice, forty levels deep, is
+// a few kilobytes in memory and 2^40 elements to measure.
+func measureValue(v cty.Value, limit int64) valueStats {
+	s := valueStats{known: true}
+	s.add(v, limit)
+	return s
+}
+
+// add adds v to s, stopping once s.size passes limit.
+func (s *valueStats) add(v cty.Value, limit int64) {
+	if v.IsMarked() {
+		v, _ = v.Unmark()
+	}
+	s.size += ElementSize
+	if s.size > limit {
+		s.over = true
+		return
+	}
+	if !v.IsKnown() {
+		s.known = false
+		return
+	}
+	if v.IsNull() {
+		return
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		n := len(v.AsString())
+		s.size += int64(n)
+		s.strings += int64(n)
+		s.longest = max(s.longest, n)
+	case ty == cty.Number:
+		s.size += numberDigits(v)
+	case ty.IsObjectType():
+		// The sum does not depend on the order of the attributes, and the
+		// walk that stops early reports only that it did.
+		for name := range ty.AttributeTypes() {
+			s.size += int64(len(name))
+			if s.add(v.GetAttr(name), limit); s.over {
+				return
+			}
+		}
+	case ty.IsMapType():
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			s.size += int64(len(k.AsString()))
+			if s.add(e, limit); s.over {
+				return
+			}
+		}
+	case ty.IsCollectionType() || ty.IsTupleType():
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			if s.add(e, limit); s.over {
+				return
+			}
+		}
+	}
+	if s.size > limit {
+		s.over = true
+	}
+}
+
+// numberDigits is an upper bound of the characters of a known number
+// written in decimal without an exponent, as converting it to a string
+// writes it: 1e600000000 is a few bytes in memory and 600 MB as a string.
+func numberDigits(v cty.Value) int64 {
+	return bigFloatDigits(v.AsBigFloat())
+}
+
+// bigFloatDigits is numberDigits of f.
+func bigFloatDigits(f *big.Float) int64 {
+	if f.IsInf() {
+		return 4
+	}
+	exp := int64(f.MantExp(nil))
+	if exp < 0 {
+		exp = -exp
+	}
+	// log10(2) digits for each bit of the exponent and of the mantissa,
+	// plus the sign and the decimal point.
+	return int64(math.Ceil(float64(exp+int64(f.MinPrec()))*math.Log10(2))) + 2
+}
+
+// measured measures v, the value of the expression at rng (see
+// meter.measure), reporting why it is refused; false when it is.
+func (l *loader) measured(v cty.Value, rng hcl.Range) bool {
+	_, ok, d := l.meter.measure(v, rng, 1)
+	if d != nil {
+		l.diags = append(l.diags, d)
+	}
+	return ok
+}
+
+// limitDetail is the Extra of a diagnostic of the evaluation's limits: its
+// detail, given where the value is: "" until evalNode knows the block, then
+// " in local.x".
+type limitDetail func(where string) string
+
+// limitDiagnostic is an error at rng whose detail names where it is.
+func limitDiagnostic(summary string, rng hcl.Range, detail limitDetail) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   detail(""),
+		Subject:  rng.Ptr(),
+		Extra:    detail,
+	}
+}
+
+// nameBlock completes the details of the limits' diagnostics in diags with
+// the block being evaluated, addr ("" for none).
+func nameBlock(diags hcl.Diagnostics, addr string) {
+	where := ""
+	if addr != "" {
+		where = " in " + addr
+	}
+	for _, d := range diags {
+		if f, ok := d.Extra.(limitDetail); ok {
+			d.Detail = f(where)
+			d.Extra = nil
+		}
+	}
+}
+
+// valueTooLarge is the diagnostic of a value over MaxValueSize at rng.
+func valueTooLarge(rng hcl.Range) *hcl.Diagnostic {
+	return limitDiagnostic("Value too large", rng, func(where string) string {
+		return fmt.Sprintf("The value of this expression%s is over %d bytes (config.MaxValueSize), counting the bytes of its strings, keys and digits, %d (config.ElementSize) for each element, number and bool, and each part as often as the value holds it: comparisons, conversions and functions walk it that often, and a list that holds another twice, level after level, doubles at each level. gpuform stops here instead.", where, MaxValueSize, ElementSize)
+	})
+}
+
+// stringTooLong is the diagnostic of a string of n > MaxFileSize bytes at
+// rng.
+func stringTooLong(rng hcl.Range, n int) *hcl.Diagnostic {
+	return limitDiagnostic("String too long", rng, func(where string) string {
+		return fmt.Sprintf("This expression%s makes a string of %d bytes; the limit is %d (config.MaxFileSize).", where, n, MaxFileSize)
+	})
+}
+
+// templateTooLong is the diagnostic of a string template whose result
+// would pass MaxFileSize at its part rng.
+func templateTooLong(rng hcl.Range) *hcl.Diagnostic {
+	return limitDiagnostic("String too long", rng, func(where string) string {
+		return fmt.Sprintf("The string template%s would make a string of more than %d bytes (config.MaxFileSize) with this part; gpuform stops before building it.", where, MaxFileSize)
+	})
+}
+
+// budgetSpent is the diagnostic of the measure that takes the evaluation
+// over MaxEvalBytes.
+func budgetSpent(rng hcl.Range) *hcl.Diagnostic {
+	return limitDiagnostic("Evaluation budget spent", rng, func(where string) string {
+		return fmt.Sprintf("Evaluating the configuration has handled more than %d bytes of values in all (config.MaxEvalBytes), counting each value as config.MaxValueSize does, each time it is used: local values, block arguments, function arguments, for collections, operands of == and !=, conditional results, string templates. It went over with this expression%s; the blocks after it are not evaluated.", MaxEvalBytes, where)
+	})
+}
