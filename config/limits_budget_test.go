@@ -163,6 +163,25 @@ func TestEvaluationBudget(t *testing.T) {
 			summary: "Evaluation budget spent", detail: "config.MaxEvalBytes",
 			block: "local.u", at: "main.hcl:6,36",
 		},
+		{
+			// A function's result is measured too: 90,000 pairs of 1 KiB
+			// strings.
+			name: "function-result",
+			files: map[string]string{"main.hcl": hostileHead + "locals {\n  k = \"" + strings.Repeat("k", 1024) + "\"\n" +
+				"  l = [for i in range(300) : \"${local.k}${i}\"]\n  n = length(setproduct(local.l, local.l))\n}\n"},
+			summary: "Value too large", detail: "config.MaxValueSize",
+			block: "local.n", at: "main.hcl:7,14",
+		},
+		{
+			// 50 products of 10,000 pairs of 1 KiB strings (22 MiB each)
+			// pass MaxEvalBytes, where their arguments (13 MiB a call)
+			// would not.
+			name: "function-results-budget",
+			files: map[string]string{"main.hcl": hostileHead + "locals {\n  k = \"" + strings.Repeat("k", 1024) + "\"\n" +
+				"  l = [for i in range(100) : \"${local.k}${i}\"]\n  x = [for i in range(50) : setproduct(local.l, local.l)]\n}\n"},
+			summary: "Evaluation budget spent", detail: "config.MaxEvalBytes",
+			block: "local.x", at: "main.hcl:7,40",
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

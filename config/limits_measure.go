@@ -281,9 +281,26 @@ func (m *meter) wrap(f function.Function) function.Function {
 			if err != nil {
 				return cty.NilVal, err
 			}
-			return f.Call(vals)
+			return m.result(f.Call(vals))
 		},
 	})
+}
+
+// result measures a function's result, the values functions make: it
+// passes on a call's error, refuses a result the measure refuses (see
+// resultError) and turns one made after the budget was spent into an
+// unknown value.
+func (m *meter) result(v cty.Value, err error) (cty.Value, error) {
+	if err != nil {
+		return v, err
+	}
+	if _, ok, d := m.measure(v, hcl.Range{}, 1); !ok {
+		if d == nil {
+			return cty.DynamicVal, nil
+		}
+		return cty.NilVal, &resultError{summary: d.Summary, detail: d.Extra.(limitDetail)}
+	}
+	return v, nil
 }
 
 // wrapAll wraps every function of funcs (see wrap) and adds valueFunc.

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -139,6 +141,16 @@ func limitDiagnostic(summary string, rng hcl.Range, detail limitDetail) *hcl.Dia
 	}
 }
 
+// resultError is the error of a function call whose result the measure
+// refuses; nameBlock turns HCL's "Error in function call" about it into the
+// limit's diagnostic.
+type resultError struct {
+	summary string
+	detail  limitDetail
+}
+
+func (e *resultError) Error() string { return e.detail("") }
+
 // nameBlock completes the details of the limits' diagnostics in diags with
 // the block being evaluated, addr ("" for none).
 func nameBlock(diags hcl.Diagnostics, addr string) {
@@ -147,6 +159,12 @@ func nameBlock(diags hcl.Diagnostics, addr string) {
 		where = " in " + addr
 	}
 	for _, d := range diags {
+		if call, ok := hcl.DiagnosticExtra[hclsyntax.FunctionCallDiagExtra](d); ok {
+			var re *resultError
+			if errors.As(call.FunctionCallError(), &re) {
+				d.Summary, d.Extra = re.summary, re.detail
+			}
+		}
 		if f, ok := d.Extra.(limitDetail); ok {
 			d.Detail = f(where)
 			d.Extra = nil
