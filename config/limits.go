@@ -46,13 +46,13 @@ const (
 	// the rest are counted in one more diagnostic.
 	MaxFileDiagnostics = 100
 	// MaxValueSize is the largest size of one value: a local value, a
-	// block argument, a variable's value, a function argument, a for
-	// expression's collection, an operand of == or !=, a conditional's
-	// result. A value's size is the bytes of its strings, keys and numbers'
-	// digits plus ElementSize for every element, number, bool and null,
-	// counting a part as often as the value holds it: that is how often a
-	// comparison, a conversion or jsonencode walks it. A list that holds
-	// another twice, level after level, doubles at each level; its size is
+	// block argument, for_each, a variable's value, a function's argument
+	// or result, an operand of == or !=, a conditional's result. A value's
+	// size is the bytes of its strings, keys and numbers' digits plus
+	// ElementSize for every element, number, bool and null, counting a
+	// part as often as the value holds it: that is how often a comparison,
+	// a conversion or jsonencode walks it. A list that holds another
+	// twice, level after level, doubles at each level; its size is
 	// measured by a walk that stops at the limit.
 	MaxValueSize = 64 << 20
 	// ElementSize is what each element, number, bool and null adds to a
@@ -62,9 +62,12 @@ const (
 	// handle in all: the sizes of every value measured against
 	// MaxValueSize, each time it is measured, a function argument's
 	// strings counting StringWeight bytes for each of theirs. It bounds the
-	// time and memory of the evaluation as a whole; the generated benchmark
-	// configurations use 2% (1,000 tenants and 5,000 models in for_each
-	// blocks) and 8% (5,000 and 20,000) of it.
+	// time and the memory of the evaluation as a whole (what functions and
+	// templates build is measured, so it holds about this much at most;
+	// other expressions build no more than their source and the for
+	// expressions' iterations allow); the generated
+	// benchmark configurations use 2% (1,000 tenants and 5,000 models in
+	// for_each blocks) and 8% (5,000 and 20,000) of it.
 	MaxEvalBytes = 1 << 30
 	// StringWeight is what each byte of a function argument's strings
 	// counts against MaxEvalBytes: functions work on strings character by

@@ -199,6 +199,6 @@ func templateTooLong(rng hcl.Range) *hcl.Diagnostic {
 // over MaxEvalBytes.
 func budgetSpent(rng hcl.Range) *hcl.Diagnostic {
 	return limitDiagnostic("Evaluation budget spent", rng, func(where string) string {
-		return fmt.Sprintf("Evaluating the configuration has handled more than %d bytes of values in all (config.MaxEvalBytes), counting each value as config.MaxValueSize does, each time it is used: local values, block arguments, function arguments, for collections, operands of == and !=, conditional results, string templates. It went over with this expression%s; the blocks after it are not evaluated.", MaxEvalBytes, where)
+		return fmt.Sprintf("Evaluating the configuration has handled more than %d bytes of values in all (config.MaxEvalBytes), counting each value as config.MaxValueSize does, each time it is used: local values, block arguments, function arguments and results, operands of == and !=, conditional results, string templates. It went over with this expression%s; the blocks after it are not evaluated.", MaxEvalBytes, where)
 	})
 }
