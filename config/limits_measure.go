@@ -13,8 +13,9 @@ import (
 
 // valueFunc is the identity function limitExprs wraps around the values it
 // measures. Its name is not an identifier, so a configuration cannot call
-// it, and no diagnostic shows it: its argument's measure reports its own.
-const valueFunc = "(value)"
+// it, nor so close to one that HCL would suggest it for a misspelt
+// function; no diagnostic shows it: its argument's measure reports its own.
+const valueFunc = "(measured value)"
 
 // meter measures the values of one load against MaxValueSize and
 // MaxEvalBytes (and strings against MaxFileSize), charging them to the
