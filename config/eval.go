@@ -373,7 +373,7 @@ func (l *loader) evalNode(n *node) {
 		}
 	}
 	n.state = 2
-	if l.spent.bytes.Load() > MaxEvalBytes {
+	if l.spentBudget() {
 		n.bad, n.value = true, cty.DynamicVal
 		return
 	}

@@ -60,20 +60,15 @@ const (
 	ElementSize = 64
 	// MaxEvalBytes is the most bytes of values one load's evaluation may
 	// handle in all: the sizes of every value measured against
-	// MaxValueSize, each time it is measured, a function argument's
-	// strings counting StringWeight bytes for each of theirs. It bounds the
-	// time and the memory of the evaluation as a whole (what functions and
-	// templates build is measured, so it holds about this much at most;
-	// other expressions build no more than their source and the for
-	// expressions' iterations allow); the generated
-	// benchmark configurations use 2% (1,000 tenants and 5,000 models in
-	// for_each blocks) and 8% (5,000 and 20,000) of it.
+	// MaxValueSize, each time it is measured, weighted by what the
+	// operation it is measured for costs (see weights): a measure of the
+	// work of the evaluation. It bounds the time and the memory of the
+	// evaluation as a whole (what functions and templates build is
+	// measured, so it holds about this much at most; other expressions
+	// build no more than their source and the for expressions' iterations
+	// allow); the generated benchmark configurations use 2% (1,000 tenants
+	// and 5,000 models in for_each blocks) and 8% (5,000 and 20,000) of it.
 	MaxEvalBytes = 1 << 30
-	// StringWeight is what each byte of a function argument's strings
-	// counts against MaxEvalBytes: functions work on strings character by
-	// character (length, regex, replace, upper...), each at about the cost
-	// of an element.
-	StringWeight = ElementSize
 )
 
 // The diagnostic of invalid UTF-8, worded as hclsyntax's.

@@ -164,6 +164,24 @@ func TestEvaluationBudget(t *testing.T) {
 			block: "local.u", at: "main.hcl:6,36",
 		},
 		{
+			// A function's argument counts 16 times (or as many times as it
+			// is deep): jsonencode of 2^18 numbers 19 levels deep takes
+			// seconds.
+			name:    "budget-spent-on-function-arguments",
+			files:   map[string]string{"main.hcl": doubling(18, "j = [for i in range(1000) : jsonencode(local.t18)]")},
+			summary: "Evaluation budget spent", detail: "config.MaxEvalBytes",
+			block: "local.j", at: fmt.Sprintf("main.hcl:%d,42", first+19),
+		},
+		{
+			// Set operations count their arguments 512 times: go-cty hashes
+			// and sorts every element.
+			name: "budget-spent-on-set-operations",
+			files: map[string]string{"main.hcl": hostileHead + "locals {\n  f = [for i in flatten([for j in range(10) : range(1000)]) : \"s${i}\"]\n" +
+				"  u = [for i in range(100) : setunion(local.f, local.f)]\n}\n"},
+			summary: "Evaluation budget spent", detail: "config.MaxEvalBytes",
+			block: "local.u", at: "main.hcl:6,48",
+		},
+		{
 			// A function's result is measured too: 90,000 pairs of 1 KiB
 			// strings.
 			name: "function-result",

@@ -30,9 +30,10 @@ const valueFunc = "(measured value)"
 // go-cty only a capsule, which it does not walk.
 type meter struct {
 	spent *budgets
-	// arg is the capsule type of a measured function argument, operand the
-	// one of valueFunc's argument; each holds a *cty.Value.
-	arg, operand cty.Type
+	// arg is the capsule type of a measured function argument, setArg and
+	// setOperand the ones of toset's and of the set operations' (see use),
+	// operand the one of valueFunc's argument; each holds a *cty.Value.
+	arg, setArg, setOperand, operand cty.Type
 	// unmeasured is the capsule type of an argument passed on unmeasured
 	// to a function that does not walk it (forIterFunc).
 	unmeasured cty.Type
@@ -41,8 +42,10 @@ type meter struct {
 // newMeter returns the meter of one load, charging spent.
 func newMeter(spent *budgets) *meter {
 	m := &meter{spent: spent}
-	m.arg = capsuleDecodedBy("measured value", m.decoder(&m.arg, StringWeight))
-	m.operand = capsuleDecodedBy("measured operand", m.decoder(&m.operand, 1))
+	m.arg = capsuleDecodedBy("measured argument", m.decoder(&m.arg, argument))
+	m.setArg = capsuleDecodedBy("measured set argument", m.decoder(&m.setArg, setArgument))
+	m.setOperand = capsuleDecodedBy("measured set operand", m.decoder(&m.setOperand, setOperand))
+	m.operand = capsuleDecodedBy("measured operand", m.decoder(&m.operand, compared))
 	m.unmeasured = capsuleDecodedBy("value", func(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 		v, diags := expr.Value(ctx)
 		if diags.HasErrors() {
@@ -67,14 +70,16 @@ func capsuleDecodedBy(name string, decode customdecode.CustomExpressionDecoderFu
 }
 
 // measure charges v, the value of the expression at rng, to the budgets
-// and checks it against MaxValueSize and its strings against MaxFileSize.
-// Its strings' bytes count weight times. ok is false when v must not be
-// used: with the diagnostic to report, or none when the budget was spent
-// before (reported once, where it went over). known is whether v is
-// wholly known.
-func (m *meter) measure(v cty.Value, rng hcl.Range, weight int64) (known, ok bool, diag *hcl.Diagnostic) {
+// for u and checks it against MaxValueSize and its strings against
+// MaxFileSize. ok is false when v must not be used: with the diagnostic to
+// report, or none when the budget was spent before (reported once, where
+// it went over). known is whether v is wholly known.
+func (m *meter) measure(v cty.Value, rng hcl.Range, u use) (known, ok bool, diag *hcl.Diagnostic) {
+	if m.spent.bytes.Load() > MaxEvalBytes {
+		return false, false, nil // spent: measuring would cost what the budget bounds
+	}
 	s := measureValue(v, MaxValueSize)
-	charge := s.size + (weight-1)*s.strings
+	charge := u.charge(s)
 	if s.over {
 		charge = MaxValueSize + 1 // the same wherever the walk stopped
 	}
@@ -93,10 +98,10 @@ func (m *meter) measure(v cty.Value, rng hcl.Range, weight int64) (known, ok boo
 }
 
 // decoder returns the custom expression decoder of the capsule type *ty,
-// counting strings' bytes weight times: it evaluates the expression,
-// measures its value and returns it in a capsule; NilVal when it must not
-// be used, which HCL turns into an unknown argument.
-func (m *meter) decoder(ty *cty.Type, weight int64) customdecode.CustomExpressionDecoderFunc {
+// measuring for u: it evaluates the expression, measures its value and
+// returns it in a capsule; NilVal when it must not be used, which HCL
+// turns into an unknown argument.
+func (m *meter) decoder(ty *cty.Type, u use) customdecode.CustomExpressionDecoderFunc {
 	return func(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 		var v cty.Value
 		var diags hcl.Diagnostics
@@ -108,7 +113,7 @@ func (m *meter) decoder(ty *cty.Type, weight int64) customdecode.CustomExpressio
 		if diags.HasErrors() {
 			return cty.NilVal, diags
 		}
-		if _, ok, d := m.measure(v, expr.Range(), weight); !ok {
+		if _, ok, d := m.measure(v, expr.Range(), u); !ok {
 			if d != nil {
 				diags = append(diags, d)
 			}
@@ -192,7 +197,7 @@ func (m *meter) join(j *hclsyntax.TemplateJoinExpr, ctx *hcl.EvalContext) (cty.V
 	if diags.HasErrors() {
 		return cty.DynamicVal, diags
 	}
-	if _, ok, d := m.measure(tuple, j.Range(), 1); !ok {
+	if _, ok, d := m.measure(tuple, j.Range(), stored); !ok {
 		if d != nil {
 			diags = append(diags, d)
 		}
@@ -232,12 +237,12 @@ func stringLength(v cty.Value) int64 {
 }
 
 // wrap returns f with every parameter measured (see meter): a parameter of
-// f becomes one of m.arg with the same name; the call converts each
+// f becomes one of argType (m.arg, m.setArg or m.setOperand) with the same
+// name; the call converts each
 // argument to f's parameter type (as HCL would have, but inferring the
 // element type of a collection of any in linear time: see unifiedType) and
 // calls f.
-func (m *meter) wrap(f function.Function) function.Function {
-	argType := m.arg
+func (m *meter) wrap(f function.Function, argType cty.Type) function.Function {
 	params := f.Params()
 	measured := make([]function.Parameter, len(params))
 	for i, p := range params {
@@ -295,7 +300,7 @@ func (m *meter) result(v cty.Value, err error) (cty.Value, error) {
 	if err != nil {
 		return v, err
 	}
-	if _, ok, d := m.measure(v, hcl.Range{}, 1); !ok {
+	if _, ok, d := m.measure(v, hcl.Range{}, stored); !ok {
 		if d == nil {
 			return cty.DynamicVal, nil
 		}
@@ -307,7 +312,14 @@ func (m *meter) result(v cty.Value, err error) (cty.Value, error) {
 // wrapAll wraps every function of funcs (see wrap) and adds valueFunc.
 func (m *meter) wrapAll(funcs map[string]function.Function) map[string]function.Function {
 	for name, f := range funcs {
-		funcs[name] = m.wrap(f)
+		switch name {
+		case "toset":
+			funcs[name] = m.wrap(f, m.setArg)
+		case "setunion", "setintersection", "setsubtract":
+			funcs[name] = m.wrap(f, m.setOperand)
+		default:
+			funcs[name] = m.wrap(f, m.arg)
+		}
 	}
 	funcs[valueFunc] = function.New(&function.Spec{
 		Description: "Returns its argument, measured.",

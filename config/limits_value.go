@@ -18,6 +18,9 @@ type valueStats struct {
 	size int64
 	// strings is the bytes of its strings (counted in size too).
 	strings int64
+	// depth is how deeply the value is nested: 1 for a number, 2 for a
+	// list of numbers.
+	depth int64
 	// longest is the length in bytes of the longest string in the value.
 	longest int
 	// known is false when a part of the value is unknown.
@@ -34,16 +37,17 @@ type valueStats struct {
 // a few kilobytes in memory and 2^40 elements to measure.
 func measureValue(v cty.Value, limit int64) valueStats {
 	s := valueStats{known: true}
-	s.add(v, limit)
+	s.add(v, limit, 1)
 	return s
 }
 
-// add adds v to s, stopping once s.size passes limit.
-func (s *valueStats) add(v cty.Value, limit int64) {
+// add adds v, at depth, to s, stopping once s.size passes limit.
+func (s *valueStats) add(v cty.Value, limit, depth int64) {
 	if v.IsMarked() {
 		v, _ = v.Unmark()
 	}
 	s.size += ElementSize
+	s.depth = max(s.depth, depth)
 	if s.size > limit {
 		s.over = true
 		return
@@ -69,7 +73,7 @@ func (s *valueStats) add(v cty.Value, limit int64) {
 		// walk that stops early reports only that it did.
 		for name := range ty.AttributeTypes() {
 			s.size += int64(len(name))
-			if s.add(v.GetAttr(name), limit); s.over {
+			if s.add(v.GetAttr(name), limit, depth+1); s.over {
 				return
 			}
 		}
@@ -77,14 +81,14 @@ func (s *valueStats) add(v cty.Value, limit int64) {
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
 			s.size += int64(len(k.AsString()))
-			if s.add(e, limit); s.over {
+			if s.add(e, limit, depth+1); s.over {
 				return
 			}
 		}
 	case ty.IsCollectionType() || ty.IsTupleType():
 		for it := v.ElementIterator(); it.Next(); {
 			_, e := it.Element()
-			if s.add(e, limit); s.over {
+			if s.add(e, limit, depth+1); s.over {
 				return
 			}
 		}
@@ -115,10 +119,63 @@ func bigFloatDigits(f *big.Float) int64 {
 	return int64(math.Ceil(float64(exp+int64(f.MinPrec()))*math.Log10(2))) + 2
 }
 
+// use is what a measured value is for, which sets what its size counts
+// against MaxEvalBytes: that is how the budget bounds the evaluation's
+// time. The weights are go-cty's costs relative to the measure's own walk,
+// rounded up.
+type use int
+
+const (
+	// stored is a value stored or copied: a local, a block argument, a
+	// template's result, a function's result. Its size counts once.
+	stored use = iota
+	// compared is an operand of == or !=, or a conditional's result:
+	// comparing two values checks that their types are known at every
+	// level, walking the value below again, so its size counts as many
+	// times as it is deep.
+	compared
+	// argument is a function's argument: go-cty walks it again before the
+	// call, and functions such as jsonencode, flatten and sort cost up to
+	// 16 times the measure, so its size counts 16 times (or as many as it
+	// is deep); string functions (length, regex, replace) work character
+	// by character, so its strings count 64 times.
+	argument
+	// setArgument is the argument of toset: go-cty hashes every element,
+	// at up to 128 times the measure, so it counts 128 times.
+	setArgument
+	// setOperand is an argument of setunion, setintersection or
+	// setsubtract, which hash and sort every element again, at up to 512
+	// times the measure.
+	setOperand
+)
+
+// charge is what a value of stats s counts against MaxEvalBytes for u.
+func (u use) charge(s valueStats) int64 {
+	elements, strs := int64(1), int64(1)
+	switch u {
+	case compared:
+		elements = s.depth
+	case argument:
+		elements, strs = max(16, s.depth), 64
+	case setArgument:
+		elements, strs = max(128, s.depth), 128
+	case setOperand:
+		elements, strs = max(512, s.depth), 512
+	}
+	return (s.size-s.strings)*elements + s.strings*strs
+}
+
+// spentBudget reports whether the evaluation has spent MaxEvalBytes: what
+// is left to evaluate is not (each measure would fail, silently, since the
+// diagnostic is where the budget went over).
+func (l *loader) spentBudget() bool {
+	return l.spent.bytes.Load() > MaxEvalBytes
+}
+
 // measured measures v, the value of the expression at rng (see
 // meter.measure), reporting why it is refused; false when it is.
 func (l *loader) measured(v cty.Value, rng hcl.Range) bool {
-	_, ok, d := l.meter.measure(v, rng, 1)
+	_, ok, d := l.meter.measure(v, rng, stored)
 	if d != nil {
 		l.diags = append(l.diags, d)
 	}

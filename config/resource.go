@@ -51,6 +51,9 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	if !n.used {
 		// Nothing refers to the block: evaluate its instances, build no value.
 		for _, k := range keys {
+			if l.spentBudget() {
+				return cty.DynamicVal
+			}
 			if _, ok := l.evalInstance(n, content, ctx, k); !ok {
 				n.bad = true
 			}
@@ -60,6 +63,10 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	if _, isCount := content.Attributes["count"]; isCount {
 		vals := make([]cty.Value, 0, len(keys))
 		for _, k := range keys {
+			if l.spentBudget() {
+				n.bad = true
+				return cty.DynamicVal
+			}
 			v, ok := l.evalInstance(n, content, ctx, k)
 			if !ok {
 				n.bad = true
@@ -74,6 +81,10 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	}
 	vals := make(map[string]cty.Value, len(keys))
 	for _, k := range keys {
+		if l.spentBudget() {
+			n.bad = true
+			return cty.DynamicVal
+		}
 		v, ok := l.evalInstance(n, content, ctx, k)
 		if !ok {
 			n.bad = true
@@ -276,7 +287,7 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			out[as.Name] = v
 			continue
 		}
-		known, measured, d := l.meter.measure(v, a.Expr.Range(), 1)
+		known, measured, d := l.meter.measure(v, a.Expr.Range(), stored)
 		if d != nil {
 			l.diags = append(l.diags, d)
 		}
