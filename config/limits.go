@@ -66,8 +66,9 @@ const (
 	// evaluation as a whole (what functions and templates build is
 	// measured, so it holds about this much at most; other expressions
 	// build no more than their source and the for expressions' iterations
-	// allow); the generated benchmark configurations use 2% (1,000 tenants
-	// and 5,000 models in for_each blocks) and 8% (5,000 and 20,000) of it.
+	// allow); the generated benchmark configurations use 2.5% (1,000
+	// tenants and 5,000 models in for_each blocks) and 12% (5,000 and
+	// 20,000) of it.
 	MaxEvalBytes = 1 << 30
 )
 

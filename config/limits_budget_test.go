@@ -192,13 +192,13 @@ func TestEvaluationBudget(t *testing.T) {
 		},
 		{
 			// 50 products of 10,000 pairs of 1 KiB strings (22 MiB each)
-			// pass MaxEvalBytes, where their arguments (13 MiB a call)
+			// pass MaxEvalBytes, where their arguments (4 MiB a call)
 			// would not.
 			name: "function-results-budget",
 			files: map[string]string{"main.hcl": hostileHead + "locals {\n  k = \"" + strings.Repeat("k", 1024) + "\"\n" +
 				"  l = [for i in range(100) : \"${local.k}${i}\"]\n  x = [for i in range(50) : setproduct(local.l, local.l)]\n}\n"},
 			summary: "Evaluation budget spent", detail: "config.MaxEvalBytes",
-			block: "local.x", at: "main.hcl:7,40",
+			block: "local.x", at: "main.hcl:7,29",
 		},
 	}
 	for _, c := range cases {

@@ -30,10 +30,11 @@ const valueFunc = "(measured value)"
 // go-cty only a capsule, which it does not walk.
 type meter struct {
 	spent *budgets
-	// arg is the capsule type of a measured function argument, setArg and
-	// setOperand the ones of toset's and of the set operations' (see use),
-	// operand the one of valueFunc's argument; each holds a *cty.Value.
-	arg, setArg, setOperand, operand cty.Type
+	// args are the capsule types of function arguments measured for each
+	// use, operand the one of valueFunc's argument; each holds a
+	// *cty.Value.
+	args    map[use]cty.Type
+	operand cty.Type
 	// unmeasured is the capsule type of an argument passed on unmeasured
 	// to a function that does not walk it (forIterFunc).
 	unmeasured cty.Type
@@ -42,9 +43,12 @@ type meter struct {
 // newMeter returns the meter of one load, charging spent.
 func newMeter(spent *budgets) *meter {
 	m := &meter{spent: spent}
-	m.arg = capsuleDecodedBy("measured argument", m.decoder(&m.arg, argument))
-	m.setArg = capsuleDecodedBy("measured set argument", m.decoder(&m.setArg, setArgument))
-	m.setOperand = capsuleDecodedBy("measured set operand", m.decoder(&m.setOperand, setOperand))
+	m.args = map[use]cty.Type{}
+	for _, u := range []use{argument, heavyArgument, textArgument, setArgument, setOperand} {
+		ty := new(cty.Type)
+		*ty = capsuleDecodedBy("measured argument", m.decoder(ty, u))
+		m.args[u] = *ty
+	}
 	m.operand = capsuleDecodedBy("measured operand", m.decoder(&m.operand, compared))
 	m.unmeasured = capsuleDecodedBy("value", func(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 		v, diags := expr.Value(ctx)
@@ -237,8 +241,7 @@ func stringLength(v cty.Value) int64 {
 }
 
 // wrap returns f with every parameter measured (see meter): a parameter of
-// f becomes one of argType (m.arg, m.setArg or m.setOperand) with the same
-// name; the call converts each
+// f becomes one of argType (one of m.args) with the same name; the call converts each
 // argument to f's parameter type (as HCL would have, but inferring the
 // element type of a collection of any in linear time: see unifiedType) and
 // calls f.
@@ -312,14 +315,7 @@ func (m *meter) result(v cty.Value, err error) (cty.Value, error) {
 // wrapAll wraps every function of funcs (see wrap) and adds valueFunc.
 func (m *meter) wrapAll(funcs map[string]function.Function) map[string]function.Function {
 	for name, f := range funcs {
-		switch name {
-		case "toset":
-			funcs[name] = m.wrap(f, m.setArg)
-		case "setunion", "setintersection", "setsubtract":
-			funcs[name] = m.wrap(f, m.setOperand)
-		default:
-			funcs[name] = m.wrap(f, m.arg)
-		}
+		funcs[name] = m.wrap(f, m.args[argumentUse(name)])
 	}
 	funcs[valueFunc] = function.New(&function.Spec{
 		Description: "Returns its argument, measured.",

@@ -121,8 +121,8 @@ func bigFloatDigits(f *big.Float) int64 {
 
 // use is what a measured value is for, which sets what its size counts
 // against MaxEvalBytes: that is how the budget bounds the evaluation's
-// time. The weights are go-cty's costs relative to the measure's own walk,
-// rounded up.
+// time. The weights are go-cty's costs relative to the measure's own walk
+// (measured on lists of 100,000 elements), rounded up.
 type use int
 
 const (
@@ -135,13 +135,20 @@ const (
 	// times as it is deep.
 	compared
 	// argument is a function's argument: go-cty walks it again before the
-	// call, and functions such as jsonencode, flatten and sort cost up to
-	// 16 times the measure, so its size counts 16 times (or as many as it
-	// is deep); string functions (length, regex, replace) work character
-	// by character, so its strings count 64 times.
+	// call, and functions such as lookup, keys or concat up to 4 times the
+	// measure. An argument counts at least as many times as it is deep
+	// (see compared).
 	argument
+	// heavyArgument is an argument of a function that walks it several
+	// times or builds as much again: jsonencode, flatten, distinct, sort,
+	// contains and the like, up to 16 times the measure.
+	heavyArgument
+	// textArgument is an argument of a function that works on strings
+	// character by character (length, regex, replace, upper...), at up
+	// to 64 times the measure per byte.
+	textArgument
 	// setArgument is the argument of toset: go-cty hashes every element,
-	// at up to 128 times the measure, so it counts 128 times.
+	// at up to 128 times the measure.
 	setArgument
 	// setOperand is an argument of setunion, setintersection or
 	// setsubtract, which hash and sort every element again, at up to 512
@@ -149,20 +156,49 @@ const (
 	setOperand
 )
 
+// weight is how many times the size of a value counts for u: the size but
+// the strings' bytes, and the strings' bytes.
+func (u use) weight() (elements, strs int64) {
+	switch u {
+	case argument:
+		return 4, 4
+	case heavyArgument:
+		return 16, 16
+	case textArgument:
+		return 4, 64
+	case setArgument:
+		return 128, 128
+	case setOperand:
+		return 512, 512
+	}
+	return 1, 1
+}
+
 // charge is what a value of stats s counts against MaxEvalBytes for u.
 func (u use) charge(s valueStats) int64 {
-	elements, strs := int64(1), int64(1)
-	switch u {
-	case compared:
-		elements = s.depth
-	case argument:
-		elements, strs = max(16, s.depth), 64
-	case setArgument:
-		elements, strs = max(128, s.depth), 128
-	case setOperand:
-		elements, strs = max(512, s.depth), 512
+	elements, strs := u.weight()
+	if u != stored {
+		elements = max(elements, s.depth)
 	}
 	return (s.size-s.strings)*elements + s.strings*strs
+}
+
+// argumentUse is how a function's arguments count (see use), by name.
+func argumentUse(name string) use {
+	switch name {
+	case "jsonencode", "flatten", "distinct", "sort", "compact", "contains", "index", "coalescelist",
+		"tolist", "tomap", "chunklist", "setproduct", "zipmap", "reverse", "formatlist":
+		return heavyArgument
+	case "length", "chomp", "format", "indent", "join", "lower", "regex", "regexall", "replace",
+		"split", "strrev", "substr", "title", "trim", "trimprefix", "trimspace", "trimsuffix", "upper",
+		"jsondecode", "csvdecode", "parseint", "tonumber", "formatdate", "timeadd":
+		return textArgument
+	case "toset":
+		return setArgument
+	case "setunion", "setintersection", "setsubtract":
+		return setOperand
+	}
+	return argument
 }
 
 // spentBudget reports whether the evaluation has spent MaxEvalBytes: what
