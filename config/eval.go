@@ -384,7 +384,7 @@ func (l *loader) evalNode(n *node) {
 	case rootLocal:
 		v, diags := n.expr.Value(ctx)
 		l.diags = append(l.diags, l.hideSensitive(diags, n.expr, ctx)...)
-		if diags.HasErrors() || !l.measured(v, n.expr.Range()) {
+		if diags.HasErrors() || !literal(n.expr) && !l.measured(v, n.expr.Range()) {
 			n.bad = true
 			v = cty.DynamicVal
 		}

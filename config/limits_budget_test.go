@@ -143,7 +143,7 @@ func TestEvaluationBudget(t *testing.T) {
 			name:    "number-value",
 			files:   map[string]string{"main.hcl": hostileHead + "locals {\n  n = 1e600000000\n  x = tostring(local.n)\n}\n"},
 			summary: "Value too large", detail: "config.MaxValueSize",
-			block: "local.n", at: "main.hcl:5,7",
+			block: "local.x", at: "main.hcl:6,16",
 		},
 		{
 			// Each use of a 10 MiB string counts 10 MiB: 200 of them pass

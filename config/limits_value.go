@@ -208,6 +208,51 @@ func (l *loader) spentBudget() bool {
 	return l.spent.bytes.Load() > MaxEvalBytes
 }
 
+// literal reports whether expr is written out in full, with no reference,
+// function call, operator but - and ! or for expression: its value is no
+// larger than its source, so a local value made of one is not measured
+// (it is evaluated once; a block argument is evaluated once per instance,
+// and is).
+func literal(expr hcl.Expression) bool {
+	switch e := expr.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		return true
+	case *hclsyntax.TemplateExpr:
+		for _, p := range e.Parts {
+			if lit, ok := p.(*hclsyntax.LiteralValueExpr); !ok || lit.Val.Type() != cty.String {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.TupleConsExpr:
+		for _, x := range e.Exprs {
+			if !literal(x) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			if !literal(item.KeyExpr) || !literal(item.ValueExpr) {
+				return false
+			}
+		}
+		return true
+	case *hclsyntax.ObjectConsKeyExpr:
+		// A bare name is the key itself (as HCL's ObjectConsKeyExpr reads
+		// it), not a reference.
+		if t, ok := e.Wrapped.(*hclsyntax.ScopeTraversalExpr); ok && !e.ForceNonLiteral && len(t.Traversal) == 1 {
+			return true
+		}
+		return literal(e.Wrapped)
+	case *hclsyntax.ParenthesesExpr:
+		return literal(e.Expression)
+	case *hclsyntax.UnaryOpExpr:
+		return literal(e.Val)
+	}
+	return false
+}
+
 // measured measures v, the value of the expression at rng (see
 // meter.measure), reporting why it is refused; false when it is.
 func (l *loader) measured(v cty.Value, rng hcl.Range) bool {
