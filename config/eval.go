@@ -38,13 +38,15 @@ type loader struct {
 	// spent counts what the configuration's evaluation has used of its
 	// budgets, across concurrent evaluations.
 	spent *budgets
+	// meter measures values against MaxValueSize and MaxEvalBytes.
+	meter *meter
 	// workers bounds the goroutines that evaluate blocks (Options.workers).
 	workers int
 	// concurrent is true when the blocks were evaluated concurrently.
 	concurrent bool
-	// forOffsets are the offsets of the keyword "for" in each file, as the
-	// source check found them (see limitForExprsAt).
-	forOffsets map[string][]int
+	// hookOffsets are, for each file, the offsets where the source check
+	// found an expression that limitExprs rewrites (see limitExprsAt).
+	hookOffsets map[string][]int
 }
 
 // node is one vertex of the reference graph: a variable, a local value or a
@@ -82,12 +84,13 @@ func newLoader(fsys fs.FS) *loader {
 		nodes: map[string]*node{},
 		insts: newInstances(),
 
-		caches:     &evalCaches{},
-		spent:      &budgets{},
-		forOffsets: map[string][]int{},
+		caches:      &evalCaches{},
+		spent:       &budgets{},
+		hookOffsets: map[string][]int{},
 	}
-	l.funcs = functions(fsys)
-	l.funcs[forIterFunc] = forIterations(&l.spent.forIterations)
+	l.meter = newMeter(l.spent)
+	l.funcs = functions(fsys, l.meter)
+	l.funcs[forIterFunc] = forIterations(&l.spent.forIterations, l.meter.unmeasured)
 	return l
 }
 
@@ -360,7 +363,9 @@ func stronglyConnected(nodes []*node) [][]*node {
 	return out
 }
 
-// evalNode evaluates n, whose dependencies are evaluated.
+// evalNode evaluates n, whose dependencies are evaluated. Once the
+// evaluation has spent MaxEvalBytes (reported where it went over), the
+// nodes after it are not evaluated.
 func (l *loader) evalNode(n *node) {
 	for _, d := range n.deps {
 		if d.bad {
@@ -368,13 +373,18 @@ func (l *loader) evalNode(n *node) {
 		}
 	}
 	n.state = 2
+	if l.spentBudget() {
+		n.bad, n.value = true, cty.DynamicVal
+		return
+	}
+	from := len(l.diags)
 	ctx := l.evalContext(n)
 	switch n.typ {
 	case rootVar:
 	case rootLocal:
 		v, diags := n.expr.Value(ctx)
 		l.diags = append(l.diags, l.hideSensitive(diags, n.expr, ctx)...)
-		if diags.HasErrors() {
+		if diags.HasErrors() || !literal(n.expr) && !l.measured(v, n.expr.Range()) {
 			n.bad = true
 			v = cty.DynamicVal
 		}
@@ -382,6 +392,7 @@ func (l *loader) evalNode(n *node) {
 	default:
 		n.value = l.evalResource(n, ctx)
 	}
+	nameBlock(l.diags[from:], n.addr)
 }
 
 // evalContext builds the evaluation context of n from the values of its

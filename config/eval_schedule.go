@@ -59,15 +59,17 @@ func (c *evalCaches) bodySchema(b *BlockSchema) *hcl.BodySchema {
 }
 
 // budgets counts what the evaluation has used of the configuration-wide
-// limits (MaxTotalInstances, MaxForIterations).
+// limits (MaxTotalInstances, MaxForIterations, MaxEvalBytes).
 type budgets struct {
 	instances     atomic.Int64
 	forIterations atomic.Int64
+	// bytes is the sum of the sizes of the values measured (see meter).
+	bytes atomic.Int64
 }
 
-// exceeded reports whether either budget is spent.
+// exceeded reports whether any budget is spent.
 func (b *budgets) exceeded() bool {
-	return b.instances.Load() > MaxTotalInstances || b.forIterations.Load() > MaxForIterations
+	return b.instances.Load() > MaxTotalInstances || b.forIterations.Load() > MaxForIterations || b.bytes.Load() > MaxEvalBytes
 }
 
 // visitAll evaluates every node after the nodes it refers to, with the
@@ -232,6 +234,7 @@ type evalState struct {
 	diags         int
 	instances     int64
 	forIterations int64
+	bytes         int64
 }
 
 type nodeState struct {
@@ -246,6 +249,7 @@ func (l *loader) saveEval(seq []*node) evalState {
 		diags:         len(l.diags),
 		instances:     l.spent.instances.Load(),
 		forIterations: l.spent.forIterations.Load(),
+		bytes:         l.spent.bytes.Load(),
 	}
 	for i, n := range seq {
 		s.nodes[i] = nodeState{n.value, n.state, n.bad}
@@ -260,6 +264,7 @@ func (l *loader) restoreEval(seq []*node, s evalState) {
 	l.diags = l.diags[:s.diags]
 	l.spent.instances.Store(s.instances)
 	l.spent.forIterations.Store(s.forIterations)
+	l.spent.bytes.Store(s.bytes)
 	l.insts = newInstances()
 	l.caches.mu.Lock()
 	l.caches.groups = nil

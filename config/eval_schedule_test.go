@@ -160,3 +160,25 @@ func diagLines(diags hcl.Diagnostics) []string {
 	}
 	return out
 }
+
+// TestEvalBytesBudgetConcurrently: the block named by the diagnostic of a
+// spent MaxEvalBytes does not depend on which goroutine spent it.
+func TestEvalBytesBudgetConcurrently(t *testing.T) {
+	// Three locals that each compare a 10 MiB string 45 times (450 MiB):
+	// the third (in declaration order) goes over MaxEvalBytes one block at
+	// a time; concurrently any may, so the evaluation is redone one at a
+	// time.
+	files := map[string][]byte{
+		"big.txt":  []byte(strings.Repeat("x", 10<<20)),
+		"main.hcl": []byte(hostileHead + "locals {\n  s = file(\"big.txt\")\n  a = [for i in range(45) : local.s == \"\"]\n  b = [for i in range(45) : local.s == \"\"]\n  c = [for i in range(45) : local.s == \"\"]\n}\n"),
+	}
+	for range 3 {
+		_, diags, l := loadFS(mapFS(files), Options{workers: 4})
+		if l.concurrent {
+			t.Fatal("the concurrent evaluation that spent the budget was kept")
+		}
+		if len(diags) != 1 || diags[0].Subject == nil || diags[0].Subject.Start.Line != 8 || !strings.Contains(diags[0].Detail, "MaxEvalBytes") || !strings.Contains(diags[0].Detail, "in local.c;") {
+			t.Fatalf("want one MaxEvalBytes error at line 8 (local c), got:\n%s", strings.Join(diagLines(diags), "\n"))
+		}
+	}
+}

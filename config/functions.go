@@ -14,8 +14,10 @@ import (
 
 // functions returns the functions available in expressions: go-cty's
 // standard library under Terraform's names, plus file() reading from fsys.
-func functions(fsys fs.FS) map[string]function.Function {
-	return limitFunctions(map[string]function.Function{
+// Each is wrapped twice: by limitFunctions, which bounds what it may build,
+// and by m, which measures its arguments before anything walks them.
+func functions(fsys fs.FS, m *meter) map[string]function.Function {
+	return m.wrapAll(limitFunctions(map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"ceil":            stdlib.CeilFunc,
 		"chomp":           stdlib.ChompFunc,
@@ -26,7 +28,7 @@ func functions(fsys fs.FS) map[string]function.Function {
 		"concat":          stdlib.ConcatFunc,
 		"contains":        stdlib.ContainsFunc,
 		"csvdecode":       stdlib.CSVDecodeFunc,
-		"distinct":        stdlib.DistinctFunc,
+		"distinct":        distinctFunc,
 		"element":         stdlib.ElementFunc,
 		"flatten":         stdlib.FlattenFunc,
 		"floor":           stdlib.FloorFunc,
@@ -79,8 +81,49 @@ func functions(fsys fs.FS) map[string]function.Function {
 		"values":          stdlib.ValuesFunc,
 		"zipmap":          stdlib.ZipmapFunc,
 		"file":            fileFunc(fsys),
-	})
+	}))
 }
+
+// distinctFunc is go-cty's distinct in linear time: it compares an element
+// only with the kept elements of the same hash, where go-cty's compares it
+// with every kept element (100,000 distinct numbers take hours).
+var distinctFunc = function.New(&function.Spec{
+	Description: stdlib.DistinctFunc.Description(),
+	Params:      stdlib.DistinctFunc.Params(),
+	Type: func(args []cty.Value) (cty.Type, error) {
+		return args[0].Type(), nil
+	},
+	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder {
+		return b.NotNull()
+	},
+	Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
+		list := args[0]
+		if !list.IsWhollyKnown() {
+			return cty.UnknownVal(retType), nil
+		}
+		var kept []cty.Value
+		byHash := map[int][]int{} // hash -> indexes in kept
+		for it := list.ElementIterator(); it.Next(); {
+			_, v := it.Element()
+			h := v.Hash()
+			dup := false
+			for _, i := range byHash[h] {
+				if kept[i].Equals(v).True() {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				byHash[h] = append(byHash[h], len(kept))
+				kept = append(kept, v)
+			}
+		}
+		if len(kept) == 0 {
+			return cty.ListValEmpty(retType.ElementType()), nil
+		}
+		return cty.ListVal(kept), nil
+	},
+})
 
 // lengthFunc is Terraform's length: the number of elements of a collection
 // or structure, or of characters of a string (go-cty's stdlib length refuses

@@ -35,6 +35,24 @@ var fuzzSnippets = []string{
 	"gpuform {\n  stack = \"s\"\n}\nlocals {\n  x = ((((((((((1))))))))))[0][0]\n  y = \"${\"${\"${1}\"}\"}\"\n  z = toset(flatten(setproduct([\"a\"], [\"b\"])))\n}\n",
 }
 
+// budgetSnippets are seeds of the evaluation's limits (config/limits_value.go):
+// values that double level after level, compared, encoded, deduplicated,
+// used as conditional results; strings doubled; templates over
+// MaxFileSize; numbers of many digits as strings.
+func budgetSnippets() []string {
+	eight := repeat("local.t18", 8)
+	return []string{
+		chain("s", 40, `"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"`, `"${%[1]s}${%[1]s}"`),
+		chain("s", 30, `"x"`, `"%%{ for i in [1, 2] }${%[1]s}%%{ endfor }"`),
+		doubling(40, "eq = local.t40 == local.t40", "ne = local.t40 != [1]"),
+		doubling(40, "j = jsonencode(local.t40)", "d = distinct([local.t40, local.t40])"),
+		doubling(18, "eq = ["+eight+"] == ["+eight+"]", "c = true ? ["+eight+"] : []"),
+		doubling(18, "f = flatten(["+eight+"])", "u = setunion(["+eight+"], [1])", "s = [for x in ["+eight+"] : x]"),
+		hostileHead + "locals {\n  n = 1e600000000\n  x = \"n=${1e600000000}\"\n  y = tostring(local.n)\n}\n",
+		hostileHead + "locals {\n  d = distinct(flatten([for i in range(100) : range(100)]))\n}\n",
+	}
+}
+
 // FuzzLoad feeds arbitrary bytes to the loader as main.hcl. It must never
 // panic; an error-free result must be complete enough for the engine; every
 // diagnostic must render; and the chunked parse of large files must agree
@@ -69,6 +87,9 @@ func FuzzLoad(f *testing.F) {
 		f.Fatalf("only %d seed files under ../examples", seeds)
 	}
 	for _, s := range fuzzSnippets {
+		f.Add([]byte(s))
+	}
+	for _, s := range budgetSnippets() {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -45,6 +45,31 @@ const (
 	// MaxFileDiagnostics is the most syntax errors reported for one file;
 	// the rest are counted in one more diagnostic.
 	MaxFileDiagnostics = 100
+	// MaxValueSize is the largest size of one value: a local value, a
+	// block argument, for_each, a variable's value, a function's argument
+	// or result, an operand of == or !=, a conditional's result. A value's
+	// size is the bytes of its strings, keys and numbers' digits plus
+	// ElementSize for every element, number, bool and null, counting a
+	// part as often as the value holds it: that is how often a comparison,
+	// a conversion or jsonencode walks it. A list that holds another
+	// twice, level after level, doubles at each level; its size is
+	// measured by a walk that stops at the limit.
+	MaxValueSize = 64 << 20
+	// ElementSize is what each element, number, bool and null adds to a
+	// value's size, about what it takes in memory.
+	ElementSize = 64
+	// MaxEvalBytes is the most bytes of values one load's evaluation may
+	// handle in all: the sizes of every value measured against
+	// MaxValueSize, each time it is measured, weighted by what the
+	// operation it is measured for costs (see weights): a measure of the
+	// work of the evaluation. It bounds the time and the memory of the
+	// evaluation as a whole (what functions and templates build is
+	// measured, so it holds about this much at most; other expressions
+	// build no more than their source and the for expressions' iterations
+	// allow); the generated benchmark configurations use 2.5% (1,000
+	// tenants and 5,000 models in for_each blocks) and 12% (5,000 and
+	// 20,000) of it.
+	MaxEvalBytes = 1 << 30
 )
 
 // The diagnostic of invalid UTF-8, worded as hclsyntax's.
@@ -56,10 +81,11 @@ const (
 // sourceBudget is what is left of the per-load limits while files are read.
 type sourceBudget struct {
 	bytes, tokens, blocks int
-	// fors receives the offsets of the keyword "for" outside strings and
-	// comments, where every for expression and template for directive
-	// starts, in source order.
-	fors []int
+	// hooks receives, in source order, the offsets where the expressions
+	// limitExprs rewrites start: the keyword "for" outside strings and
+	// comments (every for expression and template for directive), the
+	// operators ==, != and ?, and the ${ and %{ of string templates.
+	hooks []int
 }
 
 // newSourceBudget returns the budget of one load.
@@ -218,6 +244,7 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 				continue
 			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
 				tokens += 2
+				b.hooks = append(b.hooks, i)
 				if d := push(i, lvInterp, nil, c == '%'); d != nil {
 					return d
 				}
@@ -251,6 +278,7 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 				continue
 			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
 				tokens += 2
+				b.hooks = append(b.hooks, i)
 				if d := push(i, lvInterp, nil, c == '%'); d != nil {
 					return d
 				}
@@ -271,7 +299,7 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 				// Every for expression and template for directive starts
 				// with this keyword outside strings.
 				if i-start == 3 && string(src[start:i]) == "for" {
-					b.fors = append(b.fors, start)
+					b.hooks = append(b.hooks, start)
 				}
 			}
 			continue
@@ -378,12 +406,21 @@ func scanSource(name string, src []byte, b *sourceBudget, topBlocks bool) *hcl.D
 			// Only == is an operator; = and => separate a name from a value.
 			tokens++
 			if i+1 < len(src) && src[i+1] == '=' {
+				b.hooks = append(b.hooks, i)
 				if d := op(i); d != nil {
 					return d
 				}
 				i++
 			}
-		case '+', '-', '*', '%', '!', '?', '>', '&', '|':
+		case '!', '?':
+			tokens++
+			if c == '?' || i+1 < len(src) && src[i+1] == '=' {
+				b.hooks = append(b.hooks, i)
+			}
+			if d := op(i); d != nil {
+				return d
+			}
+		case '+', '-', '*', '%', '>', '&', '|':
 			tokens++
 			if d := op(i); d != nil {
 				return d

@@ -153,6 +153,7 @@ func loadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics, *loader) {
 		return &Config{Files: l.files}, CleanDiagnostics(l.diags), l
 	}
 	cfg := l.evaluate(varFiles, opts)
+	nameBlock(l.diags, "")
 	cfg.Dir = "."
 	cfg.Hash = hashInputs(l.files, opts)
 	return cfg, CleanDiagnostics(l.diags), l
@@ -191,10 +192,10 @@ func (l *loader) checkSource(name string, src []byte, budget *sourceBudget, topB
 		return false // reported at the file that went over
 	}
 	budget.bytes -= len(src)
-	budget.fors = budget.fors[:0]
+	budget.hooks = budget.hooks[:0]
 	d := scanSource(name, src, budget, topBlocks)
-	if len(budget.fors) > 0 {
-		l.forOffsets[name] = append([]int(nil), budget.fors...)
+	if len(budget.hooks) > 0 {
+		l.hookOffsets[name] = append([]int(nil), budget.hooks...)
 	}
 	if d == nil && budget.bytes < 0 {
 		d = &hcl.Diagnostic{
@@ -248,7 +249,7 @@ func (l *loader) parse(name string, src []byte) {
 		return
 	}
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		limitForExprsAt(body, l.forOffsets[name])
+		limitExprsAt(body, l.hookOffsets[name])
 	}
 	content, diags := file.Body.Content(l.idx.topSchema())
 	l.diags = append(l.diags, diags...)

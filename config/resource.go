@@ -51,6 +51,9 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	if !n.used {
 		// Nothing refers to the block: evaluate its instances, build no value.
 		for _, k := range keys {
+			if l.spentBudget() {
+				return cty.DynamicVal
+			}
 			if _, ok := l.evalInstance(n, content, ctx, k); !ok {
 				n.bad = true
 			}
@@ -60,6 +63,10 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	if _, isCount := content.Attributes["count"]; isCount {
 		vals := make([]cty.Value, 0, len(keys))
 		for _, k := range keys {
+			if l.spentBudget() {
+				n.bad = true
+				return cty.DynamicVal
+			}
 			v, ok := l.evalInstance(n, content, ctx, k)
 			if !ok {
 				n.bad = true
@@ -74,6 +81,10 @@ func (l *loader) evalResource(n *node, ctx *hcl.EvalContext) cty.Value {
 	}
 	vals := make(map[string]cty.Value, len(keys))
 	for _, k := range keys {
+		if l.spentBudget() {
+			n.bad = true
+			return cty.DynamicVal
+		}
 		v, ok := l.evalInstance(n, content, ctx, k)
 		if !ok {
 			n.bad = true
@@ -131,7 +142,9 @@ func (l *loader) expandForEach(n *node, a *hcl.Attribute, ctx *hcl.EvalContext) 
 	if diags.HasErrors() {
 		return nil, false
 	}
-	if n.bad && !v.IsWhollyKnown() {
+	// The value of a local or a variable was measured once evaluated;
+	// anything else is measured here.
+	if !refersToValue(a.Expr) && !l.measured(v, a.Expr.Range()) || n.bad && !v.IsWhollyKnown() {
 		return nil, false
 	}
 	if v.IsMarked() {
@@ -286,7 +299,15 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			out[as.Name] = v
 			continue
 		}
-		if !v.IsWhollyKnown() {
+		known, measured, d := l.meter.measure(v, a.Expr.Range(), stored)
+		if d != nil {
+			l.diags = append(l.diags, d)
+		}
+		if !measured {
+			ok = false
+			continue
+		}
+		if !known {
 			continue
 		}
 		if as.Ref != "" {
@@ -327,28 +348,42 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 	return out, ok
 }
 
+// refersToValue reports whether expr is a reference into a local or a
+// variable, whose value (and so any part of it) was measured once.
+func refersToValue(expr hcl.Expression) bool {
+	t, ok := expr.(*hclsyntax.ScopeTraversalExpr)
+	return ok && (t.Traversal.RootName() == rootLocal || t.Traversal.RootName() == rootVar)
+}
+
 // instanceRef reports whether v is a known reference to one block instance,
 // or a tuple of them. An instance's value is wholly known by construction
 // (objectValue keeps only wholly known arguments), so such a reference skips
-// IsWhollyKnown, a deep walk that allocates at every level: a model's tenant
-// carries the tenant's priorities, labels and subjects.
+// the measure, a deep walk that allocates at every level: a model's tenant
+// carries the tenant's priorities, labels and subjects. A tuple of tuples
+// is not one: it is measured (it could hold a tuple twice, level after
+// level).
 func instanceRef(v cty.Value) bool {
-	if v.IsMarked() || !v.IsKnown() || v.IsNull() {
-		return false
-	}
-	ty := v.Type()
-	switch {
-	case ty.IsObjectType():
-		return ty.HasAttribute("address") && v.GetAttr("address").IsKnown()
-	case ty.IsTupleType():
-		for it := v.ElementIterator(); it.Next(); {
-			if _, e := it.Element(); !instanceRef(e) {
-				return false
-			}
-		}
+	if objectRef(v) {
 		return true
 	}
-	return false
+	if v.IsMarked() || !v.IsKnown() || v.IsNull() || !v.Type().IsTupleType() {
+		return false
+	}
+	for it := v.ElementIterator(); it.Next(); {
+		if _, e := it.Element(); !objectRef(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// objectRef reports whether v is a known object with a known address, as
+// a reference to one block instance is.
+func objectRef(v cty.Value) bool {
+	if v.IsMarked() || !v.IsKnown() || v.IsNull() || !v.Type().IsObjectType() {
+		return false
+	}
+	return v.Type().HasAttribute("address") && v.GetAttr("address").IsKnown()
 }
 
 // convertMessage words a conversion error, hiding sensitive detail.

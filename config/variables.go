@@ -221,13 +221,14 @@ func (l *loader) parseRaw(d *varDecl, s, what string) (cty.Value, bool) {
 	} else {
 		expr, diags = hclsyntax.ParseExpression([]byte(s), what, hcl.InitialPos)
 		if !diags.HasErrors() {
-			limitForExprs(expr)
+			limitExprs(expr)
 		}
 	}
 	if !diags.HasErrors() {
 		var v cty.Value
-		// No functions but the counter of for expressions' iterations.
-		v, diags = expr.Value(&hcl.EvalContext{Functions: map[string]function.Function{forIterFunc: l.funcs[forIterFunc]}})
+		// No functions but the counter of for expressions' iterations and
+		// the measure limitExprs inserts.
+		v, diags = expr.Value(&hcl.EvalContext{Functions: map[string]function.Function{forIterFunc: l.funcs[forIterFunc], valueFunc: l.funcs[valueFunc]}})
 		if !diags.HasErrors() {
 			return v, true
 		}
@@ -250,7 +251,7 @@ func (l *loader) readVarFile(f VarFile, decls map[string]*varDecl, given map[str
 		return
 	}
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
-		limitForExprsAt(body, l.forOffsets[f.Name])
+		limitExprsAt(body, l.hookOffsets[f.Name])
 	}
 	l.files[f.Name] = file
 	attrs, diags := file.Body.JustAttributes()
@@ -323,6 +324,12 @@ func (l *loader) finalValue(d *varDecl, given rawValue) cty.Value {
 		// those point at the declaration instead, and the detail names
 		// the source.
 		subject = rng
+	}
+	from := len(l.diags)
+	measured := l.measured(v, *subject)
+	nameBlock(l.diags[from:], rootVar+"."+d.v.Name)
+	if !measured {
+		return cty.DynamicVal
 	}
 	if d.defaults != nil {
 		v = d.defaults.Apply(v)
