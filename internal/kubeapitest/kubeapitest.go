@@ -89,20 +89,7 @@ func StartOptions(dir string, o Options) (*Server, error) {
 	}
 	s := &Server{Dir: dir, cmd: cmd, done: make(chan struct{}), log: log,
 		Kubeconfig: filepath.Join(dir, "kubeconfig"), TokenKubeconfig: filepath.Join(dir, "kubeconfig-token")}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if url, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
-				ready <- strings.TrimSpace(url)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		close(s.done)
-	}()
+	ready := watchReady(cmd, stdout, s.done)
 	select {
 	case s.URL = <-ready:
 		return s, nil
@@ -183,4 +170,25 @@ func Context(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// watchReady reads the stdout of a process started by the harness for its
+// "READY <url>" line, whose URL it sends on the channel it returns, and
+// closes done when the process exits.
+func watchReady(cmd *exec.Cmd, stdout io.Reader, done chan struct{}) <-chan string {
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if url, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
+				ready <- strings.TrimSpace(url)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	return ready
 }

@@ -1,15 +1,12 @@
 package kubeapitest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -68,20 +65,7 @@ func StartKueue(srv *Server, dir string) (*Kueue, error) {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	k := &Kueue{Dir: dir, cmd: cmd, done: make(chan struct{}), log: log}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if url, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
-				ready <- strings.TrimSpace(url)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		close(k.done)
-	}()
+	ready := watchReady(cmd, stdout, k.done)
 	select {
 	case k.URL = <-ready:
 		return k, nil
