@@ -25,7 +25,7 @@ type driftFlags struct {
 }
 
 // fixOnlyFlags are the apply flags that mean something only with --fix.
-var fixOnlyFlags = []string{"parallelism", "lock-timeout", "allow-destroy", "max-deletes", "allow-disruption"}
+var fixOnlyFlags = []string{"auto-approve", "parallelism", "lock-timeout", "allow-destroy", "max-deletes", "allow-disruption"}
 
 func newDriftCommand(g *globals) *cobra.Command {
 	var f driftFlags
@@ -45,7 +45,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 			if !f.fix {
 				for _, name := range fixOnlyFlags {
 					if cmd.Flags().Changed(name) {
-						return fmt.Errorf("--%s applies to drift --fix only", name)
+						return fmt.Errorf("--%s applies to drift --fix only: without --fix, drift only reports and never writes", name)
 					}
 				}
 			}
@@ -59,6 +59,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
 	fl.StringVar(&f.metricsFile, "metrics-file", "", "also write Prometheus text-format gauges to `FILE`, atomically (node-exporter's textfile collector)")
 	fl.BoolVar(&f.fix, "fix", false, "apply the configuration at the ref to remove the drift (takes the lock; implies --auto-approve)")
+	fl.Bool("auto-approve", false, "with --fix: accepted as apply's habit and ignored, since --fix already applies without asking")
 	fl.IntVar(&f.apply.parallelism, "parallelism", engine.DefaultParallelism, "with --fix: how many changes to apply at once")
 	fl.DurationVar(&f.apply.lockTimeout, "lock-timeout", 0, "with --fix: how long to wait for the stack's lock (0: fail at once if held)")
 	fl.BoolVar(&f.apply.allowDestroy, "allow-destroy", false, "with --fix: allow deleting protected tenants' namespaces and more than --max-deletes objects")

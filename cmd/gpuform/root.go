@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/files"
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // globals are the flags every command takes.
@@ -141,11 +140,7 @@ func (g *globals) path(p string) string {
 
 // color reports whether output to w should carry ANSI colours.
 func (g *globals) color(w io.Writer) bool {
-	if g.noColor {
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return !g.noColor && textsafe.IsTerminal(w)
 }
 
 // loadOptions gathers variables from flags and the environment.

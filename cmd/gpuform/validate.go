@@ -12,13 +12,17 @@ import (
 func newValidateCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "validate",
+		Use:   "validate [DIR | FILE.hcl...]",
 		Short: "Check the configuration offline: syntax, types, references, MIG layouts, names",
-		Long: "validate reads every *.hcl file of the working directory, evaluates it and checks it against\n" +
-			"the GPU catalog without contacting any cluster. It prints every problem at once and exits 1\n" +
-			"when there is an error.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Long: "validate reads every *.hcl file of the working directory, of DIR, or of the directory holding the\n" +
+			"FILE.hcl arguments (a directory is a configuration, as in Terraform), and checks it against the GPU\n" +
+			"catalog without contacting any cluster. It prints every problem at once and exits 1 on an error.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := config.ArgDir(g.chdir, args)
+			if err != nil {
+				return err
+			}
+			g.chdir = dir
 			opts, diags := g.loadOptions()
 			cfg := &config.Config{}
 			if !diags.HasErrors() {

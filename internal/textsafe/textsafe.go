@@ -12,8 +12,11 @@ package textsafe
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 )
 
 // Escape returns s with every character that a terminal would act on shown
@@ -178,4 +181,11 @@ func escapeArg(a any) string {
 		return Escape(x)
 	}
 	return Escape(fmt.Sprint(a))
+}
+
+// IsTerminal reports whether w is a terminal (an *os.File on one): where
+// colours and live progress lines may be written.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -3,6 +3,8 @@ package kubernetes
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -328,6 +330,9 @@ func (t Target) loader() (clientcmd.ClientConfig, string, error) {
 
 // kubeconfig loads the target's kubeconfig context.
 func (t Target) kubeconfig() (*rest.Config, string, error) {
+	if err := t.noKubeconfig(); err != nil {
+		return nil, "", err
+	}
 	loader, file, err := t.loader()
 	var raw clientcmdapi.Config
 	if err == nil {
@@ -356,6 +361,30 @@ func (t Target) kubeconfig() (*rest.Config, string, error) {
 		return nil, "", fmt.Errorf("load context %q from %s: %w", ctxName, file, err)
 	}
 	return cfg, ctxName, nil
+}
+
+// ErrNoKubeconfig is the error of RESTConfig when none of the kubeconfig
+// files tried ($KUBECONFIG's, else ~/.kube/config) exists.
+var ErrNoKubeconfig = errors.New("no kubeconfig found")
+
+// noKubeconfig is ErrNoKubeconfig, naming the files tried, when the
+// target merges kubeconfig files (no --kubeconfig, no cluster block's) and
+// none of them exists: client-go would read that as an empty kubeconfig
+// with "no current context". It says how to try gpuform without a cluster.
+func (t Target) noKubeconfig() error {
+	if t.Kubeconfig != "" || t.KubeconfigDir != "" {
+		return nil
+	}
+	tried := t.Files
+	if tried == nil {
+		tried = clientcmd.NewDefaultClientConfigLoadingRules().Precedence
+	}
+	for _, f := range tried {
+		if _, err := os.Stat(expandHome(f)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w (tried %s: %s). Pass --kubeconfig FILE or set KUBECONFIG to name a cluster; to try gpuform without one, pass --simulated FILE or set simulated in the cluster block (a simulated cluster's file, as examples/quickstart/cluster.sim.hcl)", ErrNoKubeconfig, t.KubeconfigFrom, listOrNone(tried))
 }
 
 // NewClient connects to the target (see RESTConfig) with opts; opts'

@@ -283,3 +283,44 @@ current-context: ctx-a
 		}
 	}
 }
+
+// With no kubeconfig file at all (no ~/.kube/config, or $KUBECONFIG naming
+// only missing files), RESTConfig says none was found, names the files
+// tried and how to try gpuform on a simulated cluster, instead of "no
+// current context (available: none)".
+func TestNoKubeconfigSaysSoAndPointsAtTheSimulatedCluster(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		tried string
+	}{
+		{"no ~/.kube/config", []string{"HOME=" + dir}, "~/.kube/config"},
+		{"KUBECONFIG=/missing", []string{"KUBECONFIG=" + missing}, missing},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HOME", dir)
+			target, err := kubernetes.Resolve(kubernetes.ConnectionOptions{Env: tt.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.tried == "~/.kube/config" {
+				tt.tried = filepath.Join(dir, ".kube", "config")
+				target.Files = []string{tt.tried}
+			}
+			_, _, err = target.RESTConfig()
+			if !errors.Is(err, kubernetes.ErrNoKubeconfig) {
+				t.Fatalf("error = %v, want ErrNoKubeconfig", err)
+			}
+			for _, want := range []string{"no kubeconfig found", tt.tried, "--simulated FILE", "simulated in the cluster block"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "current context") {
+				t.Errorf("error %q still speaks of a current context", err)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	"sync"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -111,12 +113,14 @@ func OpenIn(dir, name string) (*Cluster, error) {
 	}
 	path := filepath.Join(dir, name)
 	src, err := files.ReadIn(dir, name, MaxFileSize)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read simulated cluster %s: the file does not exist. Pass --simulated FILE or set the cluster block's simulated to an existing file (examples/quickstart/cluster.sim.hcl is one)", path)
+	} else if err != nil {
 		return nil, fmt.Errorf("read simulated cluster %s: %w", path, err)
 	}
 	var spec File
 	if err := hclsimple.Decode(filepath.Base(name), src, nil, &spec); err != nil {
-		return nil, fmt.Errorf("read simulated cluster %s: %w", path, err)
+		return nil, fmt.Errorf("read simulated cluster %s: %s", path, diagnosticsText(err))
 	}
 	c := &Cluster{
 		dir:       dir,
@@ -314,4 +318,26 @@ func anyMap(m map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// diagnosticsText is err, hcl.Diagnostics or not, as one line: each
+// diagnostic's place (when it has one: hcl.Diagnostic's own Error prints
+// "<nil>" for none), summary and detail.
+func diagnosticsText(err error) string {
+	var diags hcl.Diagnostics
+	if !errors.As(err, &diags) {
+		return err.Error()
+	}
+	parts := make([]string, 0, len(diags))
+	for _, d := range diags {
+		text := d.Summary
+		if d.Detail != "" {
+			text += ": " + d.Detail
+		}
+		if d.Subject != nil {
+			text = d.Subject.String() + ": " + text
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "; ")
 }

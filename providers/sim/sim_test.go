@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
@@ -251,3 +252,25 @@ func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
 }
 
 var uuidRE = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// A missing simulated file is named and said not to exist; an unreadable
+// one's diagnostics never print "<nil>" for a diagnostic without a place.
+func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
+	dir := t.TempDir()
+	_, err := sim.OpenIn(dir, "missing.hcl")
+	if err == nil {
+		t.Fatal("no error for a missing file")
+	}
+	for _, want := range []string{filepath.Join(dir, "missing.hcl"), "does not exist", "--simulated FILE"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cluster.txt"), []byte("node \"a\" {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sim.OpenIn(dir, "cluster.txt")
+	if err == nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "cluster.txt") {
+		t.Errorf("error for an unsupported suffix = %v, want one naming the file without <nil>", err)
+	}
+}
