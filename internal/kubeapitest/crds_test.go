@@ -160,6 +160,13 @@ func TestStrictValidationRefusesWrongFields(t *testing.T) {
 			`{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"heavy"},"spec":{"weight":65536}}`, "spec.weight"},
 		{"ClusterPolicy without its components", schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"},
 			`{"apiVersion":"nvidia.com/v1","kind":"ClusterPolicy","metadata":{"name":"bare"},"spec":{"migManager":{"enabled":true}}}`, "spec.driver: Required value"},
+		// KServe's schema (testdata/crds/kserve.yaml): the predictor is typed,
+		// so a misspelt replica count and a pod field that does not exist
+		// are refused, as they would be on a real cluster.
+		{"misspelt InferenceService replica count", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
+			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"minReplica":1,"model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.minReplica"`},
+		{"InferenceService pod field that does not exist", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
+			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"schedulerQueue":"q","model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.schedulerQueue"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +174,11 @@ func TestStrictValidationRefusesWrongFields(t *testing.T) {
 			if err := u.UnmarshalJSON([]byte(tc.obj)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := dyn.Resource(tc.resource).Create(ctx, &u, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict, DryRun: []string{metav1.DryRunAll}})
+			var ri dynamic.ResourceInterface = dyn.Resource(tc.resource)
+			if ns := u.GetNamespace(); ns != "" {
+				ri = dyn.Resource(tc.resource).Namespace(ns)
+			}
+			_, err := ri.Create(ctx, &u, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict, DryRun: []string{metav1.DryRunAll}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("create: %v, want an error naming %s", err, tc.want)
 			}
