@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // MIGStrategyMixed is the GPU Operator's spec.mig.strategy under which its
@@ -180,7 +182,7 @@ func migPoolWithoutResources(d *Desired, live *Live) *NodePool {
 		}
 		found := false
 		for _, n := range live.Nodes {
-			if !selects(np.Selector, n.GetLabels()) {
+			if !capacity.Selects(np.Selector, n.GetLabels()) {
 				continue
 			}
 			capacity, _, _ := unstructured.NestedMap(n.Object, "status", "capacity")
@@ -193,14 +195,4 @@ func migPoolWithoutResources(d *Desired, live *Live) *NodePool {
 		}
 	}
 	return nil
-}
-
-// selects reports whether labels carry every key and value of selector.
-func selects(selector, labels map[string]string) bool {
-	for k, v := range selector {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }

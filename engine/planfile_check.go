@@ -26,10 +26,6 @@ var nodeKeys = map[string]map[string]bool{
 // sets another is refused.
 func NodeKeyWritten(field, key string) bool { return nodeKeys[field][key] }
 
-// clusterPolicyConfigs are the components of a ClusterPolicy gpuform points
-// at its ConfigMaps (spec.<component>.config.name), and those names.
-var clusterPolicyConfigs = map[string]string{"migManager": MIGPartedConfig, "devicePlugin": DevicePluginConf}
-
 // check refuses a plan file with a change gpuform cannot have planned (see
 // SavedChange.check) or a throttle that would stop or crash the apply.
 func (pf *PlanFile) check(reg *kinds.Registry) error {
@@ -165,7 +161,7 @@ func clusterPolicyValueWritten(key string, v any) bool {
 		strategy, _ := m["strategy"].(string)
 		return len(m) == 1 && (strategy == MIGStrategyMixed || strategy == "single")
 	}
-	own, ok := clusterPolicyConfigs[key]
+	own, ok := ownConfig[key]
 	if !ok {
 		return false
 	}
