@@ -61,31 +61,14 @@ func Start(dir string) (*Server, error) { return StartOptions(dir, Options{}) }
 
 // StartOptions is Start with options.
 func StartOptions(dir string, o Options) (*Server, error) {
-	bin := Binary()
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("the API server harness %s is missing: run `make test` (or `make kubeapi`) to build it: %w", bin, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	_ = os.Remove(filepath.Join(dir, "ready"))
-	log, err := os.Create(filepath.Join(dir, "harness.log"))
-	if err != nil {
-		return nil, err
-	}
 	args := []string{"--dir", dir}
 	if o.Workloads {
 		args = append(args, "--workloads")
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = log
-	stdout, err := cmd.StdoutPipe()
+	cmd, stdout, log, err := launch(Binary(), "the API server harness", "kubeapi", dir, args...)
 	if err != nil {
 		return nil, err
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	s := &Server{Dir: dir, cmd: cmd, done: make(chan struct{}), log: log,
 		Kubeconfig: filepath.Join(dir, "kubeconfig"), TokenKubeconfig: filepath.Join(dir, "kubeconfig-token")}
@@ -191,4 +174,33 @@ func watchReady(cmd *exec.Cmd, stdout io.Reader, done chan struct{}) <-chan stri
 		close(done)
 	}()
 	return ready
+}
+
+// launch starts one of the harness's binaries (what, built by `make test`
+// or `make <target>`) with its stderr in dir/harness.log, killed if the
+// test process dies; it returns its stdout for watchReady.
+func launch(bin, what, target, dir string, args ...string) (*exec.Cmd, io.Reader, *os.File, error) {
+	if _, err := os.Stat(bin); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s %s is missing: run `make test` (or `make %s`) to build it: %w", what, bin, target, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "harness.log"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = log
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Close()
+		return nil, nil, nil, err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, nil, nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	return cmd, stdout, log, nil
 }

@@ -43,26 +43,9 @@ type Kueue struct {
 // webhooks on loopback and runs its controllers and scheduler with the Job
 // and pod integrations; StartKueue returns once the webhooks answer.
 func StartKueue(srv *Server, dir string) (*Kueue, error) {
-	bin := KueueBinary()
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("the Kueue controller manager %s is missing: run `make test` (or `make kueue`) to build it: %w", bin, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	log, err := os.Create(filepath.Join(dir, "harness.log"))
+	cmd, stdout, log, err := launch(KueueBinary(), "the Kueue controller manager", "kueue", dir, "--kubeconfig", srv.Kubeconfig, "--dir", dir)
 	if err != nil {
 		return nil, err
-	}
-	cmd := exec.Command(bin, "--kubeconfig", srv.Kubeconfig, "--dir", dir)
-	cmd.Stderr = log
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	k := &Kueue{Dir: dir, cmd: cmd, done: make(chan struct{}), log: log}
 	ready := watchReady(cmd, stdout, k.done)
