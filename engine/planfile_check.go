@@ -21,11 +21,6 @@ var nodeKeys = map[string]map[string]bool{
 	"annotations": {agentv1.AnnotMIGLayout: true},
 }
 
-// NodeKeyWritten reports whether gpuform writes the Node label (field
-// "labels") or annotation (field "annotations") key; a saved plan that
-// sets another is refused.
-func NodeKeyWritten(field, key string) bool { return nodeKeys[field][key] }
-
 // check refuses a plan file with a change gpuform cannot have planned (see
 // SavedChange.check) or a throttle that would stop or crash the apply.
 func (pf *PlanFile) check(reg *kinds.Registry) error {
