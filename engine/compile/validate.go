@@ -48,6 +48,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	}
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)
+		v.diags = append(v.diags, foreignArguments(cfg, cfg.Settings.Scheduler, sched, schedulerArguments(cfg.Settings))...)
 	}
 	v.uniqueNames()
 	return config.CleanDiagnostics(v.diags)
