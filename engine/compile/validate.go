@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -179,7 +181,7 @@ func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, 
 		return true
 	}
 	if !errors.As(err, &me) {
-		v.errorf(meta.Range(attr), "Invalid MIG layout", "%s.", err)
+		v.errorf(meta.Range(attr), "Invalid MIG layout", "%s.", sentence(err.Error()))
 		return false
 	}
 	rng := meta.Range(attr)
@@ -198,8 +200,15 @@ func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, 
 	if summary == "" {
 		summary = "Invalid MIG layout"
 	}
-	v.errorf(rng, summary, "%s.", strings.TrimSuffix(me.Message, "."))
+	v.errorf(rng, summary, "%s.", sentence(strings.TrimSuffix(me.Message, ".")))
 	return false
+}
+
+// sentence starts s, a message of the MIG solver ("profile ... allows at
+// most 3 instances"), upper case, as a diagnostic's detail.
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // minTimeSlicingReplicas is the fewest replicas the NVIDIA device plugin
