@@ -150,7 +150,9 @@ func crdListKeys(gk schema.GroupKind) (map[string][]string, bool) {
 // TestListMapKeys checks the keys of lists of CRD kinds (from the table)
 // and of Kubernetes kinds (from k8s.io/api's patchMergeKey).
 func TestListMapKeys(t *testing.T) {
-	gvk := func(g, v, k string) schema.GroupVersionKind { return schema.GroupVersionKind{Group: g, Version: v, Kind: k} }
+	gvk := func(g, v, k string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: g, Version: v, Kind: k}
+	}
 	cq := gvk("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
 	rf := gvk("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
 	deploy := gvk("apps", "v1", "Deployment")
