@@ -18,14 +18,32 @@ import (
 // CRDs); for a Kubernetes kind, the patchMergeKey of its Go type in
 // k8s.io/api (name for containers and env), read from client-go's scheme.
 func ListMapKeys(gvk schema.GroupVersionKind, path string) []string {
-	if byPath, ok := crdListKeys(gvk.GroupKind()); ok {
-		return byPath[path]
+	if keys, ok := crdListKeys(gvk.GroupKind(), path); ok {
+		return keys
 	}
 	obj, err := scheme.Scheme.New(gvk)
 	if err != nil {
 		return nil
 	}
 	return mergeKey(reflect.TypeOf(obj), strings.Split(path, "."))
+}
+
+// crdListKeys looks path up in crdListKeyTable: its keys, and whether the
+// table has kind gk at all.
+func crdListKeys(gk schema.GroupKind, path string) ([]string, bool) {
+	prefix := gk.Group + "/" + gk.Kind + " "
+	known := false
+	for line := range strings.Lines(crdListKeyTable) {
+		rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), prefix)
+		if !ok {
+			continue
+		}
+		known = true
+		if p, keys, _ := strings.Cut(rest, " "); p == path {
+			return strings.Split(keys, ","), true
+		}
+	}
+	return nil, known
 }
 
 // mergeKey follows the JSON field path through Go type t and returns the

@@ -2,247 +2,232 @@
 
 package kinds
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
-
-// crdListKeys returns the x-kubernetes-list-map-keys of every list with
-// keys in the upstream CRD of kind gk (internal/kubeapitest.CRDs, at the
-// versions testdata/crds pins), by list path, status left out; false when
-// gk is none of the registry's CRD kinds.
-func crdListKeys(gk schema.GroupKind) (map[string][]string, bool) {
-	switch gk {
-	case schema.GroupKind{Group: "nvidia.com", Kind: "ClusterPolicy"}:
-		return map[string][]string{}, true
-	case schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "ClusterQueue"}:
-		return map[string][]string{
-			"spec.admissionChecksStrategy.admissionChecks": []string{"name"},
-			"spec.resourceGroups[].flavors":                []string{"name"},
-			"spec.resourceGroups[].flavors[].resources":    []string{"name"},
-		}, true
-	case schema.GroupKind{Group: "serving.kserve.io", Kind: "InferenceService"}:
-		return map[string][]string{
-			"spec.canary[].predictor.containers[].env":                                  []string{"name"},
-			"spec.canary[].predictor.containers[].ports":                                []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.containers[].resources.claims":                     []string{"name"},
-			"spec.canary[].predictor.containers[].volumeDevices":                        []string{"devicePath"},
-			"spec.canary[].predictor.containers[].volumeMounts":                         []string{"mountPath"},
-			"spec.canary[].predictor.ephemeralContainers[].env":                         []string{"name"},
-			"spec.canary[].predictor.ephemeralContainers[].ports":                       []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.ephemeralContainers[].resources.claims":            []string{"name"},
-			"spec.canary[].predictor.ephemeralContainers[].volumeDevices":               []string{"devicePath"},
-			"spec.canary[].predictor.ephemeralContainers[].volumeMounts":                []string{"mountPath"},
-			"spec.canary[].predictor.huggingface.env":                                   []string{"name"},
-			"spec.canary[].predictor.huggingface.ports":                                 []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.huggingface.resources.claims":                      []string{"name"},
-			"spec.canary[].predictor.huggingface.volumeDevices":                         []string{"devicePath"},
-			"spec.canary[].predictor.huggingface.volumeMounts":                          []string{"mountPath"},
-			"spec.canary[].predictor.initContainers[].env":                              []string{"name"},
-			"spec.canary[].predictor.initContainers[].ports":                            []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.initContainers[].resources.claims":                 []string{"name"},
-			"spec.canary[].predictor.initContainers[].volumeDevices":                    []string{"devicePath"},
-			"spec.canary[].predictor.initContainers[].volumeMounts":                     []string{"mountPath"},
-			"spec.canary[].predictor.lightgbm.env":                                      []string{"name"},
-			"spec.canary[].predictor.lightgbm.ports":                                    []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.lightgbm.resources.claims":                         []string{"name"},
-			"spec.canary[].predictor.lightgbm.volumeDevices":                            []string{"devicePath"},
-			"spec.canary[].predictor.lightgbm.volumeMounts":                             []string{"mountPath"},
-			"spec.canary[].predictor.model.env":                                         []string{"name"},
-			"spec.canary[].predictor.model.ports":                                       []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.model.resources.claims":                            []string{"name"},
-			"spec.canary[].predictor.model.volumeDevices":                               []string{"devicePath"},
-			"spec.canary[].predictor.model.volumeMounts":                                []string{"mountPath"},
-			"spec.canary[].predictor.onnx.env":                                          []string{"name"},
-			"spec.canary[].predictor.onnx.ports":                                        []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.onnx.resources.claims":                             []string{"name"},
-			"spec.canary[].predictor.onnx.volumeDevices":                                []string{"devicePath"},
-			"spec.canary[].predictor.onnx.volumeMounts":                                 []string{"mountPath"},
-			"spec.canary[].predictor.paddle.env":                                        []string{"name"},
-			"spec.canary[].predictor.paddle.ports":                                      []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.paddle.resources.claims":                           []string{"name"},
-			"spec.canary[].predictor.paddle.volumeDevices":                              []string{"devicePath"},
-			"spec.canary[].predictor.paddle.volumeMounts":                               []string{"mountPath"},
-			"spec.canary[].predictor.pmml.env":                                          []string{"name"},
-			"spec.canary[].predictor.pmml.ports":                                        []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.pmml.resources.claims":                             []string{"name"},
-			"spec.canary[].predictor.pmml.volumeDevices":                                []string{"devicePath"},
-			"spec.canary[].predictor.pmml.volumeMounts":                                 []string{"mountPath"},
-			"spec.canary[].predictor.pytorch.env":                                       []string{"name"},
-			"spec.canary[].predictor.pytorch.ports":                                     []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.pytorch.resources.claims":                          []string{"name"},
-			"spec.canary[].predictor.pytorch.volumeDevices":                             []string{"devicePath"},
-			"spec.canary[].predictor.pytorch.volumeMounts":                              []string{"mountPath"},
-			"spec.canary[].predictor.resourceClaims":                                    []string{"name"},
-			"spec.canary[].predictor.resources.claims":                                  []string{"name"},
-			"spec.canary[].predictor.schedulingGates":                                   []string{"name"},
-			"spec.canary[].predictor.sklearn.env":                                       []string{"name"},
-			"spec.canary[].predictor.sklearn.ports":                                     []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.sklearn.resources.claims":                          []string{"name"},
-			"spec.canary[].predictor.sklearn.volumeDevices":                             []string{"devicePath"},
-			"spec.canary[].predictor.sklearn.volumeMounts":                              []string{"mountPath"},
-			"spec.canary[].predictor.tensorflow.env":                                    []string{"name"},
-			"spec.canary[].predictor.tensorflow.ports":                                  []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.tensorflow.resources.claims":                       []string{"name"},
-			"spec.canary[].predictor.tensorflow.volumeDevices":                          []string{"devicePath"},
-			"spec.canary[].predictor.tensorflow.volumeMounts":                           []string{"mountPath"},
-			"spec.canary[].predictor.topologySpreadConstraints":                         []string{"topologyKey", "whenUnsatisfiable"},
-			"spec.canary[].predictor.triton.env":                                        []string{"name"},
-			"spec.canary[].predictor.triton.ports":                                      []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.triton.resources.claims":                           []string{"name"},
-			"spec.canary[].predictor.triton.volumeDevices":                              []string{"devicePath"},
-			"spec.canary[].predictor.triton.volumeMounts":                               []string{"mountPath"},
-			"spec.canary[].predictor.workerSpec.containers[].env":                       []string{"name"},
-			"spec.canary[].predictor.workerSpec.containers[].ports":                     []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.workerSpec.containers[].resources.claims":          []string{"name"},
-			"spec.canary[].predictor.workerSpec.containers[].volumeDevices":             []string{"devicePath"},
-			"spec.canary[].predictor.workerSpec.containers[].volumeMounts":              []string{"mountPath"},
-			"spec.canary[].predictor.workerSpec.ephemeralContainers[].env":              []string{"name"},
-			"spec.canary[].predictor.workerSpec.ephemeralContainers[].ports":            []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.workerSpec.ephemeralContainers[].resources.claims": []string{"name"},
-			"spec.canary[].predictor.workerSpec.ephemeralContainers[].volumeDevices":    []string{"devicePath"},
-			"spec.canary[].predictor.workerSpec.ephemeralContainers[].volumeMounts":     []string{"mountPath"},
-			"spec.canary[].predictor.workerSpec.initContainers[].env":                   []string{"name"},
-			"spec.canary[].predictor.workerSpec.initContainers[].ports":                 []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.workerSpec.initContainers[].resources.claims":      []string{"name"},
-			"spec.canary[].predictor.workerSpec.initContainers[].volumeDevices":         []string{"devicePath"},
-			"spec.canary[].predictor.workerSpec.initContainers[].volumeMounts":          []string{"mountPath"},
-			"spec.canary[].predictor.workerSpec.resourceClaims":                         []string{"name"},
-			"spec.canary[].predictor.workerSpec.resources.claims":                       []string{"name"},
-			"spec.canary[].predictor.workerSpec.schedulingGates":                        []string{"name"},
-			"spec.canary[].predictor.workerSpec.topologySpreadConstraints":              []string{"topologyKey", "whenUnsatisfiable"},
-			"spec.canary[].predictor.xgboost.env":                                       []string{"name"},
-			"spec.canary[].predictor.xgboost.ports":                                     []string{"containerPort", "protocol"},
-			"spec.canary[].predictor.xgboost.resources.claims":                          []string{"name"},
-			"spec.canary[].predictor.xgboost.volumeDevices":                             []string{"devicePath"},
-			"spec.canary[].predictor.xgboost.volumeMounts":                              []string{"mountPath"},
-			"spec.explainer.art.env":                                                    []string{"name"},
-			"spec.explainer.art.ports":                                                  []string{"containerPort", "protocol"},
-			"spec.explainer.art.resources.claims":                                       []string{"name"},
-			"spec.explainer.art.volumeDevices":                                          []string{"devicePath"},
-			"spec.explainer.art.volumeMounts":                                           []string{"mountPath"},
-			"spec.explainer.containers[].env":                                           []string{"name"},
-			"spec.explainer.containers[].ports":                                         []string{"containerPort", "protocol"},
-			"spec.explainer.containers[].resources.claims":                              []string{"name"},
-			"spec.explainer.containers[].volumeDevices":                                 []string{"devicePath"},
-			"spec.explainer.containers[].volumeMounts":                                  []string{"mountPath"},
-			"spec.explainer.initContainers[].env":                                       []string{"name"},
-			"spec.explainer.initContainers[].ports":                                     []string{"containerPort", "protocol"},
-			"spec.explainer.initContainers[].resources.claims":                          []string{"name"},
-			"spec.explainer.initContainers[].volumeDevices":                             []string{"devicePath"},
-			"spec.explainer.initContainers[].volumeMounts":                              []string{"mountPath"},
-			"spec.explainer.resourceClaims":                                             []string{"name"},
-			"spec.explainer.resources.claims":                                           []string{"name"},
-			"spec.explainer.schedulingGates":                                            []string{"name"},
-			"spec.explainer.topologySpreadConstraints":                                  []string{"topologyKey", "whenUnsatisfiable"},
-			"spec.predictor.containers[].env":                                           []string{"name"},
-			"spec.predictor.containers[].ports":                                         []string{"containerPort", "protocol"},
-			"spec.predictor.containers[].resources.claims":                              []string{"name"},
-			"spec.predictor.containers[].volumeDevices":                                 []string{"devicePath"},
-			"spec.predictor.containers[].volumeMounts":                                  []string{"mountPath"},
-			"spec.predictor.huggingface.env":                                            []string{"name"},
-			"spec.predictor.huggingface.ports":                                          []string{"containerPort", "protocol"},
-			"spec.predictor.huggingface.resources.claims":                               []string{"name"},
-			"spec.predictor.huggingface.volumeDevices":                                  []string{"devicePath"},
-			"spec.predictor.huggingface.volumeMounts":                                   []string{"mountPath"},
-			"spec.predictor.initContainers[].env":                                       []string{"name"},
-			"spec.predictor.initContainers[].ports":                                     []string{"containerPort", "protocol"},
-			"spec.predictor.initContainers[].resources.claims":                          []string{"name"},
-			"spec.predictor.initContainers[].volumeDevices":                             []string{"devicePath"},
-			"spec.predictor.initContainers[].volumeMounts":                              []string{"mountPath"},
-			"spec.predictor.lightgbm.env":                                               []string{"name"},
-			"spec.predictor.lightgbm.ports":                                             []string{"containerPort", "protocol"},
-			"spec.predictor.lightgbm.resources.claims":                                  []string{"name"},
-			"spec.predictor.lightgbm.volumeDevices":                                     []string{"devicePath"},
-			"spec.predictor.lightgbm.volumeMounts":                                      []string{"mountPath"},
-			"spec.predictor.model.env":                                                  []string{"name"},
-			"spec.predictor.model.ports":                                                []string{"containerPort", "protocol"},
-			"spec.predictor.model.resources.claims":                                     []string{"name"},
-			"spec.predictor.model.volumeDevices":                                        []string{"devicePath"},
-			"spec.predictor.model.volumeMounts":                                         []string{"mountPath"},
-			"spec.predictor.onnx.env":                                                   []string{"name"},
-			"spec.predictor.onnx.ports":                                                 []string{"containerPort", "protocol"},
-			"spec.predictor.onnx.resources.claims":                                      []string{"name"},
-			"spec.predictor.onnx.volumeDevices":                                         []string{"devicePath"},
-			"spec.predictor.onnx.volumeMounts":                                          []string{"mountPath"},
-			"spec.predictor.paddle.env":                                                 []string{"name"},
-			"spec.predictor.paddle.ports":                                               []string{"containerPort", "protocol"},
-			"spec.predictor.paddle.resources.claims":                                    []string{"name"},
-			"spec.predictor.paddle.volumeDevices":                                       []string{"devicePath"},
-			"spec.predictor.paddle.volumeMounts":                                        []string{"mountPath"},
-			"spec.predictor.pmml.env":                                                   []string{"name"},
-			"spec.predictor.pmml.ports":                                                 []string{"containerPort", "protocol"},
-			"spec.predictor.pmml.resources.claims":                                      []string{"name"},
-			"spec.predictor.pmml.volumeDevices":                                         []string{"devicePath"},
-			"spec.predictor.pmml.volumeMounts":                                          []string{"mountPath"},
-			"spec.predictor.pytorch.env":                                                []string{"name"},
-			"spec.predictor.pytorch.ports":                                              []string{"containerPort", "protocol"},
-			"spec.predictor.pytorch.resources.claims":                                   []string{"name"},
-			"spec.predictor.pytorch.volumeDevices":                                      []string{"devicePath"},
-			"spec.predictor.pytorch.volumeMounts":                                       []string{"mountPath"},
-			"spec.predictor.resourceClaims":                                             []string{"name"},
-			"spec.predictor.resources.claims":                                           []string{"name"},
-			"spec.predictor.schedulingGates":                                            []string{"name"},
-			"spec.predictor.sklearn.env":                                                []string{"name"},
-			"spec.predictor.sklearn.ports":                                              []string{"containerPort", "protocol"},
-			"spec.predictor.sklearn.resources.claims":                                   []string{"name"},
-			"spec.predictor.sklearn.volumeDevices":                                      []string{"devicePath"},
-			"spec.predictor.sklearn.volumeMounts":                                       []string{"mountPath"},
-			"spec.predictor.tensorflow.env":                                             []string{"name"},
-			"spec.predictor.tensorflow.ports":                                           []string{"containerPort", "protocol"},
-			"spec.predictor.tensorflow.resources.claims":                                []string{"name"},
-			"spec.predictor.tensorflow.volumeDevices":                                   []string{"devicePath"},
-			"spec.predictor.tensorflow.volumeMounts":                                    []string{"mountPath"},
-			"spec.predictor.topologySpreadConstraints":                                  []string{"topologyKey", "whenUnsatisfiable"},
-			"spec.predictor.triton.env":                                                 []string{"name"},
-			"spec.predictor.triton.ports":                                               []string{"containerPort", "protocol"},
-			"spec.predictor.triton.resources.claims":                                    []string{"name"},
-			"spec.predictor.triton.volumeDevices":                                       []string{"devicePath"},
-			"spec.predictor.triton.volumeMounts":                                        []string{"mountPath"},
-			"spec.predictor.workerSpec.containers[].env":                                []string{"name"},
-			"spec.predictor.workerSpec.containers[].ports":                              []string{"containerPort", "protocol"},
-			"spec.predictor.workerSpec.containers[].resources.claims":                   []string{"name"},
-			"spec.predictor.workerSpec.containers[].volumeDevices":                      []string{"devicePath"},
-			"spec.predictor.workerSpec.containers[].volumeMounts":                       []string{"mountPath"},
-			"spec.predictor.workerSpec.ephemeralContainers[].env":                       []string{"name"},
-			"spec.predictor.workerSpec.ephemeralContainers[].ports":                     []string{"containerPort", "protocol"},
-			"spec.predictor.workerSpec.ephemeralContainers[].resources.claims":          []string{"name"},
-			"spec.predictor.workerSpec.ephemeralContainers[].volumeDevices":             []string{"devicePath"},
-			"spec.predictor.workerSpec.ephemeralContainers[].volumeMounts":              []string{"mountPath"},
-			"spec.predictor.workerSpec.initContainers[].env":                            []string{"name"},
-			"spec.predictor.workerSpec.initContainers[].ports":                          []string{"containerPort", "protocol"},
-			"spec.predictor.workerSpec.initContainers[].resources.claims":               []string{"name"},
-			"spec.predictor.workerSpec.initContainers[].volumeDevices":                  []string{"devicePath"},
-			"spec.predictor.workerSpec.initContainers[].volumeMounts":                   []string{"mountPath"},
-			"spec.predictor.workerSpec.resourceClaims":                                  []string{"name"},
-			"spec.predictor.workerSpec.resources.claims":                                []string{"name"},
-			"spec.predictor.workerSpec.schedulingGates":                                 []string{"name"},
-			"spec.predictor.workerSpec.topologySpreadConstraints":                       []string{"topologyKey", "whenUnsatisfiable"},
-			"spec.predictor.xgboost.env":                                                []string{"name"},
-			"spec.predictor.xgboost.ports":                                              []string{"containerPort", "protocol"},
-			"spec.predictor.xgboost.resources.claims":                                   []string{"name"},
-			"spec.predictor.xgboost.volumeDevices":                                      []string{"devicePath"},
-			"spec.predictor.xgboost.volumeMounts":                                       []string{"mountPath"},
-			"spec.transformer.containers[].env":                                         []string{"name"},
-			"spec.transformer.containers[].ports":                                       []string{"containerPort", "protocol"},
-			"spec.transformer.containers[].resources.claims":                            []string{"name"},
-			"spec.transformer.containers[].volumeDevices":                               []string{"devicePath"},
-			"spec.transformer.containers[].volumeMounts":                                []string{"mountPath"},
-			"spec.transformer.initContainers[].env":                                     []string{"name"},
-			"spec.transformer.initContainers[].ports":                                   []string{"containerPort", "protocol"},
-			"spec.transformer.initContainers[].resources.claims":                        []string{"name"},
-			"spec.transformer.initContainers[].volumeDevices":                           []string{"devicePath"},
-			"spec.transformer.initContainers[].volumeMounts":                            []string{"mountPath"},
-			"spec.transformer.resourceClaims":                                           []string{"name"},
-			"spec.transformer.resources.claims":                                         []string{"name"},
-			"spec.transformer.schedulingGates":                                          []string{"name"},
-			"spec.transformer.topologySpreadConstraints":                                []string{"topologyKey", "whenUnsatisfiable"},
-		}, true
-	case schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "LocalQueue"}:
-		return map[string][]string{}, true
-	case schema.GroupKind{Group: "scheduling.volcano.sh", Kind: "Queue"}:
-		return map[string][]string{}, true
-	case schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor"}:
-		return map[string][]string{}, true
-	case schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass"}:
-		return map[string][]string{}, true
-	}
-	return nil, false
-}
+// crdListKeyTable holds the x-kubernetes-list-map-keys of every list with
+// keys in the upstream CRDs of the registry's CRD kinds
+// (internal/kubeapitest.CRDs, at the versions testdata/crds pins), status
+// left out: one line per list, "group/Kind path key[,key]", and a line
+// "group/Kind -" for a kind without any.
+const crdListKeyTable = `
+nvidia.com/ClusterPolicy -
+kueue.x-k8s.io/ClusterQueue spec.admissionChecksStrategy.admissionChecks name
+kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors name
+kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors[].resources name
+serving.kserve.io/InferenceService spec.canary[].predictor.containers[].env name
+serving.kserve.io/InferenceService spec.canary[].predictor.containers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.containers[].resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.containers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.containers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.ephemeralContainers[].env name
+serving.kserve.io/InferenceService spec.canary[].predictor.ephemeralContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.ephemeralContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.ephemeralContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.ephemeralContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.huggingface.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.huggingface.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.huggingface.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.huggingface.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.huggingface.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.initContainers[].env name
+serving.kserve.io/InferenceService spec.canary[].predictor.initContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.initContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.initContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.initContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.lightgbm.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.lightgbm.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.lightgbm.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.lightgbm.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.lightgbm.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.model.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.model.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.model.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.model.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.model.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.onnx.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.onnx.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.onnx.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.onnx.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.onnx.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.paddle.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.paddle.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.paddle.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.paddle.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.paddle.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.pmml.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.pmml.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.pmml.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.pmml.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.pmml.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.pytorch.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.pytorch.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.pytorch.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.pytorch.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.pytorch.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.resourceClaims name
+serving.kserve.io/InferenceService spec.canary[].predictor.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.schedulingGates name
+serving.kserve.io/InferenceService spec.canary[].predictor.sklearn.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.sklearn.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.sklearn.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.sklearn.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.sklearn.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.tensorflow.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.tensorflow.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.tensorflow.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.tensorflow.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.tensorflow.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.topologySpreadConstraints topologyKey,whenUnsatisfiable
+serving.kserve.io/InferenceService spec.canary[].predictor.triton.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.triton.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.triton.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.triton.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.triton.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.containers[].env name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.containers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.containers[].resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.containers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.containers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.ephemeralContainers[].env name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.ephemeralContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.ephemeralContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.ephemeralContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.ephemeralContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.initContainers[].env name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.initContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.initContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.initContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.initContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.resourceClaims name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.schedulingGates name
+serving.kserve.io/InferenceService spec.canary[].predictor.workerSpec.topologySpreadConstraints topologyKey,whenUnsatisfiable
+serving.kserve.io/InferenceService spec.canary[].predictor.xgboost.env name
+serving.kserve.io/InferenceService spec.canary[].predictor.xgboost.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.canary[].predictor.xgboost.resources.claims name
+serving.kserve.io/InferenceService spec.canary[].predictor.xgboost.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.canary[].predictor.xgboost.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.explainer.art.env name
+serving.kserve.io/InferenceService spec.explainer.art.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.explainer.art.resources.claims name
+serving.kserve.io/InferenceService spec.explainer.art.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.explainer.art.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.explainer.containers[].env name
+serving.kserve.io/InferenceService spec.explainer.containers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.explainer.containers[].resources.claims name
+serving.kserve.io/InferenceService spec.explainer.containers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.explainer.containers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.explainer.initContainers[].env name
+serving.kserve.io/InferenceService spec.explainer.initContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.explainer.initContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.explainer.initContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.explainer.initContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.explainer.resourceClaims name
+serving.kserve.io/InferenceService spec.explainer.resources.claims name
+serving.kserve.io/InferenceService spec.explainer.schedulingGates name
+serving.kserve.io/InferenceService spec.explainer.topologySpreadConstraints topologyKey,whenUnsatisfiable
+serving.kserve.io/InferenceService spec.predictor.containers[].env name
+serving.kserve.io/InferenceService spec.predictor.containers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.containers[].resources.claims name
+serving.kserve.io/InferenceService spec.predictor.containers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.containers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.huggingface.env name
+serving.kserve.io/InferenceService spec.predictor.huggingface.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.huggingface.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.huggingface.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.huggingface.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.initContainers[].env name
+serving.kserve.io/InferenceService spec.predictor.initContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.initContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.predictor.initContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.initContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.lightgbm.env name
+serving.kserve.io/InferenceService spec.predictor.lightgbm.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.lightgbm.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.lightgbm.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.lightgbm.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.model.env name
+serving.kserve.io/InferenceService spec.predictor.model.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.model.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.model.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.model.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.onnx.env name
+serving.kserve.io/InferenceService spec.predictor.onnx.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.onnx.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.onnx.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.onnx.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.paddle.env name
+serving.kserve.io/InferenceService spec.predictor.paddle.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.paddle.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.paddle.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.paddle.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.pmml.env name
+serving.kserve.io/InferenceService spec.predictor.pmml.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.pmml.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.pmml.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.pmml.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.pytorch.env name
+serving.kserve.io/InferenceService spec.predictor.pytorch.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.pytorch.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.pytorch.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.pytorch.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.resourceClaims name
+serving.kserve.io/InferenceService spec.predictor.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.schedulingGates name
+serving.kserve.io/InferenceService spec.predictor.sklearn.env name
+serving.kserve.io/InferenceService spec.predictor.sklearn.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.sklearn.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.sklearn.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.sklearn.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.tensorflow.env name
+serving.kserve.io/InferenceService spec.predictor.tensorflow.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.tensorflow.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.tensorflow.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.tensorflow.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.topologySpreadConstraints topologyKey,whenUnsatisfiable
+serving.kserve.io/InferenceService spec.predictor.triton.env name
+serving.kserve.io/InferenceService spec.predictor.triton.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.triton.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.triton.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.triton.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.containers[].env name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.containers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.workerSpec.containers[].resources.claims name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.containers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.containers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.ephemeralContainers[].env name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.ephemeralContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.workerSpec.ephemeralContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.ephemeralContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.ephemeralContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.initContainers[].env name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.initContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.workerSpec.initContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.initContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.initContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.predictor.workerSpec.resourceClaims name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.schedulingGates name
+serving.kserve.io/InferenceService spec.predictor.workerSpec.topologySpreadConstraints topologyKey,whenUnsatisfiable
+serving.kserve.io/InferenceService spec.predictor.xgboost.env name
+serving.kserve.io/InferenceService spec.predictor.xgboost.ports containerPort,protocol
+serving.kserve.io/InferenceService spec.predictor.xgboost.resources.claims name
+serving.kserve.io/InferenceService spec.predictor.xgboost.volumeDevices devicePath
+serving.kserve.io/InferenceService spec.predictor.xgboost.volumeMounts mountPath
+serving.kserve.io/InferenceService spec.transformer.containers[].env name
+serving.kserve.io/InferenceService spec.transformer.containers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.transformer.containers[].resources.claims name
+serving.kserve.io/InferenceService spec.transformer.containers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.transformer.containers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.transformer.initContainers[].env name
+serving.kserve.io/InferenceService spec.transformer.initContainers[].ports containerPort,protocol
+serving.kserve.io/InferenceService spec.transformer.initContainers[].resources.claims name
+serving.kserve.io/InferenceService spec.transformer.initContainers[].volumeDevices devicePath
+serving.kserve.io/InferenceService spec.transformer.initContainers[].volumeMounts mountPath
+serving.kserve.io/InferenceService spec.transformer.resourceClaims name
+serving.kserve.io/InferenceService spec.transformer.resources.claims name
+serving.kserve.io/InferenceService spec.transformer.schedulingGates name
+serving.kserve.io/InferenceService spec.transformer.topologySpreadConstraints topologyKey,whenUnsatisfiable
+kueue.x-k8s.io/LocalQueue -
+scheduling.volcano.sh/Queue -
+kueue.x-k8s.io/ResourceFlavor -
+kueue.x-k8s.io/WorkloadPriorityClass -
+`

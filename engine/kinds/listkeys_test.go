@@ -117,29 +117,27 @@ func renderListKeys(t *testing.T, table map[schema.GroupKind]map[string][]string
 
 package kinds
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
-
-// crdListKeys returns the x-kubernetes-list-map-keys of every list with
-// keys in the upstream CRD of kind gk (internal/kubeapitest.CRDs, at the
-// versions testdata/crds pins), by list path, status left out; false when
-// gk is none of the registry's CRD kinds.
-func crdListKeys(gk schema.GroupKind) (map[string][]string, bool) {
-	switch gk {
+// crdListKeyTable holds the x-kubernetes-list-map-keys of every list with
+// keys in the upstream CRDs of the registry's CRD kinds
+// (internal/kubeapitest.CRDs, at the versions testdata/crds pins), status
+// left out: one line per list, "group/Kind path key[,key]", and a line
+// "group/Kind -" for a kind without any.
+const crdListKeyTable = ` + "`" + `
 `)
 	for _, gk := range gks {
-		fmt.Fprintf(&b, "case %#v:\n", gk)
 		paths := make([]string, 0, len(table[gk]))
 		for p := range table[gk] {
 			paths = append(paths, p)
 		}
 		slices.Sort(paths)
-		b.WriteString("return map[string][]string{\n")
-		for _, p := range paths {
-			fmt.Fprintf(&b, "%q: %#v,\n", p, table[gk][p])
+		if len(paths) == 0 {
+			fmt.Fprintf(&b, "%s/%s -\n", gk.Group, gk.Kind)
 		}
-		b.WriteString("}, true\n")
+		for _, p := range paths {
+			fmt.Fprintf(&b, "%s/%s %s %s\n", gk.Group, gk.Kind, p, strings.Join(table[gk][p], ","))
+		}
 	}
-	b.WriteString("}\nreturn nil, false\n}\n")
+	b.WriteString("`\n")
 	src, err := format.Source([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
