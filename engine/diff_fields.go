@@ -92,11 +92,29 @@ func isCommitStamp(path []string) bool {
 // walkList compares two lists of objects of the same length element by
 // element, so a change deep in a list shows with its own path: each
 // element named by its keys when the list has keys (flavors[h100]), else
-// by its index ([0]).
+// by its index ([0]). The keys are looked up only for a list with a
+// change, which it then walks again: most lists of a plan have none.
 func walkList(path []string, want, have []any, lk *listKeys, out *[]FieldDiff) {
-	labels := lk.labels(path, want)
+	start := len(*out)
+	walkElements(path, want, have, nil, lk, out)
+	if len(*out) == start {
+		return
+	}
+	if labels := lk.keyed(path, want); labels != nil {
+		*out = (*out)[:start]
+		walkElements(path, want, have, labels, lk, out)
+	}
+}
+
+// walkElements is walkList with each element's path element given by
+// labels, or its index when labels is nil.
+func walkElements(path []string, want, have []any, labels []string, lk *listKeys, out *[]FieldDiff) {
 	for i := range want {
-		p := append(path, labels[i])
+		label := "[" + strconv.Itoa(i) + "]"
+		if labels != nil {
+			label = labels[i]
+		}
+		p := append(path, label)
 		wm, wok := want[i].(map[string]any)
 		hm, hok := have[i].(map[string]any)
 		if wok && hok {

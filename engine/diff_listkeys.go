@@ -21,31 +21,25 @@ type listKeys struct {
 	gvk schema.GroupVersionKind
 }
 
-// labels returns the path element of each element of list (at path, a
-// path of DiffFields): its keys, "[h100]" or "[containerPort=80,protocol=TCP]",
-// when the kind's schema gives the list keys and every element has them,
-// distinct; else its index, "[0]".
-func (lk *listKeys) labels(path []string, list []any) []string {
-	out := make([]string, len(list))
-	if keys := kinds.ListMapKeys(lk.gvk, schemaPath(path)); len(keys) > 0 {
-		seen := make(map[string]bool, len(list))
-		ok := true
-		for i, e := range list {
-			m, _ := e.(map[string]any)
-			label, has := keyLabel(m, keys)
-			if !has || seen[label] {
-				ok = false
-				break
-			}
-			seen[label] = true
-			out[i] = listElement + "[" + label + "]"
-		}
-		if ok {
-			return out
-		}
+// keyed returns the path element of each element of list (at path, a
+// path of DiffFields) by its keys, "[h100]" or
+// "[containerPort=80,protocol=TCP]", when the kind's schema gives the list
+// keys and every element has them, distinct; else nil (by index).
+func (lk *listKeys) keyed(path []string, list []any) []string {
+	keys := kinds.ListMapKeys(lk.gvk, schemaPath(path))
+	if len(keys) == 0 {
+		return nil
 	}
-	for i := range list {
-		out[i] = "[" + strconv.Itoa(i) + "]"
+	out := make([]string, len(list))
+	seen := make(map[string]bool, len(list))
+	for i, e := range list {
+		m, _ := e.(map[string]any)
+		label, has := keyLabel(m, keys)
+		if !has || seen[label] {
+			return nil
+		}
+		seen[label] = true
+		out[i] = listElement + "[" + label + "]"
 	}
 	return out
 }
