@@ -169,7 +169,7 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(c.redact(err.Error()))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
@@ -184,7 +184,7 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 		return nil, fmt.Errorf("HTTP %s: not a Prometheus API answer", resp.Status)
 	}
 	if r.Status != "success" {
-		return nil, fmt.Errorf("HTTP %s: %s: %s", resp.Status, r.ErrorType, clip(r.Error, 512))
+		return nil, fmt.Errorf("HTTP %s: %s: %s", resp.Status, r.ErrorType, c.redact(clip(r.Error, 512)))
 	}
 	if r.Data.ResultType != "matrix" {
 		return nil, fmt.Errorf("the answer is a %q, not a range query's matrix", r.Data.ResultType)
@@ -202,6 +202,17 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 		out = append(out, ser)
 	}
 	return out, nil
+}
+
+// redact replaces the credentials in s, a message that may quote what the
+// server or a proxy echoed.
+func (c *Client) redact(s string) string {
+	for _, secret := range []string{c.opts.BearerToken, c.opts.Password} {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
 }
 
 // point decodes one [unix seconds, "value"] pair.
