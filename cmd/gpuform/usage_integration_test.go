@@ -168,6 +168,11 @@ func TestUsageAgainstPrometheus(t *testing.T) {
 		t.Fatalf("gpuform usage --output csv: exit %d\n%s", res.code, res.stderr)
 	}
 	golden(t, "../../testdata/usage/expected.csv", res.stdout)
+	res = runGpuform(t, nil, append(args, "--no-color")...)
+	if res.code != 0 {
+		t.Fatalf("gpuform usage: exit %d\n%s", res.code, res.stderr)
+	}
+	golden(t, "../../testdata/usage/expected.txt", res.stdout)
 	// The HTML report, written with --out, for TestUsageHTMLScreenshot's
 	// evidence.
 	out := filepath.Join(t.TempDir(), "report.html")

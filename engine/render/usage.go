@@ -56,18 +56,18 @@ func UsageCSV(w io.Writer, rep *usage.Report) error {
 // UsageText writes the report as a table with a total line.
 func UsageText(w io.Writer, rep *usage.Report) error {
 	textsafe.Fprintf(w, "GPU usage from %s to %s (step %s)\n\n", stamp(rep.Window.From), stamp(rep.Window.To), rep.Window.Step)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	textsafe.Fprintf(tw, "TENANT\tPOOL\tALLOCATED GPU-H\tUSED GPU-H\tUTIL\tQUOTA GPU-H\tIDLE QUOTA GPU-H\tCOST %s\t\n", rep.Currency)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	textsafe.Fprintf(tw, "TENANT\tPOOL\tALLOCATED GPU-H\tUSED GPU-H\tUTIL\tQUOTA GPU-H\tIDLE QUOTA GPU-H\tCOST %s\n", rep.Currency)
 	var tot usage.Row
 	for _, r := range rep.Rows {
-		textsafe.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Tenant, r.Pool, hours(r.Allocated), hours(r.Used), percent(r.Utilization()), hours(r.Quota), hours(r.Idle), money(r.Cost))
+		textsafe.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Tenant, r.Pool, hours(r.Allocated), hours(r.Used), percent(r.Utilization()), hours(r.Quota), hours(r.Idle), money(r.Cost))
 		tot.Allocated += r.Allocated
 		tot.Used += r.Used
 		tot.Quota += r.Quota
 		tot.Idle += r.Idle
 		tot.Cost += r.Cost
 	}
-	textsafe.Fprintf(tw, "total\t\t%s\t%s\t%s\t%s\t%s\t%s\t\n", hours(tot.Allocated), hours(tot.Used), percent(tot.Utilization()), hours(tot.Quota), hours(tot.Idle), money(tot.Cost))
+	textsafe.Fprintf(tw, "total\t\t%s\t%s\t%s\t%s\t%s\t%s\n", hours(tot.Allocated), hours(tot.Used), percent(tot.Utilization()), hours(tot.Quota), hours(tot.Idle), money(tot.Cost))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
