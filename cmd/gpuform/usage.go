@@ -1,7 +1,7 @@
 package main
 
 import (
-	"cmp"
+	"errors"
 	"io"
 	"strings"
 	"time"
@@ -28,13 +28,13 @@ func newUsageCommand(g *globals) *cobra.Command {
 		Short: "Report GPU-hours allocated, used and idle per tenant and pool, and their cost, from Prometheus",
 		Long: "usage reads kube-state-metrics' and the DCGM exporter's series from Prometheus and reports, per tenant\n" +
 			"and pool, the GPU-hours allocated, used and of idle quota over the window, and their cost at the pools'\n" +
-			"price_per_gpu_hour. Token: --prometheus-token-file or $" + prometheus.EnvToken + "; basic auth: $" + prometheus.EnvUsername + ", $" + prometheus.EnvPassword + ".",
+			"price_per_gpu_hour (docs/usage.md). Token: --prometheus-token-file or $" + prometheus.EnvToken + ";\nbasic auth: $" + prometheus.EnvUsername + " and $" + prometheus.EnvPassword + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			write, err := render.UsageWriter(output)
 			w, werr := usage.ParseWindow(window, from, to, step, time.Now())
 			client, cerr := prometheus.Connect(o, g.env, tokenFile)
-			if err = cmp.Or(err, werr, cerr); err != nil {
+			if err = errors.Join(err, werr, cerr); err != nil {
 				return err
 			}
 			opts, diags := g.loadOptions()
@@ -47,8 +47,11 @@ func newUsageCommand(g *globals) *cobra.Command {
 				return &exitError{code: 1}
 			}
 			rep, err := usage.Compute(cmd.Context(), client, cfg, mig.Default(), w)
-			if err != nil || out == "" {
-				return cmp.Or(err, write(g.stdout, rep))
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return write(g.stdout, rep)
 			}
 			return files.WriteAtomic(g.path(out), 0o644, func(w io.Writer) error { return write(w, rep) })
 		},

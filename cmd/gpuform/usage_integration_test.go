@@ -188,3 +188,25 @@ func TestUsageAgainstPrometheus(t *testing.T) {
 		t.Error("the HTML report loads something from elsewhere; it must be self-contained")
 	}
 }
+
+// TestUsageErrors: what gpuform usage says when it cannot report, before
+// or after asking Prometheus (a port nothing listens on).
+func TestUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no server", nil, "Error: --prometheus wants the server's http:// or https:// URL, e.g. http://prometheus.monitoring:9090\n"},
+		{"bad output", []string{"--prometheus", "http://127.0.0.1:1", "--output", "pdf"}, "Error: --output \"pdf\": want one of text, csv, json, html\n"},
+		{"two starts", []string{"--prometheus", "http://127.0.0.1:1", "--window", "1h", "--from", "2026-11-30T00:00:00Z"}, "Error: --from and --window both say where the window starts: give one\n"},
+		{"unreachable", []string{"--prometheus", "http://127.0.0.1:1", "--window", "1h"}, "Error: querying Prometheus for kube_node_labels: Post \"http://127.0.0.1:1/api/v1/query_range\": dial tcp 127.0.0.1:1: connect: connection refused\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := runGpuform(t, nil, append([]string{"--chdir", "../../testdata/usage", "usage"}, c.args...)...)
+			if res.code != 1 || res.stderr != c.want || res.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", res.code, res.stdout, res.stderr, c.want)
+			}
+		})
+	}
+}
