@@ -16,11 +16,13 @@ import (
 
 // UsageCSVColumns are the columns of UsageCSV, in order; docs/usage.md
 // documents each. They only ever grow at the end.
-var UsageCSVColumns = []string{
-	"from", "to", "tenant", "namespace", "pool",
-	"allocated_gpu_hours", "used_gpu_hours", "utilization",
-	"quota_gpu_hours", "idle_quota_gpu_hours",
-	"price_per_gpu_hour", "currency", "cost",
+func UsageCSVColumns() []string {
+	return []string{
+		"from", "to", "tenant", "namespace", "pool",
+		"allocated_gpu_hours", "used_gpu_hours", "utilization",
+		"quota_gpu_hours", "idle_quota_gpu_hours",
+		"price_per_gpu_hour", "currency", "cost",
+	}
 }
 
 // hours formats GPU-hours with 3 decimals (3.6 GPU-seconds).
@@ -35,7 +37,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // one row per tenant and pool.
 func UsageCSV(w io.Writer, rep *usage.Report) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(UsageCSVColumns); err != nil {
+	if err := cw.Write(UsageCSVColumns()); err != nil {
 		return err
 	}
 	for _, r := range rep.Rows {
@@ -108,7 +110,7 @@ func UsageJSON(w io.Writer, rep *usage.Report) error {
 }
 
 // UsageFormats are the values of gpuform usage --output.
-var UsageFormats = []string{"text", "csv", "json", "html"}
+func UsageFormats() []string { return []string{"text", "csv", "json", "html"} }
 
 // UsageWriter is the writer of format, one of UsageFormats.
 func UsageWriter(format string) (func(io.Writer, *usage.Report) error, error) {
@@ -122,5 +124,5 @@ func UsageWriter(format string) (func(io.Writer, *usage.Report) error, error) {
 	case "html":
 		return UsageHTML, nil
 	}
-	return nil, fmt.Errorf("--output %q: want one of %s", format, strings.Join(UsageFormats, ", "))
+	return nil, fmt.Errorf("--output %q: want one of %s", format, strings.Join(UsageFormats(), ", "))
 }
