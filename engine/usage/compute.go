@@ -59,7 +59,7 @@ func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalo
 		results[query] = s
 	}
 	t := newTenancy(cfg, cat)
-	a := &accumulator{t: t, w: w, nodes: t.nodePools(results[QueryNodes]), rows: map[[2]string]*Row{}, lines: map[string]*Timeline{}}
+	a := &accumulator{t: t, w: w, nodes: t.nodePools(results[QueryNodes]), rows: map[[2]string]*Row{}, lines: map[string]*Timeline{}, idle: map[[2]string][]float64{}}
 	for _, tn := range cfg.Tenants {
 		for _, p := range t.poolsFor(tn, "") {
 			a.row(tn, p)
@@ -79,11 +79,14 @@ func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalo
 
 // accumulator adds samples up per row and per tenant timeline.
 type accumulator struct {
-	t               *tenancy
-	w               Window
-	nodes           map[string]string // node -> pool
-	rows            map[[2]string]*Row
-	lines           map[string]*Timeline
+	t     *tenancy
+	w     Window
+	nodes map[string]string // node -> pool
+	rows  map[[2]string]*Row
+	lines map[string]*Timeline
+	// idle is quota hard - used at each step, per row (negative when a
+	// lowered quota is below what is in use: no idle quota then).
+	idle            map[[2]string][]float64
 	unAlloc, unUsed float64
 }
 
@@ -181,14 +184,17 @@ func (a *accumulator) quota(s Series) {
 	hours := a.w.Step.Hours()
 	for _, p := range pools {
 		frac := float64(a.t.quota[tn][p][res]) / float64(total) * a.share(p, res)
-		r, line := a.row(tn, p), a.lines[tn.Name]
+		r, line, key := a.row(tn, p), a.lines[tn.Name], [2]string{tn.Name, p}
+		if a.idle[key] == nil {
+			a.idle[key] = make([]float64, a.w.Steps())
+		}
 		a.each(s, func(k int, v float64) {
 			if kind == "hard" {
 				r.Quota += v * frac * hours
-				r.Idle += v * frac * hours
+				a.idle[key][k] += v * frac
 				line.Quota[k] += v * frac
 			} else {
-				r.Idle -= v * frac * hours
+				a.idle[key][k] -= v * frac
 			}
 		})
 	}
@@ -202,8 +208,10 @@ func (a *accumulator) report(cfg *config.Config) *Report {
 			break
 		}
 	}
-	for _, r := range a.rows {
-		r.Idle = math.Max(r.Idle, 0)
+	for key, r := range a.rows {
+		for _, v := range a.idle[key] {
+			r.Idle += math.Max(v, 0) * a.w.Step.Hours()
+		}
 		r.Cost = r.Allocated * r.Price
 		rep.Rows = append(rep.Rows, *r)
 	}

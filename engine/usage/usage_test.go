@@ -89,7 +89,8 @@ func steady(t0 time.Time, n int, v float64, labels ...string) Series {
 // samples: a node labelled for a pool puts a sample there; without node
 // labels the one pool of the tenant's quotas holding the resource does
 // (the MIG slice); a resource two of its pools hold goes to "-"; quota
-// series split by the quota blocks; other namespaces are unattributed.
+// series split by the quota blocks, idle quota counted step by step;
+// other namespaces are unattributed.
 func TestComputeAttributes(t *testing.T) {
 	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(usageConfig)}, config.Options{})
 	if diags.HasErrors() {
@@ -113,6 +114,10 @@ func TestComputeAttributes(t *testing.T) {
 		QueryQuota: {
 			steady(t0, 60, 4, "namespace", "risk", "resource", "requests.nvidia.com/gpu", "type", "hard"),
 			steady(t0, 60, 3, "namespace", "risk", "resource", "requests.nvidia.com/gpu", "type", "used"),
+			// A quota lowered below what is in use for half an hour: no
+			// idle quota then, not a negative one.
+			steady(t0, 60, 2, "namespace", "risk", "resource", "requests.nvidia.com/mig-3g.40gb", "type", "hard"),
+			steady(t0, 30, 3, "namespace", "risk", "resource", "requests.nvidia.com/mig-3g.40gb", "type", "used"),
 		},
 	}
 	rep, err := Compute(context.Background(), q, cfg, mig.Default(), w)
@@ -123,8 +128,9 @@ func TestComputeAttributes(t *testing.T) {
 		// 2 GPUs on n1 for 1 h; the quota's 4 GPUs split 3:1 with l4.
 		"h100": {Allocated: 2, Used: 1.5, Quota: 3, Idle: 0.75, Price: 4, Cost: 8},
 		"l4":   {Quota: 0.25, Idle: 0.0625, Price: 1},
-		// one 3g.40gb slice for half an hour: 3/7 × 0.5.
-		"a100": {Allocated: 1.5 / 7, Price: 2.8, Cost: 1.5 / 7 * 2.8},
+		// one 3g.40gb slice for half an hour: 3/7 × 0.5; quota 2 slices
+		// for 1 h, idle 2 slices for the half hour nothing was over it.
+		"a100": {Allocated: 1.5 / 7, Quota: 6.0 / 7, Idle: 3.0 / 7, Price: 2.8, Cost: 1.5 / 7 * 2.8},
 		// nvidia.com/gpu on an unlabelled node: h100 or l4.
 		"-": {Allocated: 1},
 	}
