@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strings"
@@ -165,6 +166,14 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 			d.fail("Invalid driver_version", err.Error(), meta.Range("driver_version"))
 		}
 	}
+	p.PricePerGPUHour = d.float("price_per_gpu_hour", 0)
+	if p.PricePerGPUHour < 0 || math.IsInf(p.PricePerGPUHour, 0) {
+		d.fail("Invalid price", "price_per_gpu_hour must be zero or more: what one GPU of the pool costs per hour.", meta.Range("price_per_gpu_hour"))
+	}
+	p.Currency = d.str("currency", "USD")
+	if !isCurrencyCode(p.Currency) {
+		d.fail("Invalid currency", "currency must be an ISO 4217 code: three capital letters, such as \"USD\" or \"EUR\".", meta.Range("currency"))
+	}
 	p.TimeSlicing = l.decodeTimeSlicing(d, content, ctx, schema)
 	p.Meta = *meta
 	if d.ok && ok {
@@ -283,6 +292,19 @@ func (l *loader) decodeDevices(d *decoder, content *hcl.BodyContent, ctx *hcl.Ev
 		out = append(out, g)
 	}
 	return out
+}
+
+// isCurrencyCode reports whether s has the form of an ISO 4217 code.
+func isCurrencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loader) decodeTimeSlicing(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema) *TimeSlicing {

@@ -172,6 +172,11 @@ type Pool struct {
 	// DriverVersion is a constraint on the nodes' NVIDIA driver, such as
 	// ">= 535" or "550.54.15"; empty means any.
 	DriverVersion string `config:"driver_version,omitempty"`
+	// PricePerGPUHour is what one whole GPU of the pool costs per hour in
+	// Currency, for gpuform usage; a MIG slice costs its share of it.
+	PricePerGPUHour float64 `config:"price_per_gpu_hour"`
+	// Currency is the ISO 4217 code of PricePerGPUHour, one per configuration.
+	Currency string `config:"currency"`
 }
 
 // TimeSlicing is a pool's time_slicing block.

@@ -133,6 +133,8 @@ func Schema() []BlockSchema {
 			attr("overcommit", cty.Number, "1.0"),
 			attr("max_unavailable", cty.Number, "1"),
 			attr("driver_version", cty.String, "any"),
+			attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
+			attr("currency", cty.String, `"USD"`),
 		}, Blocks: []BlockSchema{
 			{Type: "time_slicing", Attrs: []AttrSchema{
 				required("replicas", cty.Number),

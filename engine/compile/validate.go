@@ -44,6 +44,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	for _, p := range cfg.Pools {
 		v.pool(p)
 	}
+	v.currency()
 	v.tenants()
 	for _, m := range cfg.Models {
 		v.model(m)
@@ -269,6 +270,24 @@ func (v *validator) pool(p *config.Pool) {
 		}
 	}
 	v.offers[p] = offers
+}
+
+// currency checks that the pools with a price share one currency: gpuform
+// usage adds their costs up.
+func (v *validator) currency() {
+	var first *config.Pool
+	for _, p := range v.cfg.Pools {
+		if p.PricePerGPUHour == 0 {
+			continue
+		}
+		if first == nil {
+			first = p
+			continue
+		}
+		if p.Currency != first.Currency {
+			v.errorf(p.Range("currency"), "Mixed currencies", "Pool %s is priced in %s but pool %s in %s; gpuform usage adds costs up, so every priced pool uses one currency.", p.Name, p.Currency, first.Name, first.Currency)
+		}
+	}
 }
 
 func (v *validator) tenants() {

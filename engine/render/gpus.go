@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -76,4 +77,35 @@ func migSummary(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%d x %s", m[k], k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// LocalInventory writes this machine's GPUs as NVML reports them (gpuform
+// inventory --local): the driver, then a table of GPUs with their MIG mode,
+// instances and process counts.
+func LocalInventory(w io.Writer, inv *agentv1.Inventory) error {
+	textsafe.Fprintf(w, "Driver %s, CUDA %s\n\n", inv.DriverVersion, inv.CUDAVersion)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	textsafe.Fprintln(tw, "GPU\tNAME\tMODEL\tMEMORY\tMIG\tINSTANCES\tPROCESSES")
+	for _, gpu := range inv.GPUs {
+		mode := "off"
+		if gpu.MIGEnabled {
+			mode = "on"
+		}
+		if gpu.MIGPending {
+			mode += " (reboot pending)"
+		}
+		var inst []string
+		for _, in := range gpu.Instances {
+			inst = append(inst, in.String())
+		}
+		textsafe.Fprintf(tw, "%d\t%s\t%s\t%d MiB\t%s\t%s\t%d\n", gpu.Index, gpu.Name, orDash(gpu.Model), gpu.MemoryMiB, mode, orDash(strings.Join(inst, " ")), len(gpu.Processes))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
