@@ -21,6 +21,7 @@ func Markdown(w io.Writer, p *engine.Plan) error {
 	}
 	textsafe.Fprintf(bw, "**%s**\n", SummaryLine(p))
 	writeMarkdownWarnings(bw, p)
+	writeRepartitionsMarkdown(bw, p.Repartitions, "####")
 	textsafe.Fprintf(bw, "\n| | Object | Address |\n|---|---|---|\n")
 	for _, c := range p.Changes {
 		textsafe.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)

@@ -29,6 +29,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 			textsafe.Fprintf(&b, "- %s\n", mdInline(w))
 		}
 	}
+	writeRepartitionsMarkdown(&b, p.Repartitions, "####")
 
 	textsafe.Fprintf(&b, "\n#### 1. Configuration changes\n\n")
 	if len(pv.ConfigChanges) == 0 {

@@ -19,6 +19,7 @@ func PreviewText(w io.Writer, pv *engine.Preview, opts TextOptions) error {
 	ident := func(s string) string { return s }
 	textsafe.Fprintf(bw, "Configuration: %s\n", strings.TrimPrefix(describeSource(p.ConfigSource, ident), "the "))
 	textsafe.Fprintf(bw, "Base:          %s\n", strings.TrimPrefix(describeSource(pv.Base, ident), "the "))
+	writeRepartitionsText(bw, p.Repartitions, r.title)
 
 	textsafe.Fprintf(bw, "\n%s\n", r.paint("1", "1. Configuration changes (base -> this change)"))
 	if len(pv.ConfigChanges) == 0 {

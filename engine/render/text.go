@@ -44,6 +44,9 @@ func (r *textRenderer) paint(code string, s any) textsafe.Styled {
 	return textsafe.Style(r.color, code, s)
 }
 
+// title styles a section title in bold.
+func (r *textRenderer) title(s string) textsafe.Styled { return r.paint("1", s) }
+
 func (r *textRenderer) symbol(s string) textsafe.Styled {
 	switch s {
 	case "+":
@@ -88,6 +91,7 @@ func (r *textRenderer) plan(p *engine.Plan) {
 			r.change(c)
 		}
 	}
+	writeRepartitionsText(r.w, p.Repartitions, r.title)
 	r.capacity(p)
 	r.warnings(p)
 	textsafe.Fprintf(r.w, "\n%s\n", r.paint("1", SummaryLine(p)))
