@@ -142,7 +142,9 @@ const maxNodesNamed = 5
 type repartitionGroup struct {
 	nodes       []string
 	pool, model string
-	lines       []string
+	// note says how the drawing was made, when not from the GPUs.
+	note  string
+	lines []string
 }
 
 // repartitionLines draws each re-partitioned node's GPUs now and after,
@@ -171,14 +173,14 @@ func repartitionLines(reps []capacity.Repartition) []string {
 				fmt.Sprintf("  %-*s  now    %s", width, l, rows[i][0]),
 				fmt.Sprintf("  %-*s  after  %s", width, "", rows[i][1]))
 		}
-		model := r.Model
+		note := ""
 		if slices.ContainsFunc(r.Before, func(l capacity.GPULayout) bool { return l.Solved }) {
-			model += "; now as placed from GPU Feature Discovery's counts"
+			note = "; now: placed from GPU Feature Discovery's counts"
 		}
-		key := r.Pool + "\n" + model + "\n" + strings.Join(lines, "\n")
+		key := r.Pool + "\n" + r.Model + "\n" + note + "\n" + strings.Join(lines, "\n")
 		g := byKey[key]
 		if g == nil {
-			g = &repartitionGroup{pool: r.Pool, model: model, lines: lines}
+			g = &repartitionGroup{pool: r.Pool, model: r.Model, note: note, lines: lines}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -190,7 +192,7 @@ func repartitionLines(reps []capacity.Repartition) []string {
 			out = append(out, "")
 		}
 		names := strings.Join(limit(g.nodes, maxNodesNamed), ", ")
-		out = append(out, fmt.Sprintf("%s (pool %s, %s, %s)", names, g.pool, g.model, count(len(g.nodes), "node")))
+		out = append(out, fmt.Sprintf("%s (pool %s, %s, %s%s)", names, g.pool, g.model, count(len(g.nodes), "node"), g.note))
 		out = append(out, g.lines...)
 	}
 	return out

@@ -120,3 +120,43 @@ func TestRenderRepartitionGolden(t *testing.T) {
 		t.Errorf("the PR preview does not draw the MIG layouts before its sections:\n%s", md)
 	}
 }
+
+// inventory draws each node's GPUs in their memory slots under its table:
+// the agent's real placements, GPU Feature Discovery's counts placed by the
+// solver (and said so), nothing for a model without MIG.
+func TestRenderInventoryGolden(t *testing.T) {
+	cat := mig.Default()
+	gfd := enginetest.GPUNode("gpu-a100-2", "a100", "NVIDIA-A100-SXM4-80GB", 2, "")
+	gfd.Object["metadata"].(map[string]any)["labels"].(map[string]any)["nvidia.com/mig-1g.10gb.count"] = "14"
+	var nodes []capacity.NodeInventory
+	for _, n := range []*unstructured.Unstructured{
+		agentNode(t, "gpu-a100-0", [][]string{{"3g.40gb@0", "3g.40gb@4"}, {"3g.40gb@4", "1g.10gb@0", "1g.10gb@2"}, nil}),
+		gfd,
+		enginetest.GPUNode("gpu-l4-0", "l4", "NVIDIA-L4", 8, "550.54.15"),
+	} {
+		nodes = append(nodes, capacity.InventoryOf(n, cat))
+	}
+	var b bytes.Buffer
+	if err := render.Inventory(&b, nodes); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "inventory.txt", b.String())
+}
+
+// The catalog draws every placement of a profile over the memory slots.
+func TestRenderCatalogGolden(t *testing.T) {
+	cat := mig.Default()
+	var gpus []*mig.GPU
+	for _, k := range []string{"A30-24GB", "A100-80GB", "L4"} {
+		g, ok := cat.Lookup(k)
+		if !ok {
+			t.Fatalf("no %s in the catalog", k)
+		}
+		gpus = append(gpus, g)
+	}
+	var b bytes.Buffer
+	if err := render.Catalog(&b, gpus); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "catalog.txt", b.String())
+}
