@@ -74,7 +74,7 @@ func agentNode(t *testing.T, name string, gpus [][]string) *unstructured.Unstruc
 // layout, on two agent nodes (one GPU of one MIG-off) and a GPU Feature
 // Discovery node (counts only).
 func repartitionPlan(t *testing.T) *engine.Plan {
-	cfg := enginetest.LoadExample(t, "quickstart", `slices = { "3g.40gb" = 2 }`, `slices = { "3g.40gb" = 1, "2g.20gb" = 1, "1g.10gb" = 1 }`)
+	cfg := enginetest.LoadExample(t, "quickstart", "gpu    = \"A100-80GB\"\n  slices = { \"3g.40gb\" = 2 }", "gpu    = \"A100-80GB\"\n  slices = { \"3g.40gb\" = 1, \"2g.20gb\" = 1, \"1g.10gb\" = 1 }")
 	d, err := compile.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +90,7 @@ func repartitionPlan(t *testing.T) *engine.Plan {
 	}
 	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, engine.RepartitionedNodes(p), mig.Default())
+	p.Capacity, _ = capacity.CheckFrom(cfg, live.Nodes, nil, mig.Default())
 	return p
 }
 
@@ -100,7 +101,7 @@ func TestRenderRepartitionGolden(t *testing.T) {
 	if len(p.Repartitions) != 3 {
 		t.Fatalf("repartitions = %+v, want 3 nodes", p.Repartitions)
 	}
-	pv := &engine.Preview{Plan: p}
+	pv := &engine.Preview{Plan: p, CapacityBefore: []capacity.Row{{Pool: "a100", Resource: "nvidia.com/mig-3g.40gb", Total: 24, Quota: 4, Requested: 1, Limit: 24}}}
 	for _, f := range []struct {
 		name   string
 		render func(*bytes.Buffer) error
@@ -159,4 +160,27 @@ func TestRenderCatalogGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "catalog.txt", b.String())
+}
+
+// A capacity bar shows requests, the rest of the quotas, free capacity and
+// what is beyond the limit, over the largest figure.
+func TestCapacityBar(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		row  capacity.Row
+		want string
+	}{
+		{"requested within quota within capacity", capacity.Row{Total: 20, Limit: 20, Quota: 12, Requested: 6}, "[######++++++........]"},
+		{"all free", capacity.Row{Total: 16, Limit: 16}, "[....................]"},
+		{"exactly at capacity", capacity.Row{Total: 10, Limit: 10, Quota: 10, Requested: 10}, "[####################]"},
+		{"quota over the limit", capacity.Row{Total: 10, Limit: 10, Quota: 20, Requested: 5}, "[#####+++++!!!!!!!!!!]"},
+		{"overcommit allows beyond capacity", capacity.Row{Total: 10, Limit: 20, Quota: 15}, "[+++++++++++++++     ]"},
+		{"nothing at all", capacity.Row{}, "[                    ]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := render.CapacityBar(tt.row, 20); got != tt.want {
+				t.Errorf("CapacityBar = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

@@ -104,11 +104,12 @@ func (r *textRenderer) capacity(p *engine.Plan) {
 	}
 	textsafe.Fprintf(r.w, "\nGPU capacity (now -> after this plan):\n")
 	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
-	textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE")
+	textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE\tQUOTA OF CAPACITY")
 	for _, row := range p.Capacity.Rows {
-		textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free)
+		textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free, CapacityBar(row, capacityBarWidth))
 	}
 	_ = tw.Flush()
+	textsafe.Fprintf(r.w, "  (%s)\n", capacityLegend)
 }
 
 // warnings writes the plan's warnings as diagnostics, with their source
