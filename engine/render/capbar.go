@@ -21,22 +21,29 @@ const capacityLegend = "# requested by models, + quota not requested, . free, ! 
 func CapacityBar(r capacity.Row, width int) string {
 	limit := max(r.Limit, r.Total)
 	scale := max(r.Total, r.Quota, r.Requested, limit, 1)
-	claimed := max(r.Quota, r.Requested)
+	// cells is how many cells n takes, at least one when n > 0.
+	cells := func(n int) int {
+		if n <= 0 {
+			return 0
+		}
+		return max(1, (n*width+scale/2)/scale)
+	}
+	requested := cells(r.Requested)
+	claimed := max(cells(max(r.Quota, r.Requested)), requested)
+	total, lim := cells(r.Total), cells(limit)
 	var b strings.Builder
 	b.WriteByte('[')
 	for i := range width {
-		// The value at the middle of cell i.
-		v := (float64(i) + 0.5) * float64(scale) / float64(width)
 		c := byte(' ')
 		switch {
-		case v < float64(r.Requested):
+		case i < requested:
 			c = '#'
-		case v < float64(claimed):
+		case i < claimed:
 			c = '+'
-		case v < float64(r.Total):
+		case i < total:
 			c = '.'
 		}
-		if c != ' ' && c != '.' && v >= float64(limit) {
+		if (c == '#' || c == '+') && i >= lim {
 			c = '!'
 		}
 		b.WriteByte(c)

@@ -176,6 +176,7 @@ func TestCapacityBar(t *testing.T) {
 		{"quota over the limit", capacity.Row{Total: 10, Limit: 10, Quota: 20, Requested: 5}, "[#####+++++!!!!!!!!!!]"},
 		{"overcommit allows beyond capacity", capacity.Row{Total: 10, Limit: 20, Quota: 15}, "[+++++++++++++++     ]"},
 		{"nothing at all", capacity.Row{}, "[                    ]"},
+		{"a small request still shows", capacity.Row{Total: 112, Limit: 145, Quota: 99, Requested: 3}, "[#+++++++++++++.     ]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := render.CapacityBar(tt.row, 20); got != tt.want {
