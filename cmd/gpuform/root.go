@@ -94,6 +94,7 @@ func newRoot(g *globals) *cobra.Command {
 		newAgentCommand(g),
 		newFmtCommand(g),
 		newCatalogCommand(g),
+		newGraphCommand(g),
 		newVersionCommand(g),
 	)
 	for _, c := range root.Commands() {
