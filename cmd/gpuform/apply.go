@@ -95,7 +95,7 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 // applyOptions are the pipeline's apply options from f, with progress
 // printed to out.
 func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions, *render.ApplyProgress) {
-	pr := &render.ApplyProgress{W: out, TTY: g.color(out)}
+	pr := &render.ApplyProgress{W: out, TTY: g.color(out), Verbose: g.verbosity >= 1}
 	return stack.ApplyOptions{
 		Adopt:      f.adopt,
 		Safety:     engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption},
