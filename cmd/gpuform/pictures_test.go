@@ -48,7 +48,7 @@ func TestPicturesOnSimulatedCluster(t *testing.T) {
 		t.Fatalf("apply: exit %d\n%s", r.code, r.stderr)
 	}
 	r = runGpuform(t, nil, "--no-color", "--chdir", dir, "inventory")
-	if w := "gpu-a100-0 (A100-80GB)\n            0   1   2   3   4   5   6   7\n  GPU 0-3  [3g.40gb       ][3g.40gb       ]\n"; !strings.Contains(r.stdout, w) {
+	if w := "gpu-a100-0, gpu-a100-1 (A100-80GB, 2 nodes)\n            0   1   2   3   4   5   6   7\n  GPU 0-3  [3g.40gb       ][3g.40gb       ]\n"; !strings.Contains(r.stdout, w) {
 		t.Errorf("inventory lacks %q:\n%s", w, r.stdout)
 	}
 }

@@ -99,10 +99,11 @@ func Inventory(w io.Writer, nodes []capacity.NodeInventory) error {
 }
 
 // inventoryDrawings draws the GPUs of each node whose model the catalog
-// knows as MIG-capable, in their memory slots, GPUs that draw the same
-// grouped.
+// knows as MIG-capable, in their memory slots: GPUs that draw the same
+// grouped, then nodes that draw the same.
 func inventoryDrawings(w io.Writer, nodes []capacity.NodeInventory) error {
-	first := true
+	var groups []*repartitionGroup
+	byKey := map[string]*repartitionGroup{}
 	for _, n := range nodes {
 		var index []int
 		var draws []string
@@ -116,23 +117,35 @@ func inventoryDrawings(w io.Writer, nodes []capacity.NodeInventory) error {
 		if len(index) == 0 {
 			continue
 		}
-		if first {
-			textsafe.Fprintf(w, "\nMIG layouts: %s\n", migLegend)
-			first = false
-		}
 		note := ""
 		if solved {
 			note = "; placed from GPU Feature Discovery's counts"
 		}
-		textsafe.Fprintf(w, "\n%s (%s%s)\n", n.Node, n.Model, note)
 		labels, rows := gpuRows(index, draws)
 		width := 0
 		for _, l := range labels {
 			width = max(width, len(l))
 		}
-		textsafe.Fprintf(w, "  %-*s  %s\n", width, "", slotRuler(slots))
+		lines := []string{fmt.Sprintf("  %-*s  %s", width, "", slotRuler(slots))}
 		for i, l := range labels {
-			textsafe.Fprintf(w, "  %-*s  %s\n", width, l, rows[i][0])
+			lines = append(lines, fmt.Sprintf("  %-*s  %s", width, l, rows[i][0]))
+		}
+		key := n.Model + "\n" + note + "\n" + strings.Join(lines, "\n")
+		g := byKey[key]
+		if g == nil {
+			g = &repartitionGroup{model: n.Model, note: note, lines: lines}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.nodes = append(g.nodes, n.Node)
+	}
+	if len(groups) > 0 {
+		textsafe.Fprintf(w, "\nMIG layouts: %s\n", migLegend)
+	}
+	for _, g := range groups {
+		textsafe.Fprintf(w, "\n%s (%s, %s%s)\n", strings.Join(limit(g.nodes, maxNodesNamed), ", "), g.model, count(len(g.nodes), "node"), g.note)
+		for _, l := range g.lines {
+			textsafe.Fprintf(w, "%s\n", l)
 		}
 	}
 	return nil

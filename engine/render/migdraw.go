@@ -138,7 +138,8 @@ func gpuRows(index []int, draws ...[]string) (labels []string, rows [][]string) 
 // maxNodesNamed bounds the node names listed over one drawing.
 const maxNodesNamed = 5
 
-// repartitionGroup is nodes whose drawings are the same.
+// repartitionGroup is nodes whose drawings are the same (pool empty in
+// the inventory's).
 type repartitionGroup struct {
 	nodes       []string
 	pool, model string

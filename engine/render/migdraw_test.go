@@ -124,7 +124,8 @@ func TestRenderRepartitionGolden(t *testing.T) {
 
 // inventory draws each node's GPUs in their memory slots under its table:
 // the agent's real placements, GPU Feature Discovery's counts placed by the
-// solver (and said so), nothing for a model without MIG.
+// solver (and said so), nothing for a model without MIG; nodes that draw
+// the same under one heading.
 func TestRenderInventoryGolden(t *testing.T) {
 	cat := mig.Default()
 	gfd := enginetest.GPUNode("gpu-a100-2", "a100", "NVIDIA-A100-SXM4-80GB", 2, "")
@@ -133,6 +134,7 @@ func TestRenderInventoryGolden(t *testing.T) {
 	for _, n := range []*unstructured.Unstructured{
 		agentNode(t, "gpu-a100-0", [][]string{{"3g.40gb@0", "3g.40gb@4"}, {"3g.40gb@4", "1g.10gb@0", "1g.10gb@2"}, nil}),
 		gfd,
+		agentNode(t, "gpu-a100-1", [][]string{{"3g.40gb@0", "3g.40gb@4"}, {"3g.40gb@4", "1g.10gb@0", "1g.10gb@2"}, nil}),
 		enginetest.GPUNode("gpu-l4-0", "l4", "NVIDIA-L4", 8, "550.54.15"),
 	} {
 		nodes = append(nodes, capacity.InventoryOf(n, cat))
