@@ -15,15 +15,23 @@ import (
 // slotWidth is the characters one memory slot takes in a MIG drawing.
 const slotWidth = 4
 
+// maxDrawnSlots bounds the memory slots drawn: no GPU has more than 8, and
+// a saved plan file could say anything.
+const maxDrawnSlots = 16
+
 // migLegend explains the drawings under their title.
 const migLegend = "Each [box] is a MIG instance over the memory slots it occupies; [  ] is a free slot."
 
 // DrawGPU draws one GPU of slots memory slots holding instances: each
 // instance a box as wide as its placement, each free slot an empty box,
-// e.g. "[3g.40gb      ][3g.40gb      ][1g][  ]". Instances outside the
-// slots or overlapping one drawn before are left out.
+// e.g. "[3g.40gb       ][3g.40gb       ][1g][  ]". Instances outside the
+// slots or overlapping one drawn before are left out; more slots than
+// any GPU has are not drawn.
 func DrawGPU(slots int, instances []mig.Instance) string {
-	owner := make([]int, slots)
+	if slots > maxDrawnSlots {
+		return fmt.Sprintf("(%d memory slots: not drawn)", slots)
+	}
+	owner := make([]int, max(slots, 0))
 	for i := range owner {
 		owner[i] = -1
 	}
@@ -56,6 +64,8 @@ func drawLayout(l capacity.GPULayout) string {
 	switch {
 	case l.Slots <= 0:
 		return "(GPU not in the catalog)"
+	case l.Slots > maxDrawnSlots:
+		return fmt.Sprintf("(%d memory slots: not drawn)", l.Slots)
 	case l.Unknown:
 		return box("?", l.Slots)
 	case !l.MIG:

@@ -35,6 +35,7 @@ func TestDrawGPU(t *testing.T) {
 		{"media extensions", 8, []mig.Instance{in("1g.10gb+me", 0, 1)}, "[1g][  ][  ][  ][  ][  ][  ][  ]"},
 		{"empty A30", 4, nil, "[  ][  ][  ][  ]"},
 		{"whole GPU", 8, []mig.Instance{in("7g.80gb", 0, 8)}, "[7g.80gb                       ]"},
+		{"more slots than a GPU has", 1 << 30, []mig.Instance{in("7g.80gb", 0, 1<<30)}, "(1073741824 memory slots: not drawn)"},
 		{"out of range and overlap left out", 4, []mig.Instance{in("2g.12gb", 2, 4), in("2g.12gb", 0, 2), in("1g.6gb", 1, 1)}, "[2g    ][  ][  ]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,5 +186,36 @@ func TestCapacityBar(t *testing.T) {
 				t.Errorf("CapacityBar = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A saved plan keeps its drawings for show, and what it says is drawn
+// within bounds whatever it says.
+func TestRepartitionsInPlanFile(t *testing.T) {
+	p := repartitionPlan(t)
+	pf, err := engine.NewPlanFile(p, "test", "hash", "ctx", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := pf.WriteSigned(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	back, err := engine.ReadPlanFile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := back.Plan()
+	var want, got bytes.Buffer
+	_ = render.Text(&want, p, render.TextOptions{})
+	_ = render.Text(&got, shown, render.TextOptions{})
+	if !strings.Contains(got.String(), "GPU 0-3  now    [3g.40gb       ][3g.40gb       ]") {
+		t.Errorf("the saved plan does not draw the re-partition:\n%s", got.String())
+	}
+	shown.Repartitions[0].After[0].Slots = 1 << 40
+	got.Reset()
+	_ = render.Text(&got, shown, render.TextOptions{})
+	if !strings.Contains(got.String(), "memory slots: not drawn") {
+		t.Errorf("a plan file's slot count was drawn:\n%s", got.String())
 	}
 }
