@@ -95,6 +95,7 @@ func newRoot(g *globals) *cobra.Command {
 		newFmtCommand(g),
 		newCatalogCommand(g),
 		newUsageCommand(g),
+		newGraphCommand(g),
 		newVersionCommand(g),
 	)
 	for _, c := range root.Commands() {

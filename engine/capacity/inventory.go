@@ -47,6 +47,10 @@ type NodeInventory struct {
 	Busy int `json:"busy,omitempty"`
 	// Warning says why a published inventory was not trusted.
 	Warning string `json:"warning,omitempty"`
+	// Layouts are the GPUs' MIG instances in their placements: read from
+	// the agent's inventory, or placed by the solver from GPU Feature
+	// Discovery's counts (Solved); none from the capacity alone.
+	Layouts []GPULayout `json:"layouts,omitempty"`
 }
 
 // InventoryOf reads what a Node says of its GPUs: the agent's annotation
@@ -78,6 +82,7 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 			if gfd := labels["nvidia.com/gpu.product"]; gfd != "" && out.Model != "" && cat.Key(gfd) != out.Model {
 				out.Warning = fmt.Sprintf("the inventory annotation says %s but GPU Feature Discovery says %s; trusting GPU Feature Discovery", out.Model, gfd)
 			} else {
+				out.Layouts = agentLayouts(inv, cat)
 				return out
 			}
 		} else {
@@ -101,6 +106,10 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 					out.MIG[strings.TrimSuffix(prof, ".count")] = c
 				}
 			}
+		}
+		if out.GPUs > 0 && out.GPUs <= agentv1.MaxGPUs {
+			model, _ := cat.Lookup(p)
+			out.Layouts = countLayouts(model, out.GPUs, out.MIG)
 		}
 		return out
 	}
