@@ -278,6 +278,11 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 			managed = append(managed, managedEntry(ns.Manager, map[string]any{"metadata": map[string]any{"labels": anyMap(ns.Labels), "annotations": anyMap(ns.Annotations)}}))
 		}
 	}
+	if l, ok := c.st.Layouts[spec.Name]; ok && c.gpus[spec.Name] == nil {
+		for k, v := range gfdMIGLabels(spec, l) {
+			labels[k] = v
+		}
+	}
 	if lib := c.gpus[spec.Name]; lib != nil {
 		if inv, err := nvml.Read(lib, c.cat); err == nil {
 			inv.DriverVersion = driver
