@@ -307,11 +307,18 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 }
 
 // gfdProduct is the nvidia.com/gpu.product label GPU Feature Discovery
-// would set: the catalog's first alias, else its key.
+// would set: the catalog's first alias in its spelling, else the first
+// NVML name with spaces as hyphens (as GPU Feature Discovery writes it),
+// else its key.
 func gfdProduct(g *mig.GPU) string {
 	for _, a := range g.Aliases {
 		if strings.HasPrefix(a, "NVIDIA-") || strings.HasPrefix(a, "Tesla-") {
 			return a
+		}
+	}
+	for _, a := range g.Aliases {
+		if strings.HasPrefix(a, "NVIDIA ") {
+			return strings.ReplaceAll(a, " ", "-")
 		}
 	}
 	return g.Key
