@@ -27,7 +27,7 @@ func TestInventoryByPCIDeviceID(t *testing.T) {
 		}, "H100-94GB"},
 		{"nfd vendor_device", map[string]any{
 			"nvidia.com/gpu.product": "NVIDIA-Future-Board", "nvidia.com/gpu.count": "2",
-			"feature.node.kubernetes.io/pci-10de_2941.present": "true",
+			"feature.node.kubernetes.io/pci-10de_2941.present":      "true",
 			"feature.node.kubernetes.io/pci-0680_10de_22a3.present": "true", // an NVSwitch: not a GPU
 		}, "GB200-186GB"},
 		{"nfd default fields carry no device", map[string]any{
