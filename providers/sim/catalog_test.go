@@ -69,20 +69,38 @@ func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) 
 // cluster, partitioned as NVIDIA's all-balanced layout: go-nvml's simulated
 // GPUs where it has the model, GPU Feature Discovery labels elsewhere.
 func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
-	ctx := context.Background()
+	type poolCase struct {
+		name    string
+		g       *mig.GPU
+		layout  map[string]int
+		profile string
+	}
+	var cases []poolCase
 	for _, g := range mig.Default().GPUs() {
 		if !g.MIG {
 			continue
 		}
-		t.Run(g.Key, func(t *testing.T) {
-			layout := mig.OperatorConfigs(g)[mig.OperatorAllBalanced]
-			if len(layout) == 0 {
-				t.Fatalf("no all-balanced layout")
-			}
+		layout := mig.OperatorConfigs(g)[mig.OperatorAllBalanced]
+		if len(layout) == 0 {
+			t.Fatalf("%s: no all-balanced layout", g.Key)
+		}
+		cases = append(cases, poolCase{g.Key, g, layout, sortedKeys(layout)[0]})
+		if g.Key == "RTX-PRO-6000-96GB" {
+			// The profile variants, through quotas and the device plugin's
+			// resource names (nvidia.com/mig-1g.24gb.me.all, ...-me).
+			cases = append(cases,
+				poolCase{g.Key + "/me.all", g, map[string]int{"1g.24gb+me.all": 1, "1g.24gb-me": 3}, "1g.24gb+me.all"},
+				poolCase{g.Key + "/gfx", g, map[string]int{"2g.48gb+gfx": 1, "2g.48gb-me": 1}, "2g.48gb-me"})
+		}
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		g, layout := tc.g, tc.layout
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cluster := fmt.Sprintf("node %q {\n  gpu = %q\n  count = 2\n  labels = { \"gpuform.dev/node-group\" = \"gpus\" }\n}\n", "gpu-0", g.Key)
 			writeFile(t, filepath.Join(dir, "cluster.sim.hcl"), cluster)
-			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(g.Key, layout, sortedKeys(layout)[0]))
+			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(g.Key, layout, tc.profile))
 			open := func() stack.Cluster {
 				c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"))
 				if err != nil {
