@@ -74,6 +74,7 @@ func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
 		g       *mig.GPU
 		layout  map[string]int
 		profile string
+		gpu     string // the configuration's gpu argument; "" for the key
 	}
 	var cases []poolCase
 	for _, g := range mig.Default().GPUs() {
@@ -84,13 +85,17 @@ func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
 		if len(layout) == 0 {
 			t.Fatalf("%s: no all-balanced layout", g.Key)
 		}
-		cases = append(cases, poolCase{g.Key, g, layout, sortedKeys(layout)[0]})
+		cases = append(cases, poolCase{g.Key, g, layout, sortedKeys(layout)[0], ""})
 		if g.Key == "RTX-PRO-6000-96GB" {
 			// The profile variants, through quotas and the device plugin's
 			// resource names (nvidia.com/mig-1g.24gb.me.all, ...-me).
 			cases = append(cases,
-				poolCase{g.Key + "/me.all", g, map[string]int{"1g.24gb+me.all": 1, "1g.24gb-me": 3}, "1g.24gb+me.all"},
-				poolCase{g.Key + "/gfx", g, map[string]int{"2g.48gb+gfx": 1, "2g.48gb-me": 1}, "2g.48gb-me"})
+				poolCase{g.Key + "/me.all", g, map[string]int{"1g.24gb+me.all": 1, "1g.24gb-me": 3}, "1g.24gb+me.all", ""},
+				poolCase{g.Key + "/gfx", g, map[string]int{"2g.48gb+gfx": 1, "2g.48gb-me": 1}, "2g.48gb-me", ""})
+		}
+		if g.Key == "H100-80GB" {
+			// An H800 named by its PCI device ID in the configuration.
+			cases = append(cases, poolCase{g.Key + "/by-device-id", g, layout, sortedKeys(layout)[0], "0x2324"})
 		}
 	}
 	ctx := context.Background()
@@ -100,7 +105,11 @@ func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
 			dir := t.TempDir()
 			cluster := fmt.Sprintf("node %q {\n  gpu = %q\n  count = 2\n  labels = { \"gpuform.dev/node-group\" = \"gpus\" }\n}\n", "gpu-0", g.Key)
 			writeFile(t, filepath.Join(dir, "cluster.sim.hcl"), cluster)
-			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(g.Key, layout, tc.profile))
+			gpu := g.Key
+			if tc.gpu != "" {
+				gpu = tc.gpu
+			}
+			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(gpu, layout, tc.profile))
 			open := func() stack.Cluster {
 				c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"))
 				if err != nil {
