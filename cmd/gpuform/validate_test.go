@@ -260,6 +260,16 @@ func TestCatalog(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("catalog: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
+	// The command prints engine/render's catalog golden: every GPU (those of
+	// NVIDIA's default mig-parted configuration among them) with its PCI
+	// device IDs and every profile's placements.
+	want, err := os.ReadFile(filepath.Join("..", "..", "engine", "render", "testdata", "catalog.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.stdout != string(want) {
+		t.Errorf("gpuform catalog differs from engine/render/testdata/catalog.golden:\n%s", r.stdout)
+	}
 	_, block, ok := strings.Cut(r.stdout, "\nA100-80GB ")
 	if !ok {
 		t.Fatalf("catalog does not list A100-80GB:\n%s", r.stdout)

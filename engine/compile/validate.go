@@ -186,13 +186,14 @@ func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, 
 		return false
 	}
 	rng := meta.Range(attr)
-	if me.Profile != "" && (me.Reason == mig.ReasonUnknownProfile || me.Reason == mig.ReasonOverMax || me.Reason == mig.ReasonInvalidCount) {
+	if me.Profile != "" && (me.Reason == mig.ReasonUnknownProfile || me.Reason == mig.ReasonOverMax || me.Reason == mig.ReasonInvalidCount || me.Reason == mig.ReasonMediaEngines) {
 		rng = meta.KeyRange(attr, me.Profile)
 	}
 	summary := map[mig.Reason]string{
 		mig.ReasonUnknownProfile:   "Unknown MIG profile",
 		mig.ReasonOverMax:          "Too many MIG instances",
 		mig.ReasonMultipleME:       "More than one media-extension profile",
+		mig.ReasonMediaEngines:     "MIG media engines exhausted",
 		mig.ReasonComputeExhausted: "MIG compute slices exhausted",
 		mig.ReasonMemoryExhausted:  "MIG memory slots exhausted",
 		mig.ReasonInvalidCount:     "Invalid MIG instance count",

@@ -15,9 +15,9 @@ import (
 )
 
 // Catalog writes the GPU catalog (gpuform catalog): each model with its
-// memory and MIG geometry, and for MIG models a table of profiles with
-// their slices, max instances and placements, drawn over the memory slots
-// (placements that overlap on further rows).
+// memory and MIG geometry, its names and PCI device IDs, and for MIG models
+// a table of profiles with their slices, max instances and placements,
+// drawn over the memory slots (placements that overlap on further rows).
 func Catalog(w io.Writer, gpus []*mig.GPU) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for i, gpu := range gpus {
@@ -31,6 +31,13 @@ func Catalog(w io.Writer, gpus []*mig.GPU) error {
 		textsafe.Fprintf(tw, "%s  (%s, %d MiB; %s)\n", gpu.Key, gpu.Name, gpu.MemoryMiB, mode)
 		if len(gpu.Aliases) > 0 {
 			textsafe.Fprintf(tw, "  aliases: %s\n", strings.Join(gpu.Aliases, ", "))
+		}
+		if len(gpu.PCIDeviceIDs) > 0 {
+			ids := make([]string, len(gpu.PCIDeviceIDs))
+			for j, id := range gpu.PCIDeviceIDs {
+				ids[j] = mig.FormatPCIDeviceID(id)
+			}
+			textsafe.Fprintf(tw, "  PCI device IDs: %s\n", strings.Join(ids, ", "))
 		}
 		if !gpu.MIG {
 			continue
