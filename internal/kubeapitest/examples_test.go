@@ -28,8 +28,8 @@ import (
 func testContext() context.Context { return context.Background() }
 
 // exampleVariants are the examples as `gpuform render` compiles them:
-// quickstart, and bank under every scheduler and MIG backend (the cases of
-// engine/compile's TestCompileGolden).
+// quickstart, bank under every scheduler and MIG backend, and shared with
+// and without Kueue (the cases of engine/compile's TestCompileGolden).
 var exampleVariants = []struct {
 	name, example string
 	replace       []string
@@ -39,6 +39,8 @@ var exampleVariants = []struct {
 	{"bank-none", "bank", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
 	{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
 	{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
+	{"shared", "shared", nil},
+	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to
