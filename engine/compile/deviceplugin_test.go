@@ -36,7 +36,7 @@ type pluginConfig struct {
 }
 
 type pluginReplicated struct {
-	RenameByDefault            bool `json:"renameByDefault,omitempty"`
+	RenameByDefault            bool  `json:"renameByDefault,omitempty"`
 	FailRequestsGreaterThanOne *bool `json:"failRequestsGreaterThanOne,omitempty"`
 	Resources                  []struct {
 		Name     string `json:"name"`

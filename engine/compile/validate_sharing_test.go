@@ -41,8 +41,12 @@ model "m" {
   }
 }`
 	}
-	mps := func(body string) string { return "pool \"p\" {\n  gpu = \"H100-80GB\"\n  mps {\n" + body + "\n  }\n}\n" }
-	ts := func(body string) string { return "pool \"p\" {\n  gpu = \"L4\"\n  time_slicing {\n" + body + "\n  }\n}\n" }
+	mps := func(body string) string {
+		return "pool \"p\" {\n  gpu = \"H100-80GB\"\n  mps {\n" + body + "\n  }\n}\n"
+	}
+	ts := func(body string) string {
+		return "pool \"p\" {\n  gpu = \"L4\"\n  time_slicing {\n" + body + "\n  }\n}\n"
+	}
 	tests := []struct {
 		name, pin, src, summary string
 	}{
