@@ -1,12 +1,15 @@
 package compile_test
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // sharingBase is a stack without MIG pools: GPUs shared by time-slicing
@@ -143,6 +146,83 @@ pool "q" {
 			}
 			if s := diags[0].Subject; s == nil || s.Start.Line != want {
 				t.Errorf("%s at %v, want line %d", tt.summary, s, want)
+			}
+		})
+	}
+}
+
+// A model's env from a sensitive variable: a bad name is reported without
+// the name or any value, and a good one marks the InferenceService
+// sensitive, which render leaves out (docs/security.md: never echo a
+// sensitive value).
+func TestModelEnvFromSensitiveVariable(t *testing.T) {
+	const src = `
+gpuform { stack = "s" }
+variable "env" {
+  type      = map(string)
+  default   = { KEY = "s3cr3t-value" }
+  sensitive = true
+}
+pool "p" {
+  gpu = "L4"
+}
+tenant "t" {
+  quota "p" {
+    gpus = 1
+  }
+}
+model "m" {
+  tenant      = tenant.t
+  pool        = pool.p
+  format      = "onnx"
+  storage_uri = "s3://m"
+  env         = var.env
+}
+`
+	for _, tt := range []struct{ key, summary string }{
+		{"KEY", ""},
+		{"SECRET-NAME", "Invalid environment variable name"},
+		{"NVIDIA_SECRET", "Reserved environment variable"},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(strings.Replace(src, "{ KEY =", "{ "+tt.key+" =", 1))}, config.Options{})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			diags = compile.Validate(cfg, mig.Default())
+			if tt.summary != "" {
+				if len(diags) != 1 || diags[0].Summary != tt.summary {
+					t.Fatalf("diagnostics %q, want one %q", diags.Error(), tt.summary)
+				}
+				if d := diags[0].Detail; strings.Contains(d, tt.key) || strings.Contains(d, "s3cr3t") || !strings.Contains(d, "(sensitive)") {
+					t.Errorf("the diagnostic shows the sensitive env: %s", d)
+				}
+				return
+			}
+			if len(diags) > 0 {
+				t.Fatal(diags.Error())
+			}
+			d, err := compile.Compile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			isvc := d.Lookup(engine.Key{Group: "serving.kserve.io", Kind: "InferenceService", Namespace: "t", Name: "m"})
+			if isvc == nil || !isvc.Sensitive {
+				t.Fatalf("the InferenceService holding a sensitive env is not marked sensitive: %+v", isvc)
+			}
+			var buf bytes.Buffer
+			if err := render.YAML(&buf, d, false); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(buf.String(), "s3cr3t") {
+				t.Errorf("render printed the sensitive env:\n%s", buf.String())
+			}
+			buf.Reset()
+			if err := render.YAML(&buf, d, true); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(buf.String(), "value: s3cr3t-value") {
+				t.Errorf("--show-sensitive lacks the env:\n%s", buf.String())
 			}
 		})
 	}
