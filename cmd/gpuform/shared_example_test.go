@@ -12,8 +12,9 @@ import (
 // writes the MPS and renamed time-slicing configs, keeps nvidia.com/gpu
 // and nvidia.com/gpu.shared apart in quotas, queues and capacity, pins the
 // H200 pool's driver with an NVIDIADriver and sets the chat model's env;
-// the applied stack plans no change; a pin its nodes do not run fails the
-// plan as a pin, not as "too old".
+// the applied stack plans no change; a GPU Operator that does not manage
+// drivers with NVIDIADrivers makes the pin a warning; a pin its nodes do
+// not run fails the plan as a pin, not as "too old".
 func TestSharedExampleOnSimulatedCluster(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"main.hcl", "cluster.sim.hcl"} {
@@ -47,8 +48,26 @@ func TestSharedExampleOnSimulatedCluster(t *testing.T) {
 			t.Errorf("plan lacks %q", want)
 		}
 	}
+	if strings.Contains(r.stdout, "Warning") {
+		t.Errorf("the shared example's plan warns:\n%s", r.stdout)
+	}
 	run(0, "apply", "--auto-approve")
 	run(0, "plan", "--detailed-exitcode")
+
+	// A GPU Operator that does not manage drivers with NVIDIADrivers: the
+	// pin would not be installed, which the plan says at the pool.
+	sim := filepath.Join(dir, "cluster.sim.hcl")
+	simSrc, _ := os.ReadFile(sim)
+	if err := os.WriteFile(sim, []byte(strings.Replace(string(simSrc), "nvidia_driver_crd = true", "nvidia_driver_crd = false", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "cluster.sim.state.json")); err != nil {
+		t.Fatal(err)
+	}
+	r = run(0, "plan")
+	if !strings.Contains(r.stdout, "Warning: pool.h200 pins its driver with NVIDIADriver h200, but ClusterPolicy cluster-policy does not manage drivers with NVIDIADrivers") {
+		t.Errorf("no warning about the GPU Operator ignoring the pin:\n%s", r.stdout)
+	}
 
 	main := filepath.Join(dir, "main.hcl")
 	src, _ := os.ReadFile(main)

@@ -2,6 +2,11 @@
 # GPUs are go-nvml simulated H100s, A30s and H200s. gpuform keeps the
 # objects it applies in cluster.sim.state.json beside this file (delete it
 # to start empty).
+
+# The simulated GPU Operator manages drivers with NVIDIADrivers, as the
+# stack's pin_drivers needs.
+nvidia_driver_crd = true
+
 node "gpu-h100-0" {
   gpu    = "H100-80GB"
   count  = 2
