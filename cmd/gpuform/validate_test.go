@@ -136,7 +136,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestValidExamples(t *testing.T) {
-	for _, name := range []string{"quickstart", "bank"} {
+	for _, name := range []string{"quickstart", "bank", "shared"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("..", "..", "examples", name)

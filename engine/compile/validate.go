@@ -48,7 +48,9 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	v.tenants()
 	for _, m := range cfg.Models {
 		v.model(m)
+		v.env(m)
 	}
+	v.driverPins()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)
 		v.diags = append(v.diags, foreignArguments(cfg, cfg.Settings.Scheduler, sched, schedulerArguments(cfg.Settings))...)
@@ -230,9 +232,7 @@ func (v *validator) pool(p *config.Pool) {
 			v.errorf(p.KeyRange("node_selector", k), "Invalid node selector", "Label value %q: %s.", val, strings.Join(errs, "; "))
 		}
 	}
-	if ts := p.TimeSlicing; ts != nil && ts.Replicas < minTimeSlicingReplicas {
-		v.errorf(ts.Range("replicas"), "Invalid time-slicing replicas", "replicas is %d, but the NVIDIA device plugin refuses a time-slicing config with fewer than %d replicas (\"number of replicas must be >= 2\"), so the pool's nodes would offer no GPUs; use %d or more, or remove time_slicing to share out whole GPUs.", ts.Replicas, minTimeSlicingReplicas, minTimeSlicingReplicas)
-	}
+	v.sharing(p)
 	g := v.lookupGPU(p.GPU, p.Range("gpu"))
 	if p.MIGLayout != nil && p.TimeSlicing != nil {
 		v.errorf(p.Range("time_slicing"), "Conflicting GPU sharing", "A pool is shared either by MIG (mig_layout) or by time-slicing (time_slicing), not both; remove one.")
@@ -425,6 +425,7 @@ func (v *validator) model(m *config.Model) {
 	if m.GPUs == 0 && m.Slice == "" {
 		v.errorf(m.Range("gpus"), "Model without GPUs", "gpus must be at least 1 for a model on pool %s.", p.Name)
 	}
+	v.modelSharing(m)
 	hasQuota := false
 	for _, q := range m.Tenant.Quotas {
 		if q.PoolName == p.Name {

@@ -48,6 +48,9 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 			"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "1"},
 			"spec":     map[string]any{"migManager": map[string]any{"enabled": true}, "devicePlugin": map[string]any{"enabled": true}},
 		}}
+		if c.spec.NVIDIADriverCRD {
+			_ = unstructured.SetNestedField(cp.Object, true, "spec", "driver", "useNvidiaDriverCRD")
+		}
 	}
 	live.ClusterPolicies = []*unstructured.Unstructured{cp.DeepCopy()}
 	return live, nil

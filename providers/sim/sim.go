@@ -32,7 +32,11 @@ import (
 
 // File is the simulated cluster's description.
 type File struct {
-	Nodes []NodeSpec `hcl:"node,block"`
+	// NVIDIADriverCRD is true when the simulated GPU Operator manages
+	// drivers with NVIDIADrivers (its ClusterPolicy's
+	// spec.driver.useNvidiaDriverCRD).
+	NVIDIADriverCRD bool       `hcl:"nvidia_driver_crd,optional"`
+	Nodes           []NodeSpec `hcl:"node,block"`
 }
 
 // NodeSpec describes one simulated node.
