@@ -39,16 +39,20 @@ func MetricName(s string) string {
 }
 
 // Share is the GPU share of one unit of resource on a pool: 1 for a whole
-// GPU, 1/replicas for a time-slicing replica, and for a MIG slice its
-// compute slices over the GPU's (3g.40gb on an A100: 3/7). It is 0 for a
-// resource the pool's GPU does not offer.
+// GPU, 1/replicas for a time-slicing or MPS replica (nvidia.com/gpu, or
+// nvidia.com/gpu.shared when the pool renames its replicas), and for a MIG
+// slice its compute slices over the GPU's (3g.40gb on an A100: 3/7). It is 0
+// for a resource the pool's GPU does not offer.
 func Share(p *config.Pool, g *mig.GPU, resource string) float64 {
 	key := MetricName(strings.TrimPrefix(resource, "requests."))
-	if key == MetricName(mig.ResourceGPU) {
-		if p.TimeSlicing != nil && p.TimeSlicing.Replicas > 0 {
-			return 1 / float64(p.TimeSlicing.Replicas)
+	if key == MetricName(capacity.GPUResource(p)) {
+		if s := p.Shared(); s != nil && s.Replicas > 0 {
+			return 1 / float64(s.Replicas)
 		}
 		return 1
+	}
+	if key == MetricName(mig.ResourceGPU) || key == MetricName(mig.ResourceGPUShared) {
+		return 0
 	}
 	if g == nil || !g.MIG || g.ComputeSlices == 0 {
 		return 0
@@ -66,7 +70,7 @@ func newTenancy(cfg *config.Config, cat *mig.Catalog) *tenancy {
 	for _, p := range cfg.Pools {
 		g, _ := cat.Lookup(p.GPU)
 		pr := &pricing{cfg: p, share: map[string]float64{}}
-		pr.share[MetricName(mig.ResourceGPU)] = Share(p, g, mig.ResourceGPU)
+		pr.share[MetricName(capacity.GPUResource(p))] = Share(p, g, capacity.GPUResource(p))
 		if g != nil {
 			for _, prof := range g.Profiles {
 				r := mig.Resource(prof.Name)

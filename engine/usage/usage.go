@@ -15,7 +15,7 @@ const (
 	// QueryAllocated is what running pods request, by namespace, node and
 	// resource (kube-state-metrics spells nvidia.com/mig-3g.40gb as
 	// nvidia_com_mig_3g_40gb).
-	QueryAllocated = `sum by (namespace, node, resource) (kube_pod_container_resource_requests{resource=~"nvidia_com_gpu|nvidia_com_mig_.+"} * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))`
+	QueryAllocated = `sum by (namespace, node, resource) (kube_pod_container_resource_requests{resource=~"nvidia_com_gpu|nvidia_com_gpu_shared|nvidia_com_mig_.+"} * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))`
 	// QueryUsed is the busy fraction of the GPUs the DCGM exporter
 	// attributes to a pod, by namespace and node (label Hostname).
 	QueryUsed = `sum by (namespace, Hostname) (DCGM_FI_DEV_GPU_UTIL{namespace!=""}) / 100`

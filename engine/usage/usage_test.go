@@ -13,7 +13,8 @@ import (
 func TestShare(t *testing.T) {
 	cat := mig.Default()
 	gpu := func(k string) *mig.GPU { g, _ := cat.Lookup(k); return g }
-	sliced := &config.Pool{TimeSlicing: &config.TimeSlicing{Replicas: 4}}
+	sliced := &config.Pool{TimeSlicing: &config.Sharing{Replicas: 4}}
+	mps := &config.Pool{MPS: &config.Sharing{Replicas: 8, RenameByDefault: true}}
 	for _, c := range []struct {
 		name     string
 		pool     *config.Pool
@@ -24,6 +25,9 @@ func TestShare(t *testing.T) {
 		{"whole GPU", &config.Pool{}, gpu("H100-80GB"), "nvidia.com/gpu", 1},
 		{"quota spelling", &config.Pool{}, gpu("H100-80GB"), "requests.nvidia.com/gpu", 1},
 		{"time-slicing replica", sliced, gpu("L4"), "nvidia.com/gpu", 0.25},
+		{"MPS replica, renamed", mps, gpu("H100-80GB"), "nvidia_com_gpu_shared", 0.125},
+		{"whole GPU on a pool that renames its replicas", mps, gpu("H100-80GB"), "nvidia.com/gpu", 0},
+		{"renamed replica on a pool of whole GPUs", &config.Pool{}, gpu("H100-80GB"), "nvidia.com/gpu.shared", 0},
 		{"A100 3g.40gb by compute slices", &config.Pool{}, gpu("A100-80GB"), "nvidia.com/mig-3g.40gb", 3.0 / 7},
 		{"A100 1g.10gb, kube-state-metrics spelling", &config.Pool{}, gpu("A100-80GB"), "nvidia_com_mig_1g_10gb", 1.0 / 7},
 		{"A100 1g.10gb+me", &config.Pool{}, gpu("A100-80GB"), "nvidia.com/mig-1g.10gb.me", 1.0 / 7},
