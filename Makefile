@@ -7,7 +7,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean
+.PHONY: all build test docs demo bench bench-go bench-cluster lint fuzz large clean
 
 include mk/kubeapi.mk
 include mk/kueue.mk
@@ -38,6 +38,11 @@ demo: build
 ## formatting; builds the API server harness and the Kueue controller manager first
 test: lint $(KUBEAPI_BIN) $(KUEUE)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
+
+## docs: regenerate docs/cli.md, the command-line reference, from the commands' own help
+## (make test fails while it is out of date: cmd/gpuform TestCLIReference)
+docs:
+	GPUFORM_DOCS_ONLY=1 $(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/gpuform -update
 
 ## lint: go vet and gofmt
 lint:

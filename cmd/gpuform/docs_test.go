@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/internal/clidoc"
+)
+
+// repoRoot is the repository's root, seen from this package.
+var repoRoot = filepath.Join("..", "..")
+
+// cliDoc is the generated command-line reference.
+var cliDoc = filepath.Join(repoRoot, "docs", "cli.md")
+
+// docFiles returns README.md and docs/*.md, by path relative to the root.
+func docFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, name := range append(names, filepath.Join(repoRoot, "README.md")) {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, name)
+		out[filepath.ToSlash(rel)] = src
+	}
+	if len(out) < 10 {
+		t.Fatalf("found %d documents", len(out))
+	}
+	return out
+}
+
+// docsRoot is the command tree the documents are checked against, with the
+// help and completion commands cobra adds when it runs.
+func docsRoot() *cobra.Command {
+	root := newRootCommand(nil, io.Discard, io.Discard, nil)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	return root
+}
+
+// docs/cli.md is generated from the commands' own help (make docs, which
+// runs this test with -update); it fails when a command, a flag, a default
+// or a help text changed and the reference was not regenerated.
+func TestCLIReference(t *testing.T) {
+	got := clidoc.Reference(docsRoot(), "make docs")
+	if *update {
+		if err := os.WriteFile(cliDoc, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(cliDoc)
+	if err != nil {
+		t.Fatalf("%v: run make docs", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/cli.md is out of date with the commands' help: run make docs\n%s", firstDifference(string(want), string(got)))
+	}
+	for _, w := range []string{"## gpuform apply", "| `--parallelism int` | `16` |", "## Global flags", "| `--chdir DIR` |"} {
+		if !bytes.Contains(got, []byte(w)) {
+			t.Errorf("the reference lacks %q", w)
+		}
+	}
+}
+
+// firstDifference shows the first line where two texts differ.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return "line " + strconv.Itoa(i+1) + ":\n  file:   " + a + "\n  binary: " + b
+		}
+	}
+	return ""
+}
+
+// Every gpuform command line the documents quote in a code block (plain,
+// sh, console after "$ "; text blocks hold output and help) names a real command with real
+// flags and a number of arguments it accepts; a usage line names real flags.
+func TestDocsCommandLines(t *testing.T) {
+	checked := 0
+	for name, src := range docFiles(t) {
+		for _, q := range docCommandLines(src) {
+			checked++
+			if err := clidoc.Check(docsRoot(), q); err != nil {
+				t.Errorf("%s:%d: %s\n  %v", name, q.Line, q.Text, err)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("checked only %d command lines", checked)
+	}
+}
+
+// shellBlock are the code blocks that hold command lines: in a console
+// block, those after a "$ " prompt (the other lines are output).
+var shellBlock = map[string]bool{"": true, "sh": true, "shell": true, "bash": true, "console": true}
+
+// docCommandLines are the gpuform command lines of src's code blocks that
+// hold commands.
+func docCommandLines(src []byte) []clidoc.Quote {
+	var out []clidoc.Quote
+	for _, b := range clidoc.Blocks(src) {
+		if !shellBlock[b.Info] {
+			continue
+		}
+		for i, l := range b.Lines {
+			if b.Info == "console" && !strings.HasPrefix(l, "$ ") {
+				continue
+			}
+			for _, q := range clidoc.CommandLines([]byte("```\n"+l+"\n```\n"), "gpuform") {
+				q.Line = b.Line + 1 + i
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// inlineCode is a Markdown code span.
+var inlineCode = regexp.MustCompile("`([^`\n]+)`")
+
+// quotedMessages returns what a document quotes as the binary's output by
+// this convention: lines of code blocks and code spans that start with
+// "Error: " or "Warning: ".
+func quotedMessages(src []byte) []string {
+	var out []string
+	isMsg := func(s string) bool { return strings.HasPrefix(s, "Error: ") || strings.HasPrefix(s, "Warning: ") }
+	for _, b := range clidoc.Blocks(src) {
+		for _, l := range b.Lines {
+			if l = strings.TrimSpace(l); isMsg(l) {
+				out = append(out, l)
+			}
+		}
+	}
+	for _, m := range inlineCode.FindAllStringSubmatch(string(src), -1) {
+		if isMsg(m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// Every message a document quotes as output ("Error: ...", "Warning: ...")
+// is one the binary can print: each stretch of words of it is in a string
+// literal of the source (values, quoted names and "..." aside).
+func TestDocsQuotedMessages(t *testing.T) {
+	chunks, err := clidoc.Chunks(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Errors of Go's standard library that gpuform passes on.
+	chunks = append(chunks, "connection reset by peer", "connection refused", "no such file or directory")
+	checked := 0
+	for name, src := range docFiles(t) {
+		for _, msg := range quotedMessages(src) {
+			checked++
+			if bad := clidoc.Uncovered(msg, chunks); len(bad) > 0 {
+				t.Errorf("%s quotes a message gpuform does not print:\n  %s\n  not printed: %q", name, msg, bad)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("checked only %d quoted messages", checked)
+	}
+	if bad := clidoc.Uncovered("Error: the plan file was changed after it was made; run plan again", chunks); len(bad) == 0 {
+		t.Error("a message gpuform no longer prints passes the check")
+	}
+}
+
+// mdLink is a Markdown link or image target.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// bareURL is a web address in prose.
+var bareURL = regexp.MustCompile(`https?://[^\s)>]+`)
+
+// The documents stand alone: every link leads to a file of the repository
+// (and a heading of it that exists), no document cites DESIGN.md or a web
+// page; addresses appear only inside code, as output.
+func TestDocsCiteOnlyTheRepository(t *testing.T) {
+	docs := docFiles(t)
+	anchors := map[string]map[string]bool{}
+	for name, src := range docs {
+		anchors[name] = headingAnchors(src)
+	}
+	links := 0
+	for name, src := range docs {
+		if bytes.Contains(src, []byte("DESIGN.md")) {
+			t.Errorf("%s cites DESIGN.md, which is not in the repository", name)
+		}
+		prose := proseOf(src)
+		for _, u := range bareURL.FindAllString(prose, -1) {
+			t.Errorf("%s cites %s, outside the repository", name, u)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(prose, -1) {
+			links++
+			target, frag, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				t.Errorf("%s links to %s, outside the repository", name, m[1])
+				continue
+			}
+			doc := name
+			if target != "" {
+				doc = filepath.ToSlash(filepath.Clean(filepath.Join(filepath.Dir(name), target)))
+				if strings.HasPrefix(doc, "../") {
+					t.Errorf("%s links to %s, outside the repository", name, m[1])
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(repoRoot, doc)); err != nil {
+					t.Errorf("%s links to %s, which does not exist", name, m[1])
+					continue
+				}
+			}
+			if frag != "" && anchors[doc] != nil && !anchors[doc][frag] {
+				t.Errorf("%s links to %s: %s has no such heading", name, m[1], doc)
+			}
+		}
+	}
+	if links < 20 {
+		t.Errorf("checked only %d links", links)
+	}
+}
+
+// proseOf is src without its code blocks and code spans.
+func proseOf(src []byte) string {
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(string(src), "\n") {
+		if clidoc.IsFence(l) {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteString(inlineCode.ReplaceAllString(l, "code") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// headingAnchors are the anchors of src's headings, as GitHub makes them
+// (a repeated heading gets -1, -2, ...).
+func headingAnchors(src []byte) map[string]bool {
+	out := map[string]bool{}
+	count := map[string]int{}
+	for _, l := range strings.Split(proseOfHeadings(src), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		a := clidoc.Anchor(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		if n := count[a]; n > 0 {
+			out[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			out[a] = true
+		}
+		count[a]++
+	}
+	return out
+}
+
+// proseOfHeadings is src without its code blocks, code spans kept.
+func proseOfHeadings(src []byte) string {
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(string(src), "\n") {
+		if clidoc.IsFence(l) {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
