@@ -39,7 +39,8 @@ demo: build
 test: lint $(KUBEAPI_BIN) $(KUEUE)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
 
-## docs: regenerate docs/cli.md, the command-line reference, from the commands' own help
+## docs: regenerate docs/cli.md, the command-line reference, and README.md's table of commands
+## from the commands' own help
 ## (make test fails while it is out of date: cmd/gpuform TestCLIReference)
 docs:
 	GPUFORM_DOCS_ONLY=1 $(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/gpuform -update

@@ -73,8 +73,8 @@ var quoted = regexp.MustCompile(`"[^"]*"`)
 
 // Uncovered returns the stretches of msg of two or more words that no
 // chunk prints: a message the program cannot print. Placeholders, quoted
-// values and single words (values such as a name or a number) are not
-// required to appear in a chunk. Beside a placeholder the document may have
+// values and single words (values such as a name or a number, but not a
+// capitalised word) are not required to appear in a chunk. Beside a placeholder the document may have
 // cut a chunk: the text after one may be a chunk's end, the text before one
 // a chunk's start, and the text between two any part of a chunk.
 func Uncovered(msg string, chunks []string) []string {
@@ -135,13 +135,17 @@ func uncoveredPiece(p string, cutStart, cutEnd bool, chunks []string) []string {
 		for j < len(p) && !covered[j] {
 			j++
 		}
-		if run := strings.Trim(p[i:j], " .,:;()'`"); strings.Contains(run, " ") {
+		if run := strings.Trim(p[i:j], " .,:;()'`"); strings.Contains(run, " ") || word.MatchString(run) {
 			out = append(out, run)
 		}
 		i = j
 	}
 	return out
 }
+
+// word is a capitalised word: a sentence's first word, which a message
+// prints, rather than a value (a name, a number, a path, a kind's plural).
+var word = regexp.MustCompile(`^[A-Z][a-z]+$`)
 
 // longest is the greatest length l >= min for which some chunk c has
 // match(c, part(l)), or 0.

@@ -82,7 +82,16 @@ func CommandLines(md []byte, name string) []Quote {
 			if !ok {
 				continue
 			}
-			out = append(out, Quote{Line: b.Line + 1 + i, Text: text, Synopsis: isSynopsis(text)})
+			q := Quote{Line: b.Line + 1 + i, Text: text, Synopsis: isSynopsis(text)}
+			// A usage line goes on over indented lines of flags.
+			for _, next := range b.Lines[i+1:] {
+				t := strings.TrimSpace(next)
+				if !q.Synopsis || next == t || !strings.HasPrefix(t, "[") && !strings.HasPrefix(t, "-") {
+					break
+				}
+				q.Text += " " + t
+			}
+			out = append(out, q)
 		}
 	}
 	return out

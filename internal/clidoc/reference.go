@@ -138,3 +138,39 @@ func Anchor(heading string) string {
 	}
 	return b.String()
 }
+
+// Summary renders a Markdown table of root's visible commands (not their
+// subcommands): usage and short help, each linked to its section of the
+// reference at ref (a path relative to the document the table goes in).
+func Summary(root *cobra.Command, ref string) []byte {
+	var b bytes.Buffer
+	b.WriteString("| command | what it does |\n|---|---|\n")
+	for _, c := range visible(root) {
+		if c.Parent() != root {
+			continue
+		}
+		fmt.Fprintf(&b, "| [`%s`](%s#%s) | %s |\n", cell(c.UseLine()), ref, Anchor(c.CommandPath()), cell(strings.TrimSuffix(c.Short, ".")))
+	}
+	return b.Bytes()
+}
+
+// Splice replaces what doc holds between the lines "<!-- name: ..." and
+// "<!-- /name -->" with content.
+func Splice(doc []byte, name string, content []byte) ([]byte, error) {
+	begin := []byte("<!-- " + name + ":")
+	end := []byte("<!-- /" + name + " -->")
+	i := bytes.Index(doc, begin)
+	if i < 0 {
+		return nil, fmt.Errorf("no %q line", begin)
+	}
+	nl := bytes.IndexByte(doc[i:], '\n')
+	j := bytes.Index(doc, end)
+	if nl < 0 || j < i+nl {
+		return nil, fmt.Errorf("no %q line after %q", end, begin)
+	}
+	var out bytes.Buffer
+	out.Write(doc[:i+nl+1])
+	out.Write(content)
+	out.Write(doc[j:])
+	return out.Bytes(), nil
+}
