@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/internal/clidoc"
 )
@@ -344,4 +346,110 @@ func proseOfHeadings(src []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// flagInCell is a flag name in a table cell's code span.
+var flagInCell = regexp.MustCompile("`(--?[a-z][a-z0-9-]*)")
+
+// The documents' flag tables ("| flag | default | meaning |", under the
+// usage line of their command) name flags the command has, with the
+// defaults it has: "off" for a switch, "none" for an empty default, else
+// the value (a duration in any spelling).
+func TestDocsFlagTables(t *testing.T) {
+	checked := 0
+	for name, src := range docFiles(t) {
+		if name == "docs/cli.md" {
+			continue
+		}
+		root := docsRoot()
+		var cmd *cobra.Command
+		header, inBlock, first := false, false, false
+		for i, l := range strings.Split(string(src), "\n") {
+			if clidoc.IsFence(l) {
+				inBlock = !inBlock
+				first = inBlock
+				continue
+			}
+			if inBlock {
+				// A table's command is the first of the block before it.
+				if q, ok := strings.CutPrefix(strings.TrimPrefix(l, "$ "), "gpuform "); ok && first {
+					first = false
+					if c, _, err := root.Find(strings.Fields(strings.Split(q, "[")[0])); err == nil {
+						cmd = c
+					}
+				}
+				continue
+			}
+			if strings.HasPrefix(l, "| flag | default |") {
+				header = true
+				continue
+			}
+			if !header || !strings.HasPrefix(l, "|") {
+				header = false
+				continue
+			}
+			cells := strings.Split(strings.Trim(l, "|"), " | ")
+			flags := flagInCell.FindAllStringSubmatch(cells[0], -1)
+			if cmd == nil || len(flags) == 0 || len(cells) < 2 {
+				continue
+			}
+			for _, f := range flags {
+				checked++
+				fl := lookupFlag(cmd, f[1])
+				if fl == nil {
+					t.Errorf("%s:%d: %s has no flag %s", name, i+1, cmd.CommandPath(), f[1])
+					continue
+				}
+				if len(flags) == 1 && !sameDefault(strings.TrimSpace(cells[1]), fl.DefValue) {
+					t.Errorf("%s:%d: %s %s: the table says the default is %s, the command's is %q", name, i+1, cmd.CommandPath(), f[1], cells[1], fl.DefValue)
+				}
+			}
+		}
+	}
+	if checked < 30 {
+		t.Errorf("checked only %d flags of tables", checked)
+	}
+	if !sameDefault("`15m`", "15m0s") || !sameDefault("off", "false") || sameDefault("10", "16") {
+		t.Error("sameDefault compares wrongly")
+	}
+}
+
+// lookupFlag finds a flag (--name or -x) of cmd, its own or inherited.
+func lookupFlag(cmd *cobra.Command, flag string) *pflag.Flag {
+	if name, ok := strings.CutPrefix(flag, "--"); ok {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	if f := cmd.Flags().ShorthandLookup(flag[1:]); f != nil {
+		return f
+	}
+	return cmd.InheritedFlags().ShorthandLookup(flag[1:])
+}
+
+// leadingValue is a default cell's value: a code span or a number at its
+// start.
+var leadingValue = regexp.MustCompile("^(?:`([^`]*)`|([0-9]+)\\b)")
+
+// sameDefault reports whether a table's default cell agrees with a flag's
+// default; a cell in words ("as apply", "$NODE_NAME") is not compared.
+func sameDefault(cell, def string) bool {
+	switch cell {
+	case "off":
+		return def == "false"
+	case "none":
+		return def == "" || def == "[]" || def == "0s"
+	}
+	m := leadingValue.FindStringSubmatch(cell)
+	if m == nil || strings.HasPrefix(m[1], "$") {
+		return true
+	}
+	v := m[1] + m[2]
+	if v == def {
+		return true
+	}
+	a, errA := time.ParseDuration(v)
+	b, errB := time.ParseDuration(def)
+	return errA == nil && errB == nil && a == b
 }
