@@ -126,10 +126,10 @@ func TestDocsCommandLines(t *testing.T) {
 				}
 			}
 		}
-		for _, q := range docCommandLines(src) {
+		for _, q := range append(docCommandLines(src), inlineCommands(src)...) {
 			checked++
 			if err := clidoc.Check(docsRoot(), q); err != nil {
-				t.Errorf("%s:%d: %s\n  %v", name, q.Line, q.Text, err)
+				t.Errorf("%s:%d: %s\n  %v", name, q.Line, q.Text, err) // line 0: a code span
 			}
 		}
 	}
@@ -158,6 +158,25 @@ func docCommandLines(src []byte) []clidoc.Quote {
 				q.Line = b.Line + 1 + i
 				out = append(out, q)
 			}
+		}
+	}
+	return out
+}
+
+// inlineCommands are the code spans of src's prose that quote a gpuform
+// command ("gpuform plan --base REF"), to be checked as usage lines: the
+// command and the flags' names. A span whose second word is no command
+// ("gpuform stopped: ...") quotes output.
+func inlineCommands(src []byte) []clidoc.Quote {
+	root := docsRoot()
+	var out []clidoc.Quote
+	for _, m := range inlineCode.FindAllStringSubmatch(proseOfHeadings(src), -1) {
+		words := strings.Fields(m[1])
+		if len(words) < 2 || words[0] != "gpuform" {
+			continue
+		}
+		if c, _, err := root.Find(words[1:2]); err == nil && c != root || strings.HasPrefix(words[1], "-") {
+			out = append(out, clidoc.Quote{Text: m[1], Synopsis: true})
 		}
 	}
 	return out
