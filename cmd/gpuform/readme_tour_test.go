@@ -28,16 +28,16 @@ var heredoc = regexp.MustCompile(`<<'(\w+)'`)
 // exitEcho is how the tour shows a command's exit status.
 const exitEcho = `; echo "exit $?"`
 
-// tourSteps reads the commands of README.md's tour: the console blocks
-// between "<!-- tour:" and "<!-- /tour -->", a command per "$ " line (with
+// tourSteps reads the commands of a region of README.md: the console
+// blocks between "<!-- region:" and "<!-- /region -->", a command per "$ " line (with
 // its here-document), the lines after it its output, and "exit N" the exit
 // status of a command that ends in echo "exit $?".
-func tourSteps(t *testing.T, readme []byte) []tourStep {
+func tourSteps(t *testing.T, readme []byte, region string) []tourStep {
 	t.Helper()
-	begin := bytes.Index(readme, []byte("<!-- tour:"))
-	end := bytes.Index(readme, []byte("<!-- /tour -->"))
+	begin := bytes.Index(readme, []byte("<!-- "+region+":"))
+	end := bytes.Index(readme, []byte("<!-- /"+region+" -->"))
 	if begin < 0 || end < begin {
-		t.Fatal("README.md has no tour (<!-- tour: ... <!-- /tour -->)")
+		t.Fatalf("README.md has no %s (<!-- %[1]s: ... <!-- /%[1]s -->)", region)
 	}
 	offset := bytes.Count(readme[:begin], []byte("\n"))
 	var steps []tourStep
@@ -92,10 +92,10 @@ func TestReadmeTour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := tourSteps(t, readme)
+	steps := tourSteps(t, readme, "tour")
 	ran := map[string]bool{}
 	for _, s := range steps {
-		if args, _ := clidoc.Split(s.cmd); len(args) > 0 && args[0] == "gpuform" && len(args) > 1 {
+		if args, _ := clidoc.Split(s.cmd); len(args) > 1 && args[0] == "gpuform" {
 			ran[args[1]] = true
 		}
 	}
@@ -104,24 +104,73 @@ func TestReadmeTour(t *testing.T) {
 			t.Errorf("the tour does not run gpuform %s", c)
 		}
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatalf("the tour's shell lines need bash: %v", err)
+	if len(steps) < 10 {
+		t.Errorf("the tour has %d commands", len(steps))
 	}
 	tmp := t.TempDir()
-	tour := filepath.Join(tmp, "tour")
+	runSteps(t, steps, tmp, map[string]string{"/tmp/tour": filepath.Join(tmp, "tour")})
+}
+
+// README.md's session of make demo is what the binary prints: the same
+// commands on copies of examples/quickstart and examples/bank.
+func TestReadmeDemoSession(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := tourSteps(t, readme, "session")
+	if len(steps) < 5 {
+		t.Errorf("the session has %d commands", len(steps))
+	}
+	tmp := t.TempDir()
+	replace := map[string]string{"bin/gpuform": "gpuform"}
+	for _, ex := range []string{"quickstart", "bank"} {
+		dir := filepath.Join(tmp, ex)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		names, _ := filepath.Glob(filepath.Join(repoRoot, "examples", ex, "*.hcl"))
+		for _, name := range names {
+			src, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		replace["examples/"+ex] = dir
+	}
+	runSteps(t, steps, tmp, replace)
+}
+
+// runSteps runs steps in order from the repository's root, with the
+// replacements made in commands and the output they show: gpuform
+// in-process in the directory the steps are in, other lines with bash.
+func runSteps(t *testing.T, steps []tourStep, tmp string, replace map[string]string) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("the shell lines need bash: %v", err)
+	}
 	cwd, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
+	}
+	subst := func(s string) string {
+		for from, to := range replace {
+			s = strings.ReplaceAll(s, from, to)
+		}
+		return s
 	}
 	env := append(os.Environ(), "HOME="+tmp, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=tour", "GIT_AUTHOR_EMAIL=tour@example.com",
 		"GIT_COMMITTER_NAME=tour", "GIT_COMMITTER_EMAIL=tour@example.com")
 	pwdFile := filepath.Join(tmp, "pwd")
 	for _, s := range steps {
-		cmd := strings.ReplaceAll(s.cmd, "/tmp/tour", tour)
+		cmd := subst(s.cmd)
 		var r result
 		if args, err := clidoc.Split(cmd); err == nil && len(args) > 0 && args[0] == "gpuform" && !strings.Contains(cmd, "\n") {
-			// In the tour's directory, as the reader is: paths print as given.
+			// In the steps' directory, as the reader is: paths print as given.
 			t.Chdir(cwd)
 			r = runGpuform(t, nil, append([]string{"--no-color"}, args[1:]...)...)
 		} else {
@@ -142,14 +191,14 @@ func TestReadmeTour(t *testing.T) {
 			}
 		}
 		if r.code != s.code {
-			t.Fatalf("README.md:%d: %s: exit %d, the tour shows %d\n%s%s", s.line, s.cmd, r.code, s.code, r.stdout, r.stderr)
+			t.Fatalf("README.md:%d: %s: exit %d, README shows %d\n%s%s", s.line, s.cmd, r.code, s.code, r.stdout, r.stderr)
 		}
-		if missing := tourOutput(strings.ReplaceAll(strings.Join(s.want, "\n"), "/tmp/tour", tour), r.stdout+r.stderr); missing != "" {
+		// Standard error's lines may come before standard output's (a
+		// warning) or after them (an error): either order will do.
+		want := subst(strings.Join(s.want, "\n"))
+		if missing := tourOutput(want, r.stdout+r.stderr); missing != "" && tourOutput(want, r.stderr+r.stdout) != "" {
 			t.Errorf("README.md:%d: %s: %s\n--- printed:\n%s%s", s.line, s.cmd, missing, r.stdout, r.stderr)
 		}
-	}
-	if len(steps) < 10 {
-		t.Errorf("the tour has %d commands", len(steps))
 	}
 }
 
@@ -171,13 +220,13 @@ func tourOutput(want, got string) string {
 	gaps := false
 	j := 0
 	for _, l := range w {
-		if l == "..." {
+		if strings.TrimSpace(l) == "..." {
 			gaps = true
 			continue
 		}
 		for j < len(g) && !shownAs(g[j], l) {
 			if !gaps {
-				return "printed " + strconv.Quote(g[j]) + " where the tour shows " + strconv.Quote(l)
+				return "printed " + strconv.Quote(g[j]) + " where README shows " + strconv.Quote(l)
 			}
 			j++
 		}
@@ -188,7 +237,7 @@ func tourOutput(want, got string) string {
 		gaps = false
 	}
 	if j < len(g) && !gaps {
-		return "prints " + strconv.Quote(g[j]) + " after what the tour shows"
+		return "prints " + strconv.Quote(g[j]) + " after what README shows"
 	}
 	return ""
 }
@@ -200,4 +249,27 @@ func shownAs(printed, shown string) bool {
 		return strings.HasPrefix(printed, prefix)
 	}
 	return printed == shown
+}
+
+// README.md's first command is make demo, its second make test: what a
+// newcomer runs before reading further.
+func TestReadmeStartsWithDemoAndTest(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, b := range clidoc.Blocks(readme) {
+		for _, l := range b.Lines {
+			if words, err := clidoc.Split(strings.TrimPrefix(l, "$ ")); err == nil && len(words) > 0 {
+				cmds = append(cmds, strings.Join(words, " "))
+			}
+		}
+		if len(cmds) >= 2 {
+			break
+		}
+	}
+	if len(cmds) < 2 || cmds[0] != "make demo" || cmds[1] != "make test" {
+		t.Errorf("README.md's first commands are %q, want make demo then make test", cmds)
+	}
 }
