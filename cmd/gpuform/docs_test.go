@@ -129,7 +129,7 @@ func TestDocsCommandLines(t *testing.T) {
 		for _, q := range append(docCommandLines(src), inlineCommands(src)...) {
 			checked++
 			if err := clidoc.Check(docsRoot(), q); err != nil {
-				t.Errorf("%s:%d: %s\n  %v", name, q.Line, q.Text, err) // line 0: a code span
+				t.Errorf("%s:%d: %s\n  %v", name, q.Line, q.Text, err)
 			}
 		}
 	}
@@ -170,13 +170,15 @@ func docCommandLines(src []byte) []clidoc.Quote {
 func inlineCommands(src []byte) []clidoc.Quote {
 	root := docsRoot()
 	var out []clidoc.Quote
-	for _, m := range inlineCode.FindAllStringSubmatch(proseOfHeadings(src), -1) {
-		words := strings.Fields(m[1])
-		if len(words) < 2 || words[0] != "gpuform" {
-			continue
-		}
-		if c, _, err := root.Find(words[1:2]); err == nil && c != root || strings.HasPrefix(words[1], "-") {
-			out = append(out, clidoc.Quote{Text: m[1], Synopsis: true})
+	for i, l := range strings.Split(proseOfHeadings(src), "\n") {
+		for _, m := range inlineCode.FindAllStringSubmatch(l, -1) {
+			words := strings.Fields(m[1])
+			if len(words) < 2 || words[0] != "gpuform" {
+				continue
+			}
+			if c, _, err := root.Find(words[1:2]); err == nil && c != root || strings.HasPrefix(words[1], "-") {
+				out = append(out, clidoc.Quote{Line: i + 1, Text: m[1], Synopsis: true})
+			}
 		}
 	}
 	return out
@@ -351,18 +353,20 @@ func headingAnchors(src []byte) map[string]bool {
 	return out
 }
 
-// proseOfHeadings is src without its code blocks, code spans kept.
+// proseOfHeadings is src with its code blocks' lines blank (so lines keep
+// their numbers), code spans kept.
 func proseOfHeadings(src []byte) string {
 	var b strings.Builder
 	in := false
 	for _, l := range strings.Split(string(src), "\n") {
 		if clidoc.IsFence(l) {
 			in = !in
-			continue
+			l = ""
 		}
-		if !in {
-			b.WriteString(l + "\n")
+		if in {
+			l = ""
 		}
+		b.WriteString(l + "\n")
 	}
 	return b.String()
 }
