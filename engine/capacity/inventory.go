@@ -186,7 +186,7 @@ func fallbackSource(n *unstructured.Unstructured) string {
 // InventoryWarnings returns a warning for each node whose inventory
 // annotation was not trusted (malformed, or contradicting the node's labels,
 // capacity or the catalog), by node name, for the plan to show: a warning
-// diagnostic whose Summary is "node <name>: <why>", with the range of the
+// diagnostic whose Summary is "Node <name>: <why>", with the range of the
 // block of the first pool of cfg that selects the node (none when no pool
 // does, or cfg is nil).
 func InventoryWarnings(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) hcl.Diagnostics {
@@ -196,7 +196,7 @@ func InventoryWarnings(cfg *config.Config, nodes []*unstructured.Unstructured, c
 		if inv.Warning == "" {
 			continue
 		}
-		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: fmt.Sprintf("node %s: %s", inv.Node, inv.Warning)}
+		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: fmt.Sprintf("Node %s: %s", inv.Node, inv.Warning)}
 		if p := poolOf(cfg, n); p != nil {
 			d.Subject = p.DeclRange.Ptr()
 		}

@@ -19,9 +19,9 @@ func TestCompileGolden(t *testing.T) {
 		replace []string
 	}{
 		{"bank-kueue", "bank", nil},
-		{"bank-none", "bank", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
-		{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
-		{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
+		{"bank-none", "bank", enginetest.BankUnder("none")},
+		{"bank-volcano", "bank", enginetest.BankUnder("volcano")},
+		{"bank-agent", "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)},
 		{"quickstart", "quickstart", nil},
 	}
 	for _, tt := range tests {

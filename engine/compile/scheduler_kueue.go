@@ -28,6 +28,12 @@ type kueue struct {
 
 func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
 
+// Arguments: a tenant's cohort and its quota blocks' borrowing and lending
+// limits become fields of its ClusterQueue.
+func (*kueue) Arguments() []string {
+	return []string{"tenant.cohort", "tenant.quota.borrowing_limit", "tenant.quota.lending_limit"}
+}
+
 // Stand-ins for "no limit" where a tenant sets no cpu or memory: Kueue
 // admits a workload only when its ClusterQueue covers every resource the
 // workload requests (and every pod requests cpu and memory), and a quota
