@@ -7,7 +7,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test docs demo bench bench-go bench-cluster lint fuzz large clean
+.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean
 
 include mk/kubeapi.mk
 include mk/kueue.mk
@@ -42,6 +42,7 @@ test: lint $(KUBEAPI_BIN) $(KUEUE)
 ## docs: regenerate docs/cli.md, the command-line reference, and README.md's table of commands
 ## from the commands' own help
 ## (make test fails while it is out of date: cmd/gpuform TestCLIReference)
+.PHONY: docs
 docs:
 	GPUFORM_DOCS_ONLY=1 $(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/gpuform -update
 
