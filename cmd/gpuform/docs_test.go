@@ -445,6 +445,9 @@ func lookupFlag(cmd *cobra.Command, flag string) *pflag.Flag {
 		}
 		return cmd.InheritedFlags().Lookup(name)
 	}
+	if len(flag) != 2 { // -x only; pflag panics on a longer shorthand
+		return nil
+	}
 	if f := cmd.Flags().ShorthandLookup(flag[1:]); f != nil {
 		return f
 	}

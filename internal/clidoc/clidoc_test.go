@@ -56,6 +56,7 @@ func TestCheck(t *testing.T) {
 		{Quote{Text: "tool run ARG [--fast] [-n N]", Synopsis: true}, ""},
 		{Quote{Text: "tool run ARG [--fast | --slow]", Synopsis: true}, "unknown flag --slow"},
 		{Quote{Text: "tool walk [--fast]", Synopsis: true}, "unknown command"},
+		{Quote{Text: "tool run ARG [-nx]", Synopsis: true}, "unknown flag -nx"},
 		{Quote{Text: "tool run [--fast]   the --slow flag of another command", Synopsis: true}, ""},
 	} {
 		err := Check(tree(), tt.q)

@@ -171,7 +171,7 @@ func checkSynopsis(root *cobra.Command, text string) error {
 		var ok bool
 		if strings.HasPrefix(name, "--") {
 			ok = cmd.Flags().Lookup(name[2:]) != nil || cmd.InheritedFlags().Lookup(name[2:]) != nil
-		} else {
+		} else if len(name) == 2 { // pflag panics on a longer shorthand
 			ok = cmd.Flags().ShorthandLookup(name[1:]) != nil || cmd.InheritedFlags().ShorthandLookup(name[1:]) != nil
 		}
 		if !ok {
