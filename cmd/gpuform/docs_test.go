@@ -170,7 +170,7 @@ func docCommandLines(src []byte) []clidoc.Quote {
 func inlineCommands(src []byte) []clidoc.Quote {
 	root := docsRoot()
 	var out []clidoc.Quote
-	for i, l := range strings.Split(proseOfHeadings(src), "\n") {
+	for i, l := range strings.Split(clidoc.Prose(src), "\n") {
 		for _, m := range inlineCode.FindAllStringSubmatch(l, -1) {
 			words := strings.Fields(m[1])
 			if len(words) < 2 || words[0] != "gpuform" {
@@ -213,7 +213,7 @@ func quotedMessages(src []byte) []string {
 func messageColumns(src []byte) []string {
 	var out []string
 	col := -1
-	for _, l := range strings.Split(proseOfHeadings(src), "\n") {
+	for _, l := range strings.Split(clidoc.Prose(src), "\n") {
 		if !strings.HasPrefix(l, "|") {
 			col = -1
 			continue
@@ -319,18 +319,7 @@ func TestDocsCiteOnlyTheRepository(t *testing.T) {
 
 // proseOf is src without its code blocks and code spans.
 func proseOf(src []byte) string {
-	var b strings.Builder
-	in := false
-	for _, l := range strings.Split(string(src), "\n") {
-		if clidoc.IsFence(l) {
-			in = !in
-			continue
-		}
-		if !in {
-			b.WriteString(inlineCode.ReplaceAllString(l, "code") + "\n")
-		}
-	}
-	return b.String()
+	return inlineCode.ReplaceAllString(clidoc.Prose(src), "code")
 }
 
 // headingAnchors are the anchors of src's headings, as GitHub makes them
@@ -338,7 +327,7 @@ func proseOf(src []byte) string {
 func headingAnchors(src []byte) map[string]bool {
 	out := map[string]bool{}
 	count := map[string]int{}
-	for _, l := range strings.Split(proseOfHeadings(src), "\n") {
+	for _, l := range strings.Split(clidoc.Prose(src), "\n") {
 		if !strings.HasPrefix(l, "#") {
 			continue
 		}
@@ -351,24 +340,6 @@ func headingAnchors(src []byte) map[string]bool {
 		count[a]++
 	}
 	return out
-}
-
-// proseOfHeadings is src with its code blocks' lines blank (so lines keep
-// their numbers), code spans kept.
-func proseOfHeadings(src []byte) string {
-	var b strings.Builder
-	in := false
-	for _, l := range strings.Split(string(src), "\n") {
-		if clidoc.IsFence(l) {
-			in = !in
-			l = ""
-		}
-		if in {
-			l = ""
-		}
-		b.WriteString(l + "\n")
-	}
-	return b.String()
 }
 
 // flagInCell is a flag name in a table cell's code span.
@@ -385,23 +356,23 @@ func TestDocsFlagTables(t *testing.T) {
 			continue
 		}
 		root := docsRoot()
-		var cmd *cobra.Command
-		header, inBlock, first := false, false, false
-		for i, l := range strings.Split(string(src), "\n") {
-			if clidoc.IsFence(l) {
-				inBlock = !inBlock
-				first = inBlock
-				continue
-			}
-			if inBlock {
-				// A table's command is the first of the block before it.
-				if q, ok := strings.CutPrefix(strings.TrimPrefix(l, "$ "), "gpuform "); ok && first {
-					first = false
+		// A table's command is the first of the code block before it.
+		blockCmd := map[int]*cobra.Command{} // by the line of the block's end
+		for _, b := range clidoc.Blocks(src) {
+			for _, l := range b.Lines {
+				if q, ok := strings.CutPrefix(strings.TrimPrefix(l, "$ "), "gpuform "); ok {
 					if c, _, err := root.Find(strings.Fields(strings.Split(q, "[")[0])); err == nil {
-						cmd = c
+						blockCmd[b.End] = c
 					}
+					break
 				}
-				continue
+			}
+		}
+		var cmd *cobra.Command
+		header := false
+		for i, l := range strings.Split(clidoc.Prose(src), "\n") {
+			if c, ok := blockCmd[i+1]; ok {
+				cmd = c
 			}
 			if strings.HasPrefix(l, "| flag | default |") {
 				header = true

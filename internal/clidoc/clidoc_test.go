@@ -78,8 +78,17 @@ func TestCommandLines(t *testing.T) {
 func TestBlocksFences(t *testing.T) {
 	md := "```text\nout\n```\n   ```` ```diff ```` is prose\n- item\n\n  ```\n  nested\n  ```\n"
 	got := Blocks([]byte(md))
-	if len(got) != 2 || got[0].Info != "text" || got[1].Line != 7 || got[1].Lines[0] != "  nested" {
+	if len(got) != 2 || got[0].Info != "text" || got[1].Line != 7 || got[1].End != 9 || got[1].Lines[0] != "  nested" {
 		t.Errorf("Blocks = %+v", got)
+	}
+	// A longer fence holds shorter ones.
+	md = "````markdown\n```diff\n+a\n```\n````\nprose `x`\n```sh\ngpuform\n```\n"
+	got = Blocks([]byte(md))
+	if len(got) != 2 || got[0].End != 5 || len(got[0].Lines) != 3 || got[1].Info != "sh" {
+		t.Errorf("Blocks = %+v", got)
+	}
+	if p := Prose([]byte(md)); p != "\n\n\n\n\nprose `x`\n\n\n\n" {
+		t.Errorf("Prose = %q", p)
 	}
 }
 

@@ -22,11 +22,15 @@ type Quote struct {
 
 // Block is a fenced code block of a Markdown document.
 type Block struct {
-	// Line is the line of the opening fence; Info what follows it ("console").
-	Line int
-	Info string
+	// Line is the line of the opening fence, End of the closing one; Info
+	// what follows the opening fence ("console").
+	Line, End int
+	Info      string
 	// Lines are the block's lines, without the fences.
 	Lines []string
+	// ticks is the length of the opening fence: a closing one is as long
+	// or longer.
+	ticks int
 }
 
 // Blocks returns the fenced code blocks of md.
@@ -37,12 +41,13 @@ func Blocks(md []byte) []Block {
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
-		if info, ok := fence(line); ok {
+		if ticks, info, ok := fence(line); ok {
 			switch {
 			case cur == nil:
-				cur = &Block{Line: n, Info: info}
+				cur = &Block{Line: n, Info: info, ticks: ticks}
 				continue
-			case info == "":
+			case info == "" && ticks >= cur.ticks:
+				cur.End = n
 				out = append(out, *cur)
 				cur = nil
 				continue
@@ -55,19 +60,32 @@ func Blocks(md []byte) []Block {
 	return out
 }
 
+// Prose is md with the lines of its code blocks, fences included, blank:
+// its lines keep their numbers.
+func Prose(md []byte) string {
+	lines := strings.Split(string(md), "\n")
+	for _, b := range Blocks(md) {
+		for i := b.Line - 1; i < b.End && i < len(lines); i++ {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // fence reports whether line is a code fence (three backticks or more,
 // indented by a list item's spaces at most, an info string without
-// backticks) and returns its info string.
-func fence(line string) (string, bool) {
+// backticks) and returns its length and info string.
+func fence(line string) (int, string, bool) {
 	trimmed := strings.TrimLeft(line, " ")
 	if !strings.HasPrefix(trimmed, "```") {
-		return "", false
+		return 0, "", false
 	}
-	info := strings.TrimSpace(strings.TrimLeft(trimmed, "`"))
+	rest := strings.TrimLeft(trimmed, "`")
+	info := strings.TrimSpace(rest)
 	if strings.Contains(info, "`") {
-		return "", false
+		return 0, "", false
 	}
-	return info, true
+	return len(trimmed) - len(rest), info, true
 }
 
 var envAssign = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*\s+`)
@@ -235,10 +253,4 @@ func Split(line string) ([]string, error) {
 		words = append(words, cur.String())
 	}
 	return words, nil
-}
-
-// IsFence reports whether line opens or closes a fenced code block.
-func IsFence(line string) bool {
-	_, ok := fence(line)
-	return ok
 }
