@@ -37,6 +37,7 @@ func tree() *cobra.Command {
 	root.PersistentFlags().String("dir", "", "work in `DIR`")
 	run := &cobra.Command{Use: "run ARG", Short: "Run it", Args: cobra.ExactArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
 	run.Flags().Bool("fast", false, "go fast")
+	run.Flags().String("server", "", "ask `URL` (http://host:9090)")
 	run.Flags().IntP("count", "n", 3, "run `N` times")
 	root.AddCommand(run)
 	return root
@@ -67,9 +68,9 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCommandLines(t *testing.T) {
-	md := "text\n```sh\n$ tool run a\nKEY=v bin/tool run b\necho tool\n```\n```console\n$ tool run [--fast]\n      [-n N]\n```\n"
+	md := "text\n```sh\n$ tool run a\nKEY=v bin/tool run b\necho tool\n```\n```console\n$ tool run [--fast]\n      [-n N]\n$ tool run c \\\n    --fast\n```\n"
 	got := CommandLines([]byte(md), "tool")
-	want := []Quote{{Line: 3, Text: "tool run a"}, {Line: 4, Text: "tool run b"}, {Line: 8, Text: "tool run [--fast] [-n N]", Synopsis: true}}
+	want := []Quote{{Line: 3, Text: "tool run a"}, {Line: 4, Text: "tool run b"}, {Line: 8, Text: "tool run [--fast] [-n N]", Synopsis: true}, {Line: 10, Text: "tool run c  --fast"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CommandLines = %+v, want %+v", got, want)
 	}
@@ -116,7 +117,7 @@ func TestUncovered(t *testing.T) {
 
 func TestReferenceAndSplice(t *testing.T) {
 	ref := string(Reference(tree(), "make docs"))
-	for _, w := range []string{"## tool run\n", "Run it.", "```\ntool run ARG [flags]\n```", "| `-n, --count N` | `3` | run N times |", "| `--fast` |  | go fast |", "## Global flags", "| `--dir DIR` |  | work in DIR |", "- [`tool run`](#tool-run)"} {
+	for _, w := range []string{"## tool run\n", "Run it.", "```\ntool run ARG [flags]\n```", "| `-n, --count N` | `3` | run N times |", "| `--fast` |  | go fast |", "| `--server URL` |  | ask URL (`http://host:9090`) |", "## Global flags", "| `--dir DIR` |  | work in DIR |", "- [`tool run`](#tool-run)"} {
 		if !strings.Contains(ref, w) {
 			t.Errorf("the reference lacks %q:\n%s", w, ref)
 		}

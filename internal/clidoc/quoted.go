@@ -100,7 +100,13 @@ func CommandLines(md []byte, name string) []Quote {
 			if !ok {
 				continue
 			}
-			q := Quote{Line: b.Line + 1 + i, Text: text, Synopsis: isSynopsis(text)}
+			start := b.Line + 1 + i
+			// A line ending in a backslash goes on on the next.
+			for strings.HasSuffix(text, "\\") && i+1 < len(b.Lines) {
+				i++
+				text = strings.TrimSuffix(text, "\\") + " " + strings.TrimSpace(b.Lines[i])
+			}
+			q := Quote{Line: start, Text: text, Synopsis: isSynopsis(text)}
 			// A usage line goes on over indented lines of flags.
 			for _, next := range b.Lines[i+1:] {
 				t := strings.TrimSpace(next)

@@ -3,6 +3,7 @@ package clidoc
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -119,9 +120,14 @@ func zeroDefault(f *pflag.Flag) bool {
 	return false
 }
 
+// address is a web address in help text: an example (a Prometheus URL),
+// shown as code.
+var address = regexp.MustCompile("https?://[^\\s,;)]+")
+
 // cell escapes text for a Markdown table cell.
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
+	s = address.ReplaceAllString(s, "`$0`")
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
