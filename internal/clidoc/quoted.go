@@ -91,32 +91,44 @@ func fence(line string) (int, string, bool) {
 var envAssign = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*\s+`)
 
 // CommandLines returns the lines of md's fenced code blocks that run name
-// (also as bin/name, after a "$ " prompt or environment assignments).
+// (see BlockCommands).
 func CommandLines(md []byte, name string) []Quote {
 	var out []Quote
 	for _, b := range Blocks(md) {
-		for i, line := range b.Lines {
-			text, ok := commandText(line, name)
-			if !ok {
-				continue
-			}
-			start := b.Line + 1 + i
-			// A line ending in a backslash goes on on the next.
-			for strings.HasSuffix(text, "\\") && i+1 < len(b.Lines) {
-				i++
-				text = strings.TrimSuffix(text, "\\") + " " + strings.TrimSpace(b.Lines[i])
-			}
-			q := Quote{Line: start, Text: text, Synopsis: isSynopsis(text)}
-			// A usage line goes on over indented lines of flags.
-			for _, next := range b.Lines[i+1:] {
-				t := strings.TrimSpace(next)
-				if !q.Synopsis || next == t || !strings.HasPrefix(t, "[") && !strings.HasPrefix(t, "-") {
-					break
-				}
-				q.Text += " " + t
-			}
-			out = append(out, q)
+		out = append(out, BlockCommands(b, name)...)
+	}
+	return out
+}
+
+// BlockCommands returns the lines of b that run name (also as bin/name,
+// after a "$ " prompt or environment assignments; in a console block only
+// after the prompt, the other lines being output), a line ending in a
+// backslash joined with the next, a usage line with its indented lines of
+// flags.
+func BlockCommands(b Block, name string) []Quote {
+	var out []Quote
+	for i, line := range b.Lines {
+		if b.Info == "console" && !strings.HasPrefix(line, "$ ") {
+			continue
 		}
+		text, ok := commandText(line, name)
+		if !ok {
+			continue
+		}
+		start := b.Line + 1 + i
+		for strings.HasSuffix(text, "\\") && i+1 < len(b.Lines) {
+			i++
+			text = strings.TrimSuffix(text, "\\") + " " + strings.TrimSpace(b.Lines[i])
+		}
+		q := Quote{Line: start, Text: text, Synopsis: isSynopsis(text)}
+		for _, next := range b.Lines[i+1:] {
+			t := strings.TrimSpace(next)
+			if !q.Synopsis || next == t || !strings.HasPrefix(t, "[") && !strings.HasPrefix(t, "-") {
+				break
+			}
+			q.Text += " " + t
+		}
+		out = append(out, q)
 	}
 	return out
 }
