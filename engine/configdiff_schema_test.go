@@ -35,6 +35,7 @@ var samples = map[string][2]string{
 	"variable.default":      {`1`, `2`},
 	"priority.preemption":   {`"Never"`, `"PreemptLowerPriority"`},
 	"pool.driver_version":   {`">= 535"`, `">= 550"`},
+	"pool.currency":         {`"USD"`, `"EUR"`},
 	"model.deployment_mode": {`"Standard"`, `"Knative"`},
 }
 

@@ -23,6 +23,8 @@ func TestCompileGolden(t *testing.T) {
 		{"bank-volcano", "bank", enginetest.BankUnder("volcano")},
 		{"bank-agent", "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)},
 		{"quickstart", "quickstart", nil},
+		{"shared", "shared", nil},
+		{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

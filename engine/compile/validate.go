@@ -44,10 +44,13 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	for _, p := range cfg.Pools {
 		v.pool(p)
 	}
+	v.currency()
 	v.tenants()
 	for _, m := range cfg.Models {
 		v.model(m)
+		v.env(m)
 	}
+	v.driverPins()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)
 		v.diags = append(v.diags, foreignArguments(cfg, cfg.Settings.Scheduler, sched, schedulerArguments(cfg.Settings))...)
@@ -185,13 +188,14 @@ func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, 
 		return false
 	}
 	rng := meta.Range(attr)
-	if me.Profile != "" && (me.Reason == mig.ReasonUnknownProfile || me.Reason == mig.ReasonOverMax || me.Reason == mig.ReasonInvalidCount) {
+	if me.Profile != "" && (me.Reason == mig.ReasonUnknownProfile || me.Reason == mig.ReasonOverMax || me.Reason == mig.ReasonInvalidCount || me.Reason == mig.ReasonMediaEngines) {
 		rng = meta.KeyRange(attr, me.Profile)
 	}
 	summary := map[mig.Reason]string{
 		mig.ReasonUnknownProfile:   "Unknown MIG profile",
 		mig.ReasonOverMax:          "Too many MIG instances",
 		mig.ReasonMultipleME:       "More than one media-extension profile",
+		mig.ReasonMediaEngines:     "MIG media engines exhausted",
 		mig.ReasonComputeExhausted: "MIG compute slices exhausted",
 		mig.ReasonMemoryExhausted:  "MIG memory slots exhausted",
 		mig.ReasonInvalidCount:     "Invalid MIG instance count",
@@ -228,9 +232,7 @@ func (v *validator) pool(p *config.Pool) {
 			v.errorf(p.KeyRange("node_selector", k), "Invalid node selector", "Label value %q: %s.", val, strings.Join(errs, "; "))
 		}
 	}
-	if ts := p.TimeSlicing; ts != nil && ts.Replicas < minTimeSlicingReplicas {
-		v.errorf(ts.Range("replicas"), "Invalid time-slicing replicas", "replicas is %d, but the NVIDIA device plugin refuses a time-slicing config with fewer than %d replicas (\"number of replicas must be >= 2\"), so the pool's nodes would offer no GPUs; use %d or more, or remove time_slicing to share out whole GPUs.", ts.Replicas, minTimeSlicingReplicas, minTimeSlicingReplicas)
-	}
+	v.sharing(p)
 	g := v.lookupGPU(p.GPU, p.Range("gpu"))
 	if p.MIGLayout != nil && p.TimeSlicing != nil {
 		v.errorf(p.Range("time_slicing"), "Conflicting GPU sharing", "A pool is shared either by MIG (mig_layout) or by time-slicing (time_slicing), not both; remove one.")
@@ -269,6 +271,24 @@ func (v *validator) pool(p *config.Pool) {
 		}
 	}
 	v.offers[p] = offers
+}
+
+// currency checks that the pools with a price share one currency: gpuform
+// usage adds their costs up.
+func (v *validator) currency() {
+	var first *config.Pool
+	for _, p := range v.cfg.Pools {
+		if p.PricePerGPUHour == 0 {
+			continue
+		}
+		if first == nil {
+			first = p
+			continue
+		}
+		if p.Currency != first.Currency {
+			v.errorf(p.Range("currency"), "Mixed currencies", "Pool %s is priced in %s but pool %s in %s; gpuform usage adds costs up, so every priced pool uses one currency.", p.Name, p.Currency, first.Name, first.Currency)
+		}
+	}
 }
 
 func (v *validator) tenants() {
@@ -405,6 +425,7 @@ func (v *validator) model(m *config.Model) {
 	if m.GPUs == 0 && m.Slice == "" {
 		v.errorf(m.Range("gpus"), "Model without GPUs", "gpus must be at least 1 for a model on pool %s.", p.Name)
 	}
+	v.modelSharing(m)
 	hasQuota := false
 	for _, q := range m.Tenant.Quotas {
 		if q.PoolName == p.Name {

@@ -227,6 +227,7 @@ serving.kserve.io/InferenceService spec.transformer.resources.claims name
 serving.kserve.io/InferenceService spec.transformer.schedulingGates name
 serving.kserve.io/InferenceService spec.transformer.topologySpreadConstraints topologyKey,whenUnsatisfiable
 kueue.x-k8s.io/LocalQueue -
+nvidia.com/NVIDIADriver -
 scheduling.volcano.sh/Queue -
 kueue.x-k8s.io/ResourceFlavor -
 kueue.x-k8s.io/WorkloadPriorityClass -

@@ -36,8 +36,8 @@ var withoutKueueArguments = []string{
 }
 
 // exampleVariants are the examples as `gpuform render` compiles them:
-// quickstart, and bank under every scheduler and MIG backend (the cases of
-// engine/compile's TestCompileGolden).
+// quickstart, bank under every scheduler and MIG backend, and shared with
+// and without Kueue (the cases of engine/compile's TestCompileGolden).
 var exampleVariants = []struct {
 	name, example string
 	replace       []string
@@ -47,6 +47,8 @@ var exampleVariants = []struct {
 	{"bank-none", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "none"`}, withoutKueueArguments...)},
 	{"bank-volcano", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "volcano"`}, withoutKueueArguments...)},
 	{"bank-agent", "bank", append([]string{`scheduler = "kueue"`, `mig_backend = "agent"`}, withoutKueueArguments...)},
+	{"shared", "shared", nil},
+	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to

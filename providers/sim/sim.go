@@ -32,7 +32,11 @@ import (
 
 // File is the simulated cluster's description.
 type File struct {
-	Nodes []NodeSpec `hcl:"node,block"`
+	// NVIDIADriverCRD is true when the simulated GPU Operator manages
+	// drivers with NVIDIADrivers (its ClusterPolicy's
+	// spec.driver.useNvidiaDriverCRD).
+	NVIDIADriverCRD bool       `hcl:"nvidia_driver_crd,optional"`
+	Nodes           []NodeSpec `hcl:"node,block"`
 }
 
 // NodeSpec describes one simulated node.
@@ -278,6 +282,11 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 			managed = append(managed, managedEntry(ns.Manager, map[string]any{"metadata": map[string]any{"labels": anyMap(ns.Labels), "annotations": anyMap(ns.Annotations)}}))
 		}
 	}
+	if l, ok := c.st.Layouts[spec.Name]; ok && c.gpus[spec.Name] == nil {
+		for k, v := range gfdMIGLabels(spec, l) {
+			labels[k] = v
+		}
+	}
 	if lib := c.gpus[spec.Name]; lib != nil {
 		if inv, err := nvml.Read(lib, c.cat); err == nil {
 			inv.DriverVersion = driver
@@ -302,11 +311,18 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 }
 
 // gfdProduct is the nvidia.com/gpu.product label GPU Feature Discovery
-// would set: the catalog's first alias, else its key.
+// would set: the catalog's first alias in its spelling, else the first
+// NVML name with spaces as hyphens (as GPU Feature Discovery writes it),
+// else its key.
 func gfdProduct(g *mig.GPU) string {
 	for _, a := range g.Aliases {
 		if strings.HasPrefix(a, "NVIDIA-") || strings.HasPrefix(a, "Tesla-") {
 			return a
+		}
+	}
+	for _, a := range g.Aliases {
+		if strings.HasPrefix(a, "NVIDIA ") {
+			return strings.ReplaceAll(a, " ", "-")
 		}
 	}
 	return g.Key
