@@ -31,11 +31,13 @@ func (l *loader) decodeSettings() {
 		s.Scheduler = d.enum("scheduler", SchedulerNone, SchedulerNone, SchedulerKueue, SchedulerVolcano)
 		s.MIGBackend = d.enum("mig_backend", BackendGPUOperator, BackendGPUOperator, BackendAgent)
 		s.GPUOperatorNamespace = d.str("gpu_operator_namespace", "gpu-operator")
+		s.AlertsNamespace = d.str("alerts_namespace", DefaultAlertsNamespace)
+		s.AlertsLabels = d.strMap("alerts_labels")
 		s.Name = s.Stack
 		l.cfg.Settings = s
 	}
 	if l.cfg.Settings == nil {
-		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator"}
+		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator", AlertsNamespace: DefaultAlertsNamespace}
 	}
 	l.cfg.Cluster = &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster}}
 	if b := l.single(l.clusters, TypeCluster, "at most one"); b != nil {
