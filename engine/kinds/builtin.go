@@ -12,15 +12,17 @@ const (
 	groupKServe     = "serving.kserve.io"
 	groupNVIDIA     = "nvidia.com"
 	groupLease      = "coordination.k8s.io"
+	groupMonitoring = "monitoring.coreos.com"
 )
 
 // Install hints of the optional kinds.
 const (
-	hintKueue   = "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
-	hintVolcano = "install Volcano or set scheduler = \"none\" in the gpuform block"
-	hintKServe  = "install KServe (https://kserve.github.io), or remove the model blocks"
-	hintNVIDIA  = "install the NVIDIA GPU Operator"
-	hintVAP     = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
+	hintKueue              = "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
+	hintVolcano            = "install Volcano or set scheduler = \"none\" in the gpuform block"
+	hintKServe             = "install KServe (https://kserve.github.io), or remove the model blocks"
+	hintNVIDIA             = "install the NVIDIA GPU Operator"
+	hintPrometheusOperator = "install the Prometheus Operator (https://prometheus-operator.dev), or remove the alert blocks and the alerts blocks of pools and tenants"
+	hintVAP                = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
 )
 
 // The oldest releases that serve the versions gpuform writes (see
@@ -38,6 +40,10 @@ const (
 	minVolcano = "Volcano v1.3"
 	// GPU Operator v1.11 added ClusterPolicy spec.devicePlugin.config.
 	minGPUOperator = "NVIDIA GPU Operator v1.11"
+	// Prometheus Operator v0.20 added the PrometheusRule CRD
+	// (monitoring.coreos.com/v1): groups of rules with alert, expr, for,
+	// labels and annotations, all that gpuform writes.
+	minPrometheusOperator = "Prometheus Operator v0.20"
 )
 
 // builtin is the table of the kinds gpuform manages and reads. Ranks are
@@ -69,6 +75,8 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
+		// The stack's alerting rules (the Prometheus Operator).
+		{Kind: Kind{GroupVersionKind: gvk(groupMonitoring, "v1", "PrometheusRule"), Namespaced: true, Optional: true}, Resource: "prometheusrules", Use: Managed, Rank: 150, InstallHint: hintPrometheusOperator, MinRelease: minPrometheusOperator, Access: managedAccess},
 		// Nodes: pool labels and MIG annotations (server-side apply); apply
 		// GETs one for its MIG state or after a label change raced a heartbeat.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,

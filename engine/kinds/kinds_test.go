@@ -32,6 +32,7 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 		"/v1, Kind=ResourceQuota", "rbac.authorization.k8s.io/v1, Kind=RoleBinding",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding",
 		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "serving.kserve.io/v1beta1, Kind=InferenceService",
+		"monitoring.coreos.com/v1, Kind=PrometheusRule",
 	}
 	var got []string
 	for _, k := range kinds.Builtin().Managed() {
