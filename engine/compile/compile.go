@@ -45,6 +45,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	if c.enforcePriorities {
 		c.prioritiesPolicy()
 	}
+	c.alerts()
 	return c.d, nil
 }
 
