@@ -121,7 +121,7 @@ func (s Scope) rule(name string, t Thresholds) Rule {
 		return Rule{Alert: "GPUUtilizationLow", For: t.UtilizationFor,
 			Expr:        s.gpus("DCGM_FI_DEV_GPU_UTIL") + " < " + num(t.UtilizationBelow),
 			Labels:      map[string]string{"severity": SeverityInfo},
-			Annotations: s.about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is "+num(t.UtilizationBelow)+"% or less busy", "Its utilization has stayed below "+num(t.UtilizationBelow)+"% for "+t.UtilizationFor+" (now {{ $value }}%): a GPU held but barely used.")}
+			Annotations: s.about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is less than "+num(t.UtilizationBelow)+"% busy", "Its utilization has stayed below "+num(t.UtilizationBelow)+"% for "+t.UtilizationFor+" (now {{ $value }}%): a GPU held but barely used.")}
 	case MemoryHigh:
 		used, free := s.gpus("DCGM_FI_DEV_FB_USED"), s.gpus("DCGM_FI_DEV_FB_FREE")
 		if s.Pool != "" {

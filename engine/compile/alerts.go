@@ -81,7 +81,15 @@ func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
 		out = append(out, rule)
 	}
 	pr.Object["spec"] = map[string]any{"groups": []any{map[string]any{"name": name, "rules": out}}}
-	c.add(address, &engine.Object{Object: pr})
+	// The alerts namespace is the monitoring stack's, which gpuform does
+	// not manage, unless it is a tenant's.
+	var deps []engine.Key
+	for _, t := range c.cfg.Tenants {
+		if t.Namespace == c.cfg.Settings.AlertsNamespace {
+			deps = []engine.Key{{Kind: "Namespace", Name: t.Namespace}}
+		}
+	}
+	c.add(address, &engine.Object{Object: pr, DependsOn: deps})
 }
 
 // stringMap converts a map for an unstructured object.
