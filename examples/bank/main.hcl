@@ -130,6 +130,19 @@ tenant "ocr" {
   protect          = false
 }
 
+# An alert of the platform team's own: the support assistant's GPUs have
+# drawn more than 600 W on average for 10 minutes.
+alert "AssistantPowerHigh" {
+  expr     = "avg by (Hostname, gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{namespace=\"chatbot\", pod=~\"support-assistant-.*\"}[10m])) > 600"
+  for      = "10m"
+  severity = "warning"
+  labels   = { team = "chatbot" }
+  annotations = {
+    summary     = "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} draws {{ $value | humanize }} W"
+    description = "The support assistant's GPU has drawn over 600 W for 10 minutes."
+  }
+}
+
 model "fraud-detector" {
   tenant      = tenant.risk
   pool        = pool.a100
@@ -162,15 +175,3 @@ model "invoice-reader" {
   priority    = priority.batch
 }
 
-# An alert of the platform team's own: the support assistant's GPUs have
-# drawn more than 600 W on average for 10 minutes.
-alert "AssistantPowerHigh" {
-  expr     = "avg by (Hostname, gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{namespace=\"chatbot\", pod=~\"support-assistant-.*\"}[10m])) > 600"
-  for      = "10m"
-  severity = "warning"
-  labels   = { team = "chatbot" }
-  annotations = {
-    summary     = "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} draws {{ $value | humanize }} W"
-    description = "The support assistant's GPU has drawn over 600 W for 10 minutes."
-  }
-}
