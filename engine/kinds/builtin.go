@@ -76,7 +76,7 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
 		// The stack's alerting rules (the Prometheus Operator).
-		{Kind: Kind{GroupVersionKind: gvk(groupMonitoring, "v1", "PrometheusRule"), Namespaced: true, Optional: true}, Resource: "prometheusrules", Use: Managed, Rank: 150, InstallHint: hintPrometheusOperator, MinRelease: minPrometheusOperator, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupMonitoring, "v1", "PrometheusRule"), Namespaced: true, Optional: true}, Resource: "prometheusrules", Use: Managed, Rank: 125, InstallHint: hintPrometheusOperator, MinRelease: minPrometheusOperator, Access: managedAccess},
 		// Nodes: pool labels and MIG annotations (server-side apply); apply
 		// GETs one for its MIG state or after a label change raced a heartbeat.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,
