@@ -196,6 +196,7 @@ priority "spare" {
 pool "spare" {
   gpu           = "H100-80GB"
   node_selector = { "gpuform.dev/node-group" = "rbaclp-spare" }
+  alerts {}
 }
 `
 
@@ -213,7 +214,8 @@ func leastPrivilegeConfig(t *testing.T, stack string) string {
 	text := strings.Replace(string(src), fmt.Sprintf("stack = %q\n", stack), fmt.Sprintf("stack = %q\n  scheduler = \"kueue\"\n", stack), 1)
 	// A priority and a pool no tenant uses, so that the prune also
 	// deletes cluster-scoped objects (PriorityClass, Kueue's
-	// WorkloadPriorityClass and ResourceFlavor).
+	// WorkloadPriorityClass and ResourceFlavor) and the pool's
+	// PrometheusRule.
 	text += spareBlocks
 	text = strings.Replace(text, `admins           = ["group:team-${each.key}"]`, `admins           = ["group:team-${each.key}"]
   editors          = ["group:dev-${each.key}"]

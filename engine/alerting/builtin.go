@@ -121,7 +121,7 @@ func (s Scope) rule(name string, t Thresholds) Rule {
 		return Rule{Alert: "GPUUtilizationLow", For: t.UtilizationFor,
 			Expr:        s.gpus("DCGM_FI_DEV_GPU_UTIL") + " < " + num(t.UtilizationBelow),
 			Labels:      map[string]string{"severity": SeverityInfo},
-			Annotations: s.about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is less than "+num(t.UtilizationBelow)+"% busy", "Its utilization has stayed below "+num(t.UtilizationBelow)+"% for "+t.UtilizationFor+" (now {{ $value }}%): a GPU held but barely used.")}
+			Annotations: about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is less than "+num(t.UtilizationBelow)+"% busy", "Its utilization has stayed below "+num(t.UtilizationBelow)+"% for "+t.UtilizationFor+" (now {{ $value }}%): a GPU held but barely used.")}
 	case MemoryHigh:
 		used, free := s.gpus("DCGM_FI_DEV_FB_USED"), s.gpus("DCGM_FI_DEV_FB_FREE")
 		if s.Pool != "" {
@@ -133,29 +133,29 @@ func (s Scope) rule(name string, t Thresholds) Rule {
 		}
 		return Rule{Alert: "GPUMemoryHigh", For: t.MemoryFor, Expr: expr,
 			Labels:      map[string]string{"severity": SeverityWarning},
-			Annotations: s.about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has used over "+num(t.MemoryAbove)+"% of its framebuffer memory", "{{ $value }}% of the framebuffer has been in use for "+t.MemoryFor+": the next allocation may fail with out-of-memory.")}
+			Annotations: about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has used over "+num(t.MemoryAbove)+"% of its framebuffer memory", "{{ $value }}% of the framebuffer has been in use for "+t.MemoryFor+": the next allocation may fail with out-of-memory.")}
 	case TemperatureHigh:
 		return Rule{Alert: "GPUTemperatureHigh", For: t.TemperatureFor,
 			Expr:        s.gpus("DCGM_FI_DEV_GPU_TEMP") + " > " + num(t.TemperatureAbove),
 			Labels:      map[string]string{"severity": SeverityWarning},
-			Annotations: s.about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is above "+num(t.TemperatureAbove)+" C", "It has run at {{ $value }} C for "+t.TemperatureFor+": it will throttle its clocks, check the node's cooling.")}
+			Annotations: about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is above "+num(t.TemperatureAbove)+" C", "It has run at {{ $value }} C for "+t.TemperatureFor+": it will throttle its clocks, check the node's cooling.")}
 	case XIDErrors:
 		return Rule{Alert: "GPUXIDError", For: "0s",
 			Expr:        s.gpus("DCGM_FI_DEV_XID_ERRORS") + " > 0",
 			Labels:      map[string]string{"severity": SeverityCritical},
-			Annotations: s.about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID error {{ $value }}", "The driver reported XID {{ $value }} (the last XID error DCGM saw): see NVIDIA's XID catalogue; many need a GPU reset or a node drain.")}
+			Annotations: about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID error {{ $value }}", "The driver reported XID {{ $value }} (the last XID error DCGM saw): see NVIDIA's XID catalogue; many need a GPU reset or a node drain.")}
 	case QuotaSaturation:
 		sel := fmt.Sprintf(`namespace=%q, resourcequota=%q, resource=~"requests\\.nvidia\\.com/.+"`, s.Namespace, s.ResourceQuota)
 		return Rule{Alert: "GPUQuotaSaturated", For: t.QuotaFor,
 			Expr:        fmt.Sprintf(`100 * kube_resourcequota{%s, type="used"} / ignoring (type) kube_resourcequota{%s, type="hard"} > %s`, sel, sel, num(t.QuotaAbove)),
 			Labels:      map[string]string{"severity": SeverityWarning},
-			Annotations: s.about("Tenant "+s.Tenant+" uses over "+num(t.QuotaAbove)+"% of its {{ $labels.resource }} quota", "Its pods request {{ $value }}% of the ResourceQuota's hard limit: further GPU pods will wait or be refused.")}
+			Annotations: about("Tenant "+s.Tenant+" uses over "+num(t.QuotaAbove)+"% of its {{ $labels.resource }} quota", "Its pods request {{ $value }}% of the ResourceQuota's hard limit: further GPU pods will wait or be refused.")}
 	default: // SlicesPending
 		return Rule{Alert: "GPUPodsPending", For: t.PendingFor,
 			Expr: fmt.Sprintf(`sum by (namespace, pod) (kube_pod_container_resource_requests{namespace=%q, resource=~"nvidia_com_.+"}) > 0 and on (namespace, pod) (kube_pod_status_scheduled{namespace=%q, condition="false"} == 1)`,
 				s.Namespace, s.Namespace),
 			Labels:      map[string]string{"severity": SeverityWarning},
-			Annotations: s.about("Pod {{ $labels.pod }} of tenant "+s.Tenant+" has waited "+t.PendingFor+" for GPUs", "It asks for {{ $value }} GPUs or MIG slices and has not been scheduled: the pool has no free capacity of that kind, or the tenant's queue has not admitted it.")}
+			Annotations: about("Pod {{ $labels.pod }} of tenant "+s.Tenant+" has waited "+t.PendingFor+" for GPUs", "It asks for {{ $value }} GPUs or MIG slices and has not been scheduled: the pool has no free capacity of that kind, or the tenant's queue has not admitted it.")}
 	}
 }
 
@@ -176,7 +176,7 @@ func (s Scope) poolNodes() string {
 }
 
 // about is the summary and description annotations.
-func (s Scope) about(summary, description string) map[string]string {
+func about(summary, description string) map[string]string {
 	return map[string]string{"summary": summary, "description": description}
 }
 

@@ -21,7 +21,7 @@ func (c *compiler) alerts() {
 	for _, t := range c.cfg.Tenants {
 		if t.Alerts != nil {
 			scope := alerting.Scope{Stack: c.stack, Tenant: t.Name, Namespace: t.Namespace, ResourceQuota: engine.QuotaName}
-			c.prometheusRule(t.Address, tenantRuleName(c.stack, t.Name), alerting.Rules(scope, thresholds(t.Alerts.Settings())))
+			c.prometheusRule(t.Address, tenantRuleName(c.stack, t.Namespace), alerting.Rules(scope, thresholds(t.Alerts.Settings())))
 		}
 	}
 	for _, a := range c.cfg.Alerts {
@@ -35,10 +35,13 @@ func (c *compiler) alerts() {
 }
 
 // Names of the PrometheusRules: gpuform-<stack>-pool-<pool>,
-// gpuform-<stack>-tenant-<tenant> and gpuform-<stack>-alert-<alert> (the
-// alert's name in lower case, '_' as '-').
-func poolRuleName(stack, pool string) string     { return "gpuform-" + stack + "-pool-" + pool }
-func tenantRuleName(stack, tenant string) string { return "gpuform-" + stack + "-tenant-" + tenant }
+// gpuform-<stack>-tenant-<tenant's namespace> (a DNS label, unlike a
+// tenant's name) and gpuform-<stack>-alert-<alert> (the alert's name in
+// lower case, '_' as '-').
+func poolRuleName(stack, pool string) string { return "gpuform-" + stack + "-pool-" + pool }
+func tenantRuleName(stack, namespace string) string {
+	return "gpuform-" + stack + "-tenant-" + namespace
+}
 func alertRuleName(stack, alert string) string {
 	return "gpuform-" + stack + "-alert-" + strings.ReplaceAll(strings.ToLower(alert), "_", "-")
 }

@@ -37,8 +37,16 @@ func (v *validator) alerts() {
 			v.alertSettings(t.Alerts.Settings(), alerting.TenantAlerts)
 		}
 	}
+	names := map[string]*config.Alert{}
 	for _, a := range v.cfg.Alerts {
 		v.alert(a)
+		// Alert names that differ only in case or '_' and '-' would share
+		// one PrometheusRule.
+		n := alertRuleName("", a.Name)
+		if prev, dup := names[n]; dup {
+			v.errorf(a.DeclRange, "Duplicate PrometheusRule name", "%s and %s both become PrometheusRule gpuform-<stack>-alert-%s; rename one.", prev.Address, a.Address, strings.TrimPrefix(n, "gpuform--alert-"))
+		}
+		names[n] = a
 	}
 }
 
@@ -56,13 +64,14 @@ func (v *validator) alertSettings(s config.AlertSettings, names []string) {
 	if s.TemperatureAbove <= 0 || s.TemperatureAbove > 150 {
 		v.errorf(m.Range("temperature_above"), "Invalid alert threshold", "temperature_above is in degrees C: more than 0 and at most 150; got %s.", shown(m, "temperature_above", s.TemperatureAbove))
 	}
-	for _, d := range []string{"utilization_for", "memory_for", "temperature_for", "quota_for", "pending_for"} {
-		if !m.HasAttr(d) {
-			continue
-		}
-		val := map[string]string{"utilization_for": s.UtilizationFor, "memory_for": s.MemoryFor, "temperature_for": s.TemperatureFor, "quota_for": s.QuotaFor, "pending_for": s.PendingFor}[d]
-		if err := alerting.CheckDuration(val); err != nil {
-			v.errorf(m.Range(d), "Invalid duration", "%s: %s.", d, err)
+	for _, d := range []struct{ attr, val string }{
+		{"utilization_for", s.UtilizationFor}, {"memory_for", s.MemoryFor}, {"temperature_for", s.TemperatureFor},
+		{"quota_for", s.QuotaFor}, {"pending_for", s.PendingFor},
+	} {
+		if m.HasAttr(d.attr) {
+			if err := alerting.CheckDuration(d.val); err != nil {
+				v.errorf(m.Range(d.attr), "Invalid duration", "%s: %s.", d.attr, err)
+			}
 		}
 	}
 	for _, d := range s.Disabled {
