@@ -110,11 +110,15 @@ func (v *validator) alert(a *config.Alert) {
 	}
 }
 
-// ruleLabels checks the labels an alert adds: Prometheus label names.
+// ruleLabels checks the labels an alert adds: Prometheus label names, and
+// values that are templates as Prometheus expands them.
 func (v *validator) ruleLabels(m *config.Meta, attr string, labels map[string]string) {
-	for k := range labels {
+	for k, val := range labels {
 		if err := alerting.CheckLabelName(k); err != nil {
 			v.errorf(m.KeyRange(attr, k), "Invalid label name", "%s.", err)
+		}
+		if err := alerting.CheckTemplate(val); err != nil {
+			v.errorf(m.KeyRange(attr, k), "Invalid label template", "%s[%q] is %s.", attr, k, err)
 		}
 	}
 }

@@ -25,5 +25,6 @@ tenant "research" {
 alert "gpu-burn" {
   expr        = "DCGM_FI_DEV_POWER_USAGE > 650"
   for         = "10"
+  labels      = { team = "{{ $labels.namespace" }
   annotations = { summary = "{{ $labels.Hostname }" }
 }
