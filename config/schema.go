@@ -82,7 +82,33 @@ const (
 	TypePool      = "pool"
 	TypeTenant    = "tenant"
 	TypeModel     = "model"
+	TypeAlert     = "alert"
 )
+
+// alertsBlock is the alerts block of a pool (tenant false) or a tenant:
+// gpuform's built-in alerts, their thresholds and which are off.
+func alertsBlock(tenant bool) BlockSchema {
+	attrs := []AttrSchema{
+		attr("utilization_below", cty.Number, "30 (percent)"),
+		attr("utilization_for", cty.String, `"15m"`),
+		attr("memory_above", cty.Number, "90 (percent of framebuffer memory)"),
+		attr("memory_for", cty.String, `"5m"`),
+		attr("temperature_above", cty.Number, "85 (degrees C)"),
+		attr("temperature_for", cty.String, `"5m"`),
+	}
+	if tenant {
+		attrs = append(attrs,
+			attr("quota_above", cty.Number, "90 (percent of the quota)"),
+			attr("quota_for", cty.String, `"15m"`),
+			attr("pending_for", cty.String, `"10m"`),
+		)
+	}
+	attrs = append(attrs,
+		attr("disabled", strList, "[] (every alert on)"),
+		attr("labels", stringMap, "{}"),
+	)
+	return BlockSchema{Type: "alerts", Attrs: attrs}
+}
 
 // Schema returns the language: every block type with its arguments and nested blocks.
 func Schema() []BlockSchema {
@@ -93,6 +119,8 @@ func Schema() []BlockSchema {
 			attr("mig_backend", cty.String, `"gpu-operator"`),
 			attr("gpu_operator_namespace", cty.String, `"gpu-operator"`),
 			attr("pin_drivers", cty.Bool, "false"),
+			attr("alerts_namespace", cty.String, `"monitoring"`),
+			attr("alerts_labels", stringMap, "{}"),
 		}},
 		{Type: TypeCluster, Attrs: []AttrSchema{
 			attr("kubeconfig", cty.String, "$KUBECONFIG, then ~/.kube/config"),
@@ -139,6 +167,7 @@ func Schema() []BlockSchema {
 		}, Blocks: []BlockSchema{
 			{Type: "time_slicing", Attrs: sharingAttrs("false")},
 			{Type: "mps", Attrs: sharingAttrs("true")},
+			alertsBlock(false),
 		}},
 		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			attr("namespace", cty.String, "the tenant's name"),
@@ -162,6 +191,7 @@ func Schema() []BlockSchema {
 				attr("borrowing_limit", numberMap, "no limit"),
 				attr("lending_limit", numberMap, "no limit"),
 			}},
+			alertsBlock(true),
 		}},
 		{Type: TypeModel, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			ref("tenant", TypeTenant, true),
@@ -175,6 +205,13 @@ func Schema() []BlockSchema {
 			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 			ref("priority", TypePriority, false),
 			hideable(attr("env", stringMap, "{}")),
+		}},
+		{Type: TypeAlert, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+			required("expr", cty.String),
+			attr("for", cty.String, `"0s"`),
+			attr("severity", cty.String, `"warning"`),
+			attr("labels", stringMap, "{}"),
+			attr("annotations", stringMap, "{}"),
 		}},
 	}
 }
@@ -251,7 +288,7 @@ func (idx schemaIndex) topSchema() *hcl.BodySchema {
 // isResourceType reports whether blocks of type t can be referenced by address.
 func isResourceType(t string) bool {
 	switch t {
-	case TypePriority, TypeMIGLayout, TypePool, TypeTenant, TypeModel:
+	case TypePriority, TypeMIGLayout, TypePool, TypeTenant, TypeModel, TypeAlert:
 		return true
 	}
 	return false

@@ -47,6 +47,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	if c.enforcePriorities {
 		c.prioritiesPolicy()
 	}
+	c.alerts()
 	return c.d, nil
 }
 
