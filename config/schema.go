@@ -155,65 +155,85 @@ func Schema() []BlockSchema {
 				attr("enabled", cty.Bool, "true"),
 			}},
 		}},
-		{Type: TypePool, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			required("gpu", cty.String),
-			attr("node_selector", stringMap, `{ "gpuform.dev/node-group" = <pool name> }`),
-			ref("mig_layout", TypeMIGLayout, false),
-			attr("overcommit", cty.Number, "1.0"),
-			attr("max_unavailable", cty.Number, "1"),
-			attr("driver_version", cty.String, "any"),
-			attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
-			attr("currency", cty.String, `"USD"`),
-		}, Blocks: []BlockSchema{
-			{Type: "time_slicing", Attrs: sharingAttrs("false")},
-			{Type: "mps", Attrs: sharingAttrs("true")},
-			alertsBlock(false),
-		}},
-		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			attr("namespace", cty.String, "the tenant's name"),
-			attr("labels", stringMap, "{}"),
-			hideable(attr("cohort", cty.String, "the stack")),
-			hideable(attr("weight", cty.Number, "1")),
-			hideable(attr("reclaimable", cty.Bool, "true")),
-			hideable(attr("cpu", cty.String, "no limit")),
-			hideable(attr("memory", cty.String, "no limit")),
-			hideable(attr("pods", cty.Number, "no limit")),
-			{Name: "priorities", Type: cty.DynamicPseudoType, Ref: TypePriority, RefList: true, Default: "[] (any priority)"},
-			ref("default_priority", TypePriority, false),
-			hideable(attr("admins", strList, "[]")),
-			hideable(attr("editors", strList, "[]")),
-			hideable(attr("viewers", strList, "[]")),
-			attr("protect", cty.Bool, "true"),
-		}, Blocks: []BlockSchema{
-			{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
-				attr("slices", numberMap, "{}"),
-				attr("gpus", cty.Number, "0"),
-				attr("borrowing_limit", numberMap, "no limit"),
-				attr("lending_limit", numberMap, "no limit"),
-			}},
-			alertsBlock(true),
-		}},
-		{Type: TypeModel, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			ref("tenant", TypeTenant, true),
-			ref("pool", TypePool, true),
-			attr("slice", cty.String, "none (whole GPUs)"),
-			attr("gpus", cty.Number, "1 on a pool without MIG"),
-			hideable(required("format", cty.String)),
-			hideable(attr("runtime", cty.String, "KServe picks one")),
-			attr("deployment_mode", cty.String, `"Standard"`),
-			hideable(required("storage_uri", cty.String)),
-			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
-			ref("priority", TypePriority, false),
-			hideable(attr("env", stringMap, "{}")),
-		}},
-		{Type: TypeAlert, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			required("expr", cty.String),
-			attr("for", cty.String, `"0s"`),
-			attr("severity", cty.String, `"warning"`),
-			attr("labels", stringMap, "{}"),
-			attr("annotations", stringMap, "{}"),
-		}},
+		poolSchema(),
+		tenantSchema(),
+		modelSchema(),
+		alertSchema(),
 	}
+}
+
+// poolSchema is the pool block: a group of GPU nodes and how their GPUs are shared.
+func poolSchema() BlockSchema {
+	return BlockSchema{Type: TypePool, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		required("gpu", cty.String),
+		attr("node_selector", stringMap, `{ "gpuform.dev/node-group" = <pool name> }`),
+		ref("mig_layout", TypeMIGLayout, false),
+		attr("overcommit", cty.Number, "1.0"),
+		attr("max_unavailable", cty.Number, "1"),
+		attr("driver_version", cty.String, "any"),
+		attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
+		attr("currency", cty.String, `"USD"`),
+	}, Blocks: []BlockSchema{
+		{Type: "time_slicing", Attrs: sharingAttrs("false")},
+		{Type: "mps", Attrs: sharingAttrs("true")},
+		alertsBlock(false),
+	}}
+}
+
+// tenantSchema is the tenant block: a namespace, its quotas, access and alerts.
+func tenantSchema() BlockSchema {
+	return BlockSchema{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		attr("namespace", cty.String, "the tenant's name"),
+		attr("labels", stringMap, "{}"),
+		hideable(attr("cohort", cty.String, "the stack")),
+		hideable(attr("weight", cty.Number, "1")),
+		hideable(attr("reclaimable", cty.Bool, "true")),
+		hideable(attr("cpu", cty.String, "no limit")),
+		hideable(attr("memory", cty.String, "no limit")),
+		hideable(attr("pods", cty.Number, "no limit")),
+		{Name: "priorities", Type: cty.DynamicPseudoType, Ref: TypePriority, RefList: true, Default: "[] (any priority)"},
+		ref("default_priority", TypePriority, false),
+		hideable(attr("admins", strList, "[]")),
+		hideable(attr("editors", strList, "[]")),
+		hideable(attr("viewers", strList, "[]")),
+		attr("protect", cty.Bool, "true"),
+	}, Blocks: []BlockSchema{
+		{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
+			attr("slices", numberMap, "{}"),
+			attr("gpus", cty.Number, "0"),
+			attr("borrowing_limit", numberMap, "no limit"),
+			attr("lending_limit", numberMap, "no limit"),
+		}},
+		alertsBlock(true),
+	}}
+}
+
+// modelSchema is the model block: a served model on a pool.
+func modelSchema() BlockSchema {
+	return BlockSchema{Type: TypeModel, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		ref("tenant", TypeTenant, true),
+		ref("pool", TypePool, true),
+		attr("slice", cty.String, "none (whole GPUs)"),
+		attr("gpus", cty.Number, "1 on a pool without MIG"),
+		hideable(required("format", cty.String)),
+		hideable(attr("runtime", cty.String, "KServe picks one")),
+		attr("deployment_mode", cty.String, `"Standard"`),
+		hideable(required("storage_uri", cty.String)),
+		attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
+		ref("priority", TypePriority, false),
+		hideable(attr("env", stringMap, "{}")),
+	}}
+}
+
+// alertSchema is the alert block: an operator's own alerting rule.
+func alertSchema() BlockSchema {
+	return BlockSchema{Type: TypeAlert, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		required("expr", cty.String),
+		attr("for", cty.String, `"0s"`),
+		attr("severity", cty.String, `"warning"`),
+		attr("labels", stringMap, "{}"),
+		attr("annotations", stringMap, "{}"),
+	}}
 }
 
 // sharingAttrs are the arguments of a pool's time_slicing and mps blocks,
