@@ -99,7 +99,7 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 	case TypeTenant:
 		extra = l.decodeTenant(&d, content, ctx, schema, ok)
 	case TypeModel:
-		l.decodeModel(&d, ok)
+		l.decodeModel(&d, content, ctx, schema, ok)
 	}
 	if !n.used {
 		return cty.DynamicVal, d.ok && ok
@@ -166,6 +166,7 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 		}
 	}
 	p.TimeSlicing = l.decodeTimeSlicing(d, content, ctx, schema)
+	p.Taints = l.decodeTaints(d, content, ctx, schema)
 	p.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.pools, &l.insts.cfg.Pools, p.Address, p)
@@ -197,6 +198,7 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	t.Editors = d.strList("editors")
 	t.Viewers = d.strList("viewers")
 	t.Protect = d.bool("protect", true)
+	t.RuntimeClasses = d.strOrList("runtime_class")
 	t.Quotas = l.decodeQuotas(d, content, ctx, schema)
 	t.Meta = *meta
 	if d.ok && ok {
@@ -205,7 +207,7 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	return map[string]cty.Value{"namespace": cty.StringVal(t.Namespace)}
 }
 
-func (l *loader) decodeModel(d *decoder, ok bool) {
+func (l *loader) decodeModel(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, ok bool) {
 	meta := d.meta
 	m := &Model{Meta: *meta}
 	if addr := d.ref("tenant", TypeTenant); addr != "" {
@@ -238,6 +240,7 @@ func (l *loader) decodeModel(d *decoder, ok bool) {
 	if addr := d.ref("priority", TypePriority); addr != "" {
 		m.Priority = lookup(l.insts, l.insts.priorities, addr)
 	}
+	m.Autoscaling = l.decodeAutoscaling(d, content, ctx, schema)
 	m.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.models, &l.insts.cfg.Models, m.Address, m)

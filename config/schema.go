@@ -137,6 +137,11 @@ func Schema() []BlockSchema {
 			{Type: "time_slicing", Attrs: []AttrSchema{
 				required("replicas", cty.Number),
 			}},
+			{Type: "taint", Many: true, Attrs: []AttrSchema{
+				required("key", cty.String),
+				attr("value", cty.String, `""`),
+				attr("effect", cty.String, `"NoSchedule"`),
+			}},
 		}},
 		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			attr("namespace", cty.String, "the tenant's name"),
@@ -153,6 +158,7 @@ func Schema() []BlockSchema {
 			hideable(attr("editors", strList, "[]")),
 			hideable(attr("viewers", strList, "[]")),
 			attr("protect", cty.Bool, "true"),
+			attr("runtime_class", cty.DynamicPseudoType, "none (any runtime)"),
 		}, Blocks: []BlockSchema{
 			{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
 				attr("slices", numberMap, "{}"),
@@ -172,6 +178,14 @@ func Schema() []BlockSchema {
 			hideable(required("storage_uri", cty.String)),
 			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 			ref("priority", TypePriority, false),
+		}, Blocks: []BlockSchema{
+			{Type: "autoscaling", Attrs: []AttrSchema{
+				attr("gpu_utilization", cty.Number, "none (query sets the metric)"),
+				hideable(attr("query", cty.String, "none (gpu_utilization sets the metric)")),
+				attr("target", cty.Number, "gpu_utilization"),
+				hideable(attr("prometheus", cty.String, "KServe's default Prometheus")),
+				attr("cooldown", cty.Number, "300"),
+			}},
 		}},
 	}
 }

@@ -46,6 +46,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	for _, m := range cfg.Models {
 		v.model(m)
 	}
+	v.isolation()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)
 	}
