@@ -83,25 +83,13 @@ func (l *loader) decodeAutoscaling(d *decoder, content *hcl.BodyContent, ctx *hc
 }
 
 // autoscaling reads the autoscaling block's arguments into a and checks
-// that they name one metric with a target and a cool-down HPA accepts.
+// the cool-down against HPA's limit; engine/compile checks the metric.
 func (d *decoder) autoscaling(a *Autoscaling) {
 	a.GPUUtilization = d.int("gpu_utilization", 0)
 	a.Query = d.str("query", "")
 	a.Target = d.float("target", float64(a.GPUUtilization))
 	a.Prometheus = d.str("prometheus", "")
 	a.Cooldown = d.int("cooldown", 300)
-	switch {
-	case d.has("gpu_utilization") == d.has("query"):
-		d.fail("Autoscaling needs one metric", "Set either gpu_utilization (the target average GPU utilization in percent) or query (a Prometheus query) with target, not both and not neither.", a.DeclRange)
-	case d.has("gpu_utilization") && (a.GPUUtilization < 1 || a.GPUUtilization > 100):
-		d.fail("Invalid gpu_utilization", fmt.Sprintf("gpu_utilization is a percentage of GPU time: 1 to 100; got %d.", a.GPUUtilization), a.Range("gpu_utilization"))
-	case d.has("gpu_utilization") && d.has("target"):
-		d.fail("Conflicting autoscaling target", "With gpu_utilization the target is the utilization itself; target goes with query.", a.Range("target"))
-	case d.has("query") && !d.has("target"):
-		d.fail("Autoscaling query without target", "A query needs target: the value at which replicas are added.", a.Range("query"))
-	case a.Target <= 0:
-		d.fail("Invalid target", "target must be greater than zero.", a.Range("target"))
-	}
 	if a.Cooldown > maxCooldown {
 		d.fail("Invalid cooldown", fmt.Sprintf("cooldown is %d seconds; the HorizontalPodAutoscaler that scales the model refuses a scale-down stabilization window over %d (one hour).", a.Cooldown, maxCooldown), a.Range("cooldown"))
 	}

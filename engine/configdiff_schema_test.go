@@ -36,6 +36,8 @@ var samples = map[string][2]string{
 	"priority.preemption":   {`"Never"`, `"PreemptLowerPriority"`},
 	"pool.driver_version":   {`">= 535"`, `">= 550"`},
 	"model.deployment_mode": {`"Standard"`, `"Knative"`},
+	"pool.taint.effect":     {`"NoSchedule"`, `"NoExecute"`},
+	"tenant.runtime_class":  {`"gvisor"`, `["kata", "gvisor"]`},
 }
 
 // needs are the lines a valid block needs besides its required attributes,

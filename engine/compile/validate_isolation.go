@@ -51,6 +51,18 @@ func (v *validator) isolation() {
 // and a larger replicas.max, from a Prometheus at an http(s) URL.
 func (v *validator) autoscaling(m *config.Model) {
 	a := m.Autoscaling
+	switch {
+	case a.HasAttr("gpu_utilization") == a.HasAttr("query"):
+		v.errorf(a.DeclRange, "Autoscaling needs one metric", "Set either gpu_utilization (the target average GPU utilization in percent) or query (a Prometheus query) with target, not both and not neither.")
+	case a.HasAttr("gpu_utilization") && (a.GPUUtilization < 1 || a.GPUUtilization > 100):
+		v.errorf(a.Range("gpu_utilization"), "Invalid gpu_utilization", "gpu_utilization is a percentage of GPU time: 1 to 100; got %d.", a.GPUUtilization)
+	case a.HasAttr("gpu_utilization") && a.HasAttr("target"):
+		v.errorf(a.Range("target"), "Conflicting autoscaling target", "With gpu_utilization the target is the utilization itself; target goes with query.")
+	case a.HasAttr("query") && !a.HasAttr("target"):
+		v.errorf(a.Range("query"), "Autoscaling query without target", "A query needs target: the value at which replicas are added.")
+	case a.Target <= 0:
+		v.errorf(a.Range("target"), "Invalid target", "target must be greater than zero.")
+	}
 	if m.DeploymentMode != config.DeploymentStandard {
 		v.errorf(m.Range("deployment_mode"), "Autoscaling needs Standard mode", "%s scales on a Prometheus metric through KEDA, which KServe does only for deployment_mode = %q; in %s mode Knative or ModelMesh scale it. Remove the autoscaling block or use Standard.", m.Address, config.DeploymentStandard, m.DeploymentMode)
 	}
