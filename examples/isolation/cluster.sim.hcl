@@ -2,6 +2,10 @@
 # for the secure pool and two A100 nodes for the a100 one, their GPUs
 # go-nvml simulated. gpuform keeps the objects it applies in
 # cluster.sim.state.json beside this file (delete it to start empty).
+
+# The RuntimeClasses installed (gVisor's): plan warns of a tenant's
+# runtime_class that names another.
+runtime_classes = ["gvisor"]
 node "gpu-h100-0" {
   gpu    = "NVIDIA-H100-80GB-HBM3"
   count  = 2

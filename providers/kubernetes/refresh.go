@@ -21,7 +21,7 @@ import (
 
 // Refresh reads the live state of the stack: one LIST per kind
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
-// Operator's ClusterPolicies, and, only for
+// Operator's ClusterPolicies, one of the RuntimeClasses, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
@@ -182,6 +182,27 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		}
 		mu.Lock()
 		live.ClusterPolicies = items
+		mu.Unlock()
+		return nil
+	})
+	g.Go(func() error {
+		m, err := c.mapping(engine.KindRuntimeClass)
+		if meta.IsNoMatchError(err) {
+			return nil // not served: nothing to check against
+		}
+		if err != nil {
+			return c.explain("discover RuntimeClasses", err)
+		}
+		items, err := c.list(gctx, m, metav1.ListOptions{})
+		if err != nil {
+			return c.explain("list RuntimeClasses", err)
+		}
+		names := make(map[string]bool, len(items))
+		for _, u := range items {
+			names[u.GetName()] = true
+		}
+		mu.Lock()
+		live.RuntimeClasses = names
 		mu.Unlock()
 		return nil
 	})

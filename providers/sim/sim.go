@@ -32,7 +32,9 @@ import (
 
 // File is the simulated cluster's description.
 type File struct {
-	Nodes []NodeSpec `hcl:"node,block"`
+	// RuntimeClasses are the names of the cluster's RuntimeClasses.
+	RuntimeClasses []string   `hcl:"runtime_classes,optional"`
+	Nodes          []NodeSpec `hcl:"node,block"`
 }
 
 // NodeSpec describes one simulated node.
