@@ -23,6 +23,8 @@ func TestCompileGolden(t *testing.T) {
 		{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
 		{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
 		{"quickstart", "quickstart", nil},
+		{"isolation", "isolation", nil},
+		{"isolation-none", "isolation", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
