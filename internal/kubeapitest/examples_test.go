@@ -40,7 +40,6 @@ var exampleVariants = []struct {
 	{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
 	{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
 	{"isolation", "isolation", nil},
-	{"isolation-none", "isolation", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to
