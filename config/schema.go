@@ -133,16 +133,7 @@ func Schema() []BlockSchema {
 			attr("overcommit", cty.Number, "1.0"),
 			attr("max_unavailable", cty.Number, "1"),
 			attr("driver_version", cty.String, "any"),
-		}, Blocks: []BlockSchema{
-			{Type: "time_slicing", Attrs: []AttrSchema{
-				required("replicas", cty.Number),
-			}},
-			{Type: "taint", Many: true, Attrs: []AttrSchema{
-				required("key", cty.String),
-				attr("value", cty.String, `""`),
-				attr("effect", cty.String, `"NoSchedule"`),
-			}},
-		}},
+		}, Blocks: poolBlocks()},
 		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			attr("namespace", cty.String, "the tenant's name"),
 			attr("labels", stringMap, "{}"),
@@ -178,16 +169,34 @@ func Schema() []BlockSchema {
 			hideable(required("storage_uri", cty.String)),
 			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 			ref("priority", TypePriority, false),
-		}, Blocks: []BlockSchema{
-			{Type: "autoscaling", Attrs: []AttrSchema{
-				attr("gpu_utilization", cty.Number, "none (query sets the metric)"),
-				hideable(attr("query", cty.String, "none (gpu_utilization sets the metric)")),
-				attr("target", cty.Number, "gpu_utilization"),
-				hideable(attr("prometheus", cty.String, "KServe's default Prometheus")),
-				attr("cooldown", cty.Number, "300"),
-			}},
+		}, Blocks: []BlockSchema{autoscalingBlock()}},
+	}
+}
+
+// poolBlocks are the nested blocks of a pool: how its GPUs are shared and
+// the taints its nodes carry.
+func poolBlocks() []BlockSchema {
+	return []BlockSchema{
+		{Type: "time_slicing", Attrs: []AttrSchema{
+			required("replicas", cty.Number),
+		}},
+		{Type: "taint", Many: true, Attrs: []AttrSchema{
+			required("key", cty.String),
+			attr("value", cty.String, `""`),
+			attr("effect", cty.String, `"NoSchedule"`),
 		}},
 	}
+}
+
+// autoscalingBlock is a model's autoscaling block.
+func autoscalingBlock() BlockSchema {
+	return BlockSchema{Type: "autoscaling", Attrs: []AttrSchema{
+		attr("gpu_utilization", cty.Number, "none (query sets the metric)"),
+		attr("query", cty.String, "none (gpu_utilization sets the metric)"),
+		attr("target", cty.Number, "gpu_utilization"),
+		attr("prometheus", cty.String, "KServe's default Prometheus"),
+		attr("cooldown", cty.Number, "300"),
+	}}
 }
 
 // metaArgs are the arguments every repeatable block takes besides its own.
