@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,15 +111,29 @@ func isolationCluster(t *testing.T, sched string, runtimeClasses ...string) {
 // toleration and is bound to the pool's node, and another tenant's pod
 // aimed at the node without the toleration stays Pending with
 // kube-scheduler's untolerated-taint reason. Fails without taint blocks
-// (the node's taint keeps the model Pending).
+// (the node's taint keeps the model Pending). Plan warns of a node that
+// lacks a declared taint, and only then.
 func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
 	isolationCluster(t, "none", "gvisor")
-	apply(t, fmt.Sprintf(isolationConfig, "none", `"gvisor"`))
+	cfg := fmt.Sprintf(isolationConfig, "none", `"gvisor"`)
+	apply(t, cfg)
+	// The node carries the declared taint: no warning. Declared with
+	// another value, it lacks it.
+	for _, w := range planWarnings(t, cfg) {
+		if strings.Contains(w, "lacks taint") {
+			t.Errorf("plan warns of the tainted node: %s", w)
+		}
+	}
+	other := planWarnings(t, strings.Replace(cfg, `value = "payments"`, `value = "risk"`, 1))
+	want := "node iso-dedicated-none of pool.dedicated-none lacks taint outcome.gpuform.dev/dedicated=risk:NoSchedule"
+	if !slices.ContainsFunc(other, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("plan warnings %q, want one starting %q", other, want)
+	}
 	modelOnTaintedNode(t, "none")
 	ctx := context.Background()
-	other := intruder(t, "none")
+	pod := intruder(t, "none")
 	eventually(t, "the other tenant's pod unschedulable for the taint", func() (bool, string) {
-		p, err := cs.CoreV1().Pods(other.Namespace).Get(ctx, other.Name, metav1.GetOptions{})
+		p, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -129,7 +144,7 @@ func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
 		}
 		return false, fmt.Sprintf("node %q, conditions %v", p.Spec.NodeName, p.Status.Conditions)
 	})
-	stayUnbound(t, other)
+	stayUnbound(t, pod)
 }
 
 // TestTaintedPoolUnderKueue: with Kueue, the model of the tenant with
