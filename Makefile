@@ -7,10 +7,11 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean
+.PHONY: all build test chromium demo bench bench-go bench-cluster lint fuzz large clean
 
 include mk/kubeapi.mk
 include mk/kueue.mk
+include mk/prometheus.mk
 
 all: build
 
@@ -35,9 +36,17 @@ demo: build
 	$(GPUFORM) --chdir examples/bank validate
 
 ## test: every test (with the benchmark driver's, which ./... skips under testdata), vet and
-## formatting; builds the API server harness and the Kueue controller manager first
-test: lint $(KUBEAPI_BIN) $(KUEUE)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
+## formatting; builds the API server harness, the Kueue controller manager and Prometheus
+## first, and installs Chromium (for the usage report's screenshot) when it is missing
+test: lint $(KUBEAPI_BIN) $(KUEUE) $(PROMETHEUS) chromium
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) PROMETHEUS_BIN=$(CURDIR)/$(PROMETHEUS_BIN) PROMTOOL_BIN=$(CURDIR)/$(PROMTOOL_BIN) CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
+
+## chromium: headless Chromium for the HTML usage report's screenshot test
+## (the Debian package chromium, installed with apt-get when missing; CHROMIUM
+## names another binary)
+CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || echo /usr/bin/chromium)
+chromium:
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 ## lint: go vet and gofmt
 lint:

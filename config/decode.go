@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strings"
@@ -165,7 +166,16 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 			d.fail("Invalid driver_version", err.Error(), meta.Range("driver_version"))
 		}
 	}
-	p.TimeSlicing = l.decodeTimeSlicing(d, content, ctx, schema)
+	p.PricePerGPUHour = d.float("price_per_gpu_hour", 0)
+	if p.PricePerGPUHour < 0 || math.IsInf(p.PricePerGPUHour, 0) {
+		d.fail("Invalid price", "price_per_gpu_hour must be zero or more: what one GPU of the pool costs per hour.", meta.Range("price_per_gpu_hour"))
+	}
+	p.Currency = d.str("currency", "USD")
+	if !isCurrencyCode(p.Currency) {
+		d.fail("Invalid currency", "currency must be an ISO 4217 code: three capital letters, such as \"USD\" or \"EUR\".", meta.Range("currency"))
+	}
+	p.TimeSlicing = l.decodeSharing(d, content, ctx, schema, StrategyTimeSlicing, false)
+	p.MPS = l.decodeSharing(d, content, ctx, schema, StrategyMPS, true)
 	p.Taints = l.decodeTaints(d, content, ctx, schema)
 	p.Meta = *meta
 	if d.ok && ok {
@@ -241,6 +251,7 @@ func (l *loader) decodeModel(d *decoder, content *hcl.BodyContent, ctx *hcl.Eval
 		m.Priority = lookup(l.insts, l.insts.priorities, addr)
 	}
 	m.Autoscaling = l.decodeAutoscaling(d, content, ctx, schema)
+	m.Env = d.strMap("env")
 	m.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.models, &l.insts.cfg.Models, m.Address, m)
@@ -288,15 +299,31 @@ func (l *loader) decodeDevices(d *decoder, content *hcl.BodyContent, ctx *hcl.Ev
 	return out
 }
 
-func (l *loader) decodeTimeSlicing(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema) *TimeSlicing {
-	ts := schemaBlock(schema, "time_slicing")
-	var out *TimeSlicing
+// isCurrencyCode reports whether s has the form of an ISO 4217 code.
+func isCurrencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeSharing decodes the pool's block typ (time_slicing or mps), nil
+// when absent; failOne is the plugin's default of
+// fail_requests_greater_than_one for that strategy.
+func (l *loader) decodeSharing(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, typ string, failOne bool) *Sharing {
+	ts := schemaBlock(schema, typ)
+	var out *Sharing
 	for _, b := range content.Blocks {
-		if b.Type != "time_slicing" {
+		if b.Type != typ {
 			continue
 		}
 		if out != nil {
-			d.fail("Duplicate time_slicing block", "A pool takes at most one time_slicing block.", b.DefRange)
+			d.fail("Duplicate "+typ+" block", "A pool takes at most one "+typ+" block.", b.DefRange)
 			continue
 		}
 		c, diags := b.Body.Content(ts.hclSchema())
@@ -305,15 +332,18 @@ func (l *loader) decodeTimeSlicing(d *decoder, content *hcl.BodyContent, ctx *hc
 			d.ok = false
 			continue
 		}
-		out = &TimeSlicing{Meta: Meta{Type: "time_slicing", Address: d.meta.Address + ".time_slicing", DeclRange: b.DefRange}}
+		out = &Sharing{Meta: Meta{Type: typ, Address: d.meta.Address + "." + typ, DeclRange: b.DefRange}}
 		vals, ok := d.l.attrValues(&out.Meta, ts, c, ctx, "")
 		td := decoder{l: d.l, meta: &out.Meta, vals: vals, ok: true}
-		// The device plugin's minimum (2) is checked by engine/compile's Validate.
+		// The device plugin's limits (2 replicas at least, 48 MPS clients
+		// at most) are checked by engine/compile's Validate.
 		out.Replicas = td.int("replicas", 1)
+		out.RenameByDefault = td.bool("rename_by_default", false)
+		out.FailRequestsGreaterThanOne = td.bool("fail_requests_greater_than_one", failOne)
 		if !ok || !td.ok {
 			d.ok = false
 		}
-		d.meta.Ranges["time_slicing"] = b.DefRange
+		d.meta.Ranges[typ] = b.DefRange
 	}
 	return out
 }

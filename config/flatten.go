@@ -153,10 +153,15 @@ func flattenNested(out []FlatAttr, fv reflect.Value, f tagField, prefix string, 
 	return out
 }
 
-// appendValue appends attribute path with value v: one path per key for a map.
+// appendValue appends attribute path with value v: one path per key for a
+// map, unless it is sensitive: its keys are part of the value (a model's
+// env names), so a sensitive map is one path.
 func appendValue(out []FlatAttr, path string, v reflect.Value, sensitive bool) []FlatAttr {
 	switch v.Kind() {
 	case reflect.Map:
+		if sensitive {
+			return append(out, FlatAttr{Path: path, Value: v.Interface(), Sensitive: true})
+		}
 		keys := make([]string, 0, v.Len())
 		for _, k := range v.MapKeys() {
 			keys = append(keys, k.String())

@@ -53,7 +53,7 @@ func TestTagsCoverSchemaCatchesOmissions(t *testing.T) {
 		}, "tenant.alert: no field tagged with it"},
 		{"object attribute part", func(s []BlockSchema) []BlockSchema {
 			m := &s[blockIndex(s, TypeModel)]
-			m.Attrs[len(m.Attrs)-2].Type = cty.Object(map[string]cty.Type{"min": cty.Number, "max": cty.Number, "step": cty.Number})
+			m.lookupAttr("replicas").Type = cty.Object(map[string]cty.Type{"min": cty.Number, "max": cty.Number, "step": cty.Number})
 			return s
 		}, "model.replicas.step: no field tagged with it"},
 		{"nested block", func(s []BlockSchema) []BlockSchema {

@@ -92,6 +92,9 @@ type Settings struct {
 	Scheduler            string `config:"scheduler"`
 	MIGBackend           string `config:"mig_backend"`
 	GPUOperatorNamespace string `config:"gpu_operator_namespace"`
+	// PinDrivers is true when each pool with an exact driver_version gets
+	// a GPU Operator NVIDIADriver that installs that version on its nodes.
+	PinDrivers bool `config:"pin_drivers"`
 }
 
 // Scheduler modes.
@@ -166,7 +169,8 @@ type Pool struct {
 	GPU          string            `config:"gpu"`
 	NodeSelector map[string]string `config:"node_selector"`
 	MIGLayout    *MIGLayout        `config:"mig_layout,ref,omitempty"`
-	TimeSlicing  *TimeSlicing      `config:"time_slicing,block"`
+	TimeSlicing  *Sharing          `config:"time_slicing,block"`
+	MPS          *Sharing          `config:"mps,block"`
 	// Taints are the taints the pool's nodes carry, which its models
 	// tolerate.
 	Taints         []*Taint `config:"taint,block"`
@@ -175,12 +179,50 @@ type Pool struct {
 	// DriverVersion is a constraint on the nodes' NVIDIA driver, such as
 	// ">= 535" or "550.54.15"; empty means any.
 	DriverVersion string `config:"driver_version,omitempty"`
+	// PricePerGPUHour is what one whole GPU of the pool costs per hour in
+	// Currency, for gpuform usage; a MIG slice costs its share of it.
+	PricePerGPUHour float64 `config:"price_per_gpu_hour"`
+	// Currency is the ISO 4217 code of PricePerGPUHour, one per configuration.
+	Currency string `config:"currency"`
 }
 
-// TimeSlicing is a pool's time_slicing block.
-type TimeSlicing struct {
+// Sharing is a pool's time_slicing or mps block: each GPU advertised as
+// Replicas shared ones by the NVIDIA device plugin.
+type Sharing struct {
 	Meta
 	Replicas int `config:"replicas"`
+	// RenameByDefault advertises the replicas as nvidia.com/gpu.shared
+	// instead of nvidia.com/gpu.
+	RenameByDefault bool `config:"rename_by_default"`
+	// FailRequestsGreaterThanOne makes the device plugin refuse a container
+	// that asks for more than one replica.
+	FailRequestsGreaterThanOne bool `config:"fail_requests_greater_than_one"`
+}
+
+// Shared is the pool's time_slicing or mps block, nil when it shares no
+// GPU that way (validation refuses a pool with both).
+func (p *Pool) Shared() *Sharing {
+	if p.MPS != nil {
+		return p.MPS
+	}
+	return p.TimeSlicing
+}
+
+// Sharing strategies, as docs and messages name them.
+const (
+	StrategyTimeSlicing = "time_slicing"
+	StrategyMPS         = "mps"
+)
+
+// Strategy is "mps" or "time_slicing" for a shared pool, "" otherwise.
+func (p *Pool) Strategy() string {
+	switch {
+	case p.MPS != nil:
+		return StrategyMPS
+	case p.TimeSlicing != nil:
+		return StrategyTimeSlicing
+	}
+	return ""
 }
 
 // Taint is a pool's taint block: a taint every node of the pool carries.
@@ -249,6 +291,8 @@ type Model struct {
 	MinReplicas    int       `config:"replicas.min"`
 	MaxReplicas    int       `config:"replicas.max"`
 	Priority       *Priority `config:"priority,ref,omitempty"`
+	// Env are plain environment variables of the model's container.
+	Env map[string]string `config:"env"`
 	// Autoscaling scales the model between its replicas on GPU load; nil
 	// keeps KServe's default.
 	Autoscaling *Autoscaling `config:"autoscaling,block"`

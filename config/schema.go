@@ -92,6 +92,7 @@ func Schema() []BlockSchema {
 			attr("scheduler", cty.String, `"none"`),
 			attr("mig_backend", cty.String, `"gpu-operator"`),
 			attr("gpu_operator_namespace", cty.String, `"gpu-operator"`),
+			attr("pin_drivers", cty.Bool, "false"),
 		}},
 		{Type: TypeCluster, Attrs: []AttrSchema{
 			attr("kubeconfig", cty.String, "$KUBECONFIG, then ~/.kube/config"),
@@ -133,6 +134,8 @@ func Schema() []BlockSchema {
 			attr("overcommit", cty.Number, "1.0"),
 			attr("max_unavailable", cty.Number, "1"),
 			attr("driver_version", cty.String, "any"),
+			attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
+			attr("currency", cty.String, `"USD"`),
 		}, Blocks: poolBlocks()},
 		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 			attr("namespace", cty.String, "the tenant's name"),
@@ -169,6 +172,7 @@ func Schema() []BlockSchema {
 			hideable(required("storage_uri", cty.String)),
 			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 			ref("priority", TypePriority, false),
+			hideable(attr("env", stringMap, "{}")),
 		}, Blocks: []BlockSchema{autoscalingBlock()}},
 	}
 }
@@ -177,9 +181,8 @@ func Schema() []BlockSchema {
 // the taints its nodes carry.
 func poolBlocks() []BlockSchema {
 	return []BlockSchema{
-		{Type: "time_slicing", Attrs: []AttrSchema{
-			required("replicas", cty.Number),
-		}},
+		{Type: "time_slicing", Attrs: sharingAttrs("false")},
+		{Type: "mps", Attrs: sharingAttrs("true")},
 		{Type: "taint", Many: true, Attrs: []AttrSchema{
 			required("key", cty.String),
 			attr("value", cty.String, `""`),
@@ -197,6 +200,18 @@ func autoscalingBlock() BlockSchema {
 		attr("prometheus", cty.String, "KServe's default Prometheus"),
 		attr("cooldown", cty.Number, "300"),
 	}}
+}
+
+// sharingAttrs are the arguments of a pool's time_slicing and mps blocks,
+// the NVIDIA device plugin's sharing.timeSlicing and sharing.mps: failOne
+// is the default of fail_requests_greater_than_one (the plugin's default
+// for the strategy).
+func sharingAttrs(failOne string) []AttrSchema {
+	return []AttrSchema{
+		required("replicas", cty.Number),
+		attr("rename_by_default", cty.Bool, "false"),
+		attr("fail_requests_greater_than_one", cty.Bool, failOne),
+	}
 }
 
 // metaArgs are the arguments every repeatable block takes besides its own.

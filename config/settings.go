@@ -31,6 +31,7 @@ func (l *loader) decodeSettings() {
 		s.Scheduler = d.enum("scheduler", SchedulerNone, SchedulerNone, SchedulerKueue, SchedulerVolcano)
 		s.MIGBackend = d.enum("mig_backend", BackendGPUOperator, BackendGPUOperator, BackendAgent)
 		s.GPUOperatorNamespace = d.str("gpu_operator_namespace", "gpu-operator")
+		s.PinDrivers = d.bool("pin_drivers", false)
 		s.Name = s.Stack
 		l.cfg.Settings = s
 	}

@@ -35,6 +35,7 @@ var samples = map[string][2]string{
 	"variable.default":      {`1`, `2`},
 	"priority.preemption":   {`"Never"`, `"PreemptLowerPriority"`},
 	"pool.driver_version":   {`">= 535"`, `">= 550"`},
+	"pool.currency":         {`"USD"`, `"EUR"`},
 	"model.deployment_mode": {`"Standard"`, `"Knative"`},
 	"pool.taint.effect":     {`"NoSchedule"`, `"NoExecute"`},
 	"tenant.runtime_class":  {`"gvisor"`, `["kata", "gvisor"]`},

@@ -116,10 +116,10 @@ func TestConfigDiff(t *testing.T) {
 		},
 		{
 			name:    "settings, priorities and pools",
-			replace: []string{`scheduler = "kueue"`, `scheduler = "volcano"`, "time_slicing {\n    replicas = 2\n  }", "time_slicing {\n    replicas = 4\n  }", `preemption  = "Never"`, `preemption  = "PreemptLowerPriority"`},
+			replace: []string{`scheduler = "kueue"`, "scheduler = \"kueue\"\n  mig_backend = \"agent\"", "time_slicing {\n    replicas = 2\n  }", "time_slicing {\n    replicas = 4\n  }", `preemption  = "Never"`, `preemption  = "PreemptLowerPriority"`},
 			want: []string{
 				"~ gpuform",
-				`  ~ scheduler = "kueue" -> "volcano"`,
+				`  ~ mig_backend = "gpu-operator" -> "agent"`,
 				"~ priority.batch",
 				`  ~ preemption = "Never" -> "PreemptLowerPriority"`,
 				"~ pool.h100",

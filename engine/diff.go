@@ -53,6 +53,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	}
 	changes = append(changes, policyChanges...)
 	p.Warnings = append(p.Warnings, warnings...)
+	p.Warnings = append(p.Warnings, DriverPinWarnings(d, live)...)
 	for _, cp := range live.ClusterPolicies {
 		p.ReadVersions[KeyOf(cp)] = cp.GetResourceVersion()
 	}

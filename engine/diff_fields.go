@@ -19,7 +19,8 @@ func ignoredMeta(field string) bool { return field == "name" || field == "namesp
 // no longer sets.
 func DiffFields(desired map[string]any, live *unstructured.Unstructured, manager string) []FieldDiff {
 	var out []FieldDiff
-	walkDesired(make([]string, 0, 8), desired, live.Object, &out)
+	lk := &listKeys{gvk: live.GroupVersionKind()}
+	walkDesired(make([]string, 0, 8), desired, live.Object, lk, &out)
 	for _, path := range removedPaths(live, desired, manager) {
 		if isCommitStamp(path) {
 			continue
@@ -37,7 +38,7 @@ func DiffFields(desired map[string]any, live *unstructured.Unstructured, manager
 // walkDesired appends to out the differences of have from want below path.
 // Paths share one backing array (callers format them, never keep them), and
 // keys are visited in map order: DiffFields sorts the result.
-func walkDesired(path []string, want map[string]any, have map[string]any, out *[]FieldDiff) {
+func walkDesired(path []string, want map[string]any, have map[string]any, lk *listKeys, out *[]FieldDiff) {
 	for k, w := range want {
 		p := append(path, k)
 		if len(path) == 0 && (k == "apiVersion" || k == "kind" || k == "status") {
@@ -59,7 +60,7 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 				*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldAdd, After: w})
 				continue
 			}
-			walkDesired(p, wm, hm, out)
+			walkDesired(p, wm, hm, lk, out)
 			continue
 		}
 		if !present {
@@ -71,7 +72,7 @@ func walkDesired(path []string, want map[string]any, have map[string]any, out *[
 		}
 		if wl, ok := w.([]any); ok {
 			if hl, ok := h.([]any); ok && len(wl) == len(hl) && hasMaps(wl) {
-				walkList(p, wl, hl, out)
+				walkList(p, wl, hl, lk, out)
 				continue
 			}
 		}
@@ -89,14 +90,35 @@ func isCommitStamp(path []string) bool {
 }
 
 // walkList compares two lists of objects of the same length element by
-// element, so a change deep in a list shows with its own path.
-func walkList(path []string, want, have []any, out *[]FieldDiff) {
+// element, so a change deep in a list shows with its own path: each
+// element named by its keys when the list has keys (flavors[h100]), else
+// by its index ([0]). The keys are looked up only for a list with a
+// change, which it then walks again: most lists of a plan have none.
+func walkList(path []string, want, have []any, lk *listKeys, out *[]FieldDiff) {
+	start := len(*out)
+	walkElements(path, want, have, nil, lk, out)
+	if len(*out) == start {
+		return
+	}
+	if labels := lk.keyed(path, want); labels != nil {
+		*out = (*out)[:start]
+		walkElements(path, want, have, labels, lk, out)
+	}
+}
+
+// walkElements is walkList with each element's path element given by
+// labels, or its index when labels is nil.
+func walkElements(path []string, want, have []any, labels []string, lk *listKeys, out *[]FieldDiff) {
 	for i := range want {
-		p := append(path, "["+strconv.Itoa(i)+"]")
+		label := "[" + strconv.Itoa(i) + "]"
+		if labels != nil {
+			label = labels[i]
+		}
+		p := append(path, label)
 		wm, wok := want[i].(map[string]any)
 		hm, hok := have[i].(map[string]any)
 		if wok && hok {
-			walkDesired(p, wm, hm, out)
+			walkDesired(p, wm, hm, lk, out)
 			continue
 		}
 		if !equalDesired(want[i], have[i]) {
@@ -280,13 +302,18 @@ func getPath(m map[string]any, path []string) (any, bool) {
 	return cur, true
 }
 
-// formatPath renders a field path: identifiers joined by dots, other keys
-// in brackets (spec.hard["requests.nvidia.com/gpu"]).
+// FormatPath renders a field path: identifiers joined by dots, other keys
+// in brackets (spec.hard["requests.nvidia.com/gpu"]), list elements by
+// index or keys as walkList names them (flavors[h100], containers[0]).
 func FormatPath(path []string) string {
 	var b strings.Builder
 	for i, p := range path {
 		if isIndex(p) {
 			b.WriteString(p)
+			continue
+		}
+		if e, ok := strings.CutPrefix(p, listElement); ok {
+			b.WriteString(e)
 			continue
 		}
 		if isIdent(p) {

@@ -110,6 +110,9 @@ type Plan struct {
 	Throttles map[string]int
 	// Disruption lists, per node re-partitioned, the pods using its GPUs.
 	Disruption map[string][]string
+	// Repartitions are the nodes the plan re-partitions, with their GPUs'
+	// MIG instances now and after (what the outputs draw).
+	Repartitions []capacity.Repartition
 	// ConfigSource says where the configuration came from; nil when unknown.
 	ConfigSource *ConfigSource
 }

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/kinds"
 	"github.com/gpuform/gpuform/internal/files"
 )
@@ -45,6 +46,9 @@ type PlanFile struct {
 	// Disruption lists the pods using GPUs on nodes the plan re-partitions.
 	Disruption map[string][]string `json:"disruption,omitempty"`
 	Throttles  map[string]int      `json:"throttles,omitempty"`
+	// Repartitions are the re-partitioned nodes' GPUs now and after, for
+	// show to draw (nothing apply acts on).
+	Repartitions []capacity.Repartition `json:"repartitions,omitempty"`
 	// ConfigSource is the commit the configuration was read at (absent
 	// outside git) and whether the work tree was dirty.
 	ConfigSource *ConfigSource `json:"config_source,omitempty"`
@@ -83,7 +87,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		FormatVersion: PlanFileVersion, GpuformVersion: version, Stack: p.Stack, ConfigHash: configHash,
 		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
 		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: WarningTexts(p.Warnings),
-		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource,
+		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource, Repartitions: p.Repartitions,
 	}
 	for k, v := range p.ReadVersions {
 		pf.ReadVersions[keyString(k)] = v
@@ -111,7 +115,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 // Plan rebuilds the plan the file holds, its summary counted from its
 // changes.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {

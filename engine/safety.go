@@ -68,7 +68,7 @@ func DisruptionWarnings(p *Plan) hcl.Diagnostics {
 	}
 	var out hcl.Diagnostics
 	for _, n := range nodes {
-		out = append(out, Warning(fmt.Sprintf("re-partitioning node %s disrupts the pods using its GPUs: %s", n, strings.Join(p.Disruption[n], ", ")), pool[n]))
+		out = append(out, Warning(fmt.Sprintf("Re-partitioning node %s disrupts the pods using its GPUs: %s", n, strings.Join(p.Disruption[n], ", ")), pool[n]))
 	}
 	return out
 }

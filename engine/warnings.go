@@ -13,9 +13,10 @@ import (
 type BlockAddress string
 
 // Warning is a plan warning: a warning diagnostic whose Summary is the whole
-// message, about the block at address (empty for none).
-func Warning(text, address string) *hcl.Diagnostic {
-	d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: text}
+// message, summary, about the block at address (empty for none). Like every
+// summary it starts upper case, unless it starts with a name or address.
+func Warning(summary, address string) *hcl.Diagnostic {
+	d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary}
 	if address != "" {
 		d.Extra = BlockAddress(address)
 	}

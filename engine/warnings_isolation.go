@@ -53,7 +53,7 @@ func TaintWarnings(cfg *config.Config, live *Live) hcl.Diagnostics {
 				if have[[3]string{t.Key, t.Value, t.Effect}] {
 					continue
 				}
-				out = append(out, Warning(fmt.Sprintf("node %s of %s lacks taint %s: pods without its toleration can be scheduled there; gpuform does not set taints, so give the node the taint where it is made (kubelet --register-with-taints, the node group's taints)", n.GetName(), p.Address, taintString(t)), p.Address))
+				out = append(out, Warning(fmt.Sprintf("Node %s of %s lacks taint %s: pods without its toleration can be scheduled there; gpuform does not set taints, so give the node the taint where it is made (kubelet --register-with-taints, the node group's taints)", n.GetName(), p.Address, taintString(t)), p.Address))
 			}
 		}
 	}

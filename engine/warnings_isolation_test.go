@@ -71,7 +71,7 @@ func TestTaintWarnings(t *testing.T) {
 	}}
 	var got []string
 	for _, d := range engine.TaintWarnings(cfg, live) {
-		name, _, _ := strings.Cut(strings.TrimPrefix(d.Summary, "node "), " ")
+		name, _, _ := strings.Cut(strings.TrimPrefix(d.Summary, "Node "), " ")
 		got = append(got, name)
 		if !strings.Contains(d.Summary, "of pool.secure lacks taint gpuform.dev/dedicated=secure:NoSchedule") {
 			t.Errorf("warning %q", d.Summary)

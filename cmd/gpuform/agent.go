@@ -2,13 +2,9 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/engine/mig"
@@ -42,7 +38,7 @@ func newAgentCommand(g *globals) *cobra.Command {
 			if node == "" {
 				return errors.New("gpuform agent needs its node's name: pass --node NAME or set NODE_NAME (in a DaemonSet, from the downward API field spec.nodeName)")
 			}
-			lib, err := agentNVML(simulate, node)
+			lib, err := nvml.FromSpec(simulate, node)
 			if err == nil {
 				// Check NVML before anything else, for a clear error.
 				var s *nvml.Session
@@ -61,13 +57,12 @@ func newAgentCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			logf := agentLogger(g)
 			err = nvml.RunAgent(cmd.Context(), lib, client, nvml.AgentOptions{
 				Node:      node,
 				AllowBusy: allowBusy,
 				Catalog:   mig.Default(),
 				Resync:    resync,
-				Logf:      logf,
+				Logf:      nvml.StampedLogger(g.stderr),
 			})
 			return agentNVMLError(g, node, err)
 		},
@@ -89,34 +84,6 @@ func agentNVMLError(g *globals, node string, err error) error {
 	}
 	textsafe.Fprintf(g.stderr, "Error: gpuform agent: NVML is not available on node %s: %s; run the agent on a GPU node with the NVIDIA driver (in Kubernetes: runtimeClassName nvidia, see examples/deploy/agent.yaml)\n", node, ue.Reason)
 	return &exitError{code: 1}
-}
-
-// agentNVML returns the simulated GPUs spec asks for, their UUIDs derived
-// from node's name, or this machine's NVML library.
-func agentNVML(spec, node string) (gonvml.Interface, error) {
-	if spec == "" {
-		return nvml.Local()
-	}
-	model, count, ok := strings.Cut(spec, ":")
-	n, err := strconv.Atoi(count)
-	if !ok || err != nil || n < 1 || n > 16 {
-		return nil, fmt.Errorf("--simulate-gpus %q: want MODEL:COUNT with a count from 1 to 16, e.g. A100-80GB:8", spec)
-	}
-	lib, err := nvml.Simulated(mig.Default(), model, n, "", node)
-	if err != nil {
-		return nil, fmt.Errorf("--simulate-gpus %q: %w", spec, err)
-	}
-	return lib, nil
-}
-
-// agentLogger writes timestamped lines to stderr.
-func agentLogger(g *globals) func(string, ...any) {
-	var mu sync.Mutex
-	return func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		textsafe.Fprintf(g.stderr, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
-	}
 }
 
 func lookupEnv(env []string, key string) string {

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -97,7 +95,7 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 // applyOptions are the pipeline's apply options from f, with progress
 // printed to out.
 func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions, *render.ApplyProgress) {
-	pr := &render.ApplyProgress{W: out, TTY: g.color(out)}
+	pr := &render.ApplyProgress{W: out, TTY: g.color(out), Verbose: g.verbosity >= 1}
 	return stack.ApplyOptions{
 		Adopt:      f.adopt,
 		Safety:     engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption},
@@ -129,34 +127,11 @@ func (g *globals) applied(res *stack.ApplyResult, err error, pr *render.ApplyPro
 	return err
 }
 
-// fail prints the pipeline's refusals as the command line words them and
-// returns exit 1; other errors are returned for main to print. path is a
-// saved plan's file.
+// fail prints the pipeline's refusals (render.Refusal) and returns exit
+// 1; other errors are returned for main to print. path is a saved plan's
+// file.
 func (g *globals) fail(err error, path string) error {
-	var (
-		invalid  *stack.ConfigError
-		conflict *stack.ConflictError
-		unsafe   *stack.UnsafeError
-		held     *engine.LockHeldError
-		wrong    *stack.WrongClusterError
-		stale    *stack.StalePlanError
-	)
-	switch {
-	case errors.As(err, &invalid):
-		// Printed as diagnostics already.
-	case errors.As(err, &conflict):
-		textsafe.Fprintf(g.stderr, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", conflict.Conflicts, pluralWord(conflict.Conflicts, "object is", "objects are"))
-	case errors.As(err, &unsafe):
-		for _, r := range unsafe.Reasons {
-			textsafe.Fprintf(g.stderr, "%s %s.\n", textsafe.Style(g.color(g.stderr), "1;31", "Error: Unsafe plan:"), r)
-		}
-	case errors.As(err, &held):
-		textsafe.Fprintf(g.stderr, "Error: Error acquiring the state lock\n\n%s.\n", held.Error())
-	case errors.As(err, &wrong):
-		textsafe.Fprintf(g.stderr, "Error: Saved plan is for another cluster\n\n%s was planned against %s, but this run reaches %s. Apply it where it was planned, or plan again here.\n", path, wrong.Planned, wrong.Reached)
-	case errors.As(err, &stale):
-		textsafe.Fprintf(g.stderr, "Error: Saved plan is stale\n\nThe cluster changed since %s was planned, so applying it could undo or miss those changes:\n  %s\n\nRun plan again and apply the new plan.\n", path, strings.Join(limit(stale.Objects, 20), "\n  "))
-	default:
+	if !render.Refusal(g.stderr, err, path, g.color(g.stderr)) {
 		return err
 	}
 	return &exitError{code: 1}
@@ -199,13 +174,6 @@ func (g *globals) report(out io.Writer, rep *engine.Report, stopped error) error
 	}
 	_ = render.ApplyFailed(g.stderr, rep, stopped)
 	return &exitError{code: 1}
-}
-
-func limit(s []string, n int) []string {
-	if len(s) <= n {
-		return s
-	}
-	return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
 }
 
 // readPlanFile reads a saved plan checked with the plan key, which it

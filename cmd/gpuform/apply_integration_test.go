@@ -244,7 +244,7 @@ func waitForOutput(t *testing.T, out *bytes.Buffer, marker string, n int) {
 func TestApplyKilledMidwayConverges(t *testing.T) {
 	setupCluster(t)
 	dir := tenantsConfig(t, "killed", 200)
-	cmd, out, _ := gpuformProcess(t, "--chdir", dir, "apply", "--auto-approve", "--parallelism", "4")
+	cmd, out, _ := gpuformProcess(t, "--chdir", dir, "--verbosity", "1", "apply", "--auto-approve", "--parallelism", "4")
 	waitForOutput(t, out, "Creation complete", 100)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestApplyKilledMidwayConverges(t *testing.T) {
 func TestApplyInterrupted(t *testing.T) {
 	setupCluster(t)
 	dir := tenantsConfig(t, "sigint", 150)
-	cmd, out, errb := gpuformProcess(t, "--chdir", dir, "apply", "--auto-approve", "--parallelism", "2")
+	cmd, out, errb := gpuformProcess(t, "--chdir", dir, "--verbosity", "1", "apply", "--auto-approve", "--parallelism", "2")
 	waitForOutput(t, out, "Creation complete", 20)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

@@ -329,7 +329,7 @@ func TestFaultInterruptWithHungServer(t *testing.T) {
 	// Writes hang once 5 went through; the lock's requests are not writes
 	// of this kind (POST/PUT/DELETE), so the release is unaffected.
 	p.AddRule(faultproxy.Rule{Name: "hang", Methods: []string{"PATCH"}, Skip: 5, Faults: []faultproxy.Fault{{Kind: faultproxy.Delay, Delay: time.Hour}}})
-	cmd, out, errb := gpuformProcess(t, "--kubeconfig", kc, "--chdir", dir, "apply", "--auto-approve", "--parallelism", "2")
+	cmd, out, errb := gpuformProcess(t, "--kubeconfig", kc, "--chdir", dir, "--verbosity", "1", "apply", "--auto-approve", "--parallelism", "2")
 	// The first five writes may include the node's labels (Modifications
 	// complete) as well as creates.
 	waitForOutput(t, out, " complete after ", 5)
@@ -415,7 +415,7 @@ func TestFaultServerRestartMidApply(t *testing.T) {
 	const n = 500
 	dir := tenantsConfigOn(t, cfg, "restart", n)
 
-	cmd, out, errb := gpuformProcess(t, "--kubeconfig", s.Kubeconfig, "--chdir", dir, "apply", "--auto-approve")
+	cmd, out, errb := gpuformProcess(t, "--kubeconfig", s.Kubeconfig, "--chdir", dir, "--verbosity", "1", "apply", "--auto-approve")
 	waitForOutput(t, out, "Creation complete", 300)
 	stopAt := time.Now()
 	s.Stop()

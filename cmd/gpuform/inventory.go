@@ -1,18 +1,12 @@
 package main
 
 import (
-	"encoding/json"
-	"strings"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
-	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
@@ -36,9 +30,9 @@ func newInventoryCommand(g *globals) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(g, inv)
+					return render.JSONValue(g.stdout, inv)
 				}
-				return writeLocalInventory(g, inv)
+				return render.LocalInventory(g.stdout, inv)
 			}
 			// The configuration names the cluster; its problems are not
 			// inventory's.
@@ -52,7 +46,7 @@ func newInventoryCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(g, struct {
+				return render.JSONValue(g.stdout, struct {
 					Nodes []capacity.NodeInventory `json:"nodes"`
 				}{nodes})
 			}
@@ -62,38 +56,4 @@ func newInventoryCommand(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&local, "local", false, "read this machine's GPUs through NVML (read-only)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-func writeJSON(g *globals, v any) error {
-	enc := json.NewEncoder(g.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func writeLocalInventory(g *globals, inv *agentv1.Inventory) error {
-	textsafe.Fprintf(g.stdout, "Driver %s, CUDA %s\n\n", inv.DriverVersion, inv.CUDAVersion)
-	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-	textsafe.Fprintln(tw, "GPU\tNAME\tMODEL\tMEMORY\tMIG\tINSTANCES\tPROCESSES")
-	for _, gpu := range inv.GPUs {
-		mode := "off"
-		if gpu.MIGEnabled {
-			mode = "on"
-		}
-		if gpu.MIGPending {
-			mode += " (reboot pending)"
-		}
-		var inst []string
-		for _, in := range gpu.Instances {
-			inst = append(inst, in.String())
-		}
-		textsafe.Fprintf(tw, "%d\t%s\t%s\t%d MiB\t%s\t%s\t%d\n", gpu.Index, gpu.Name, orDash(gpu.Model), gpu.MemoryMiB, mode, orDash(strings.Join(inst, " ")), len(gpu.Processes))
-	}
-	return tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

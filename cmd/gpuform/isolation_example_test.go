@@ -55,7 +55,7 @@ func TestIsolationExampleOnSimulatedCluster(t *testing.T) {
 	r = runGpuform(t, nil, "--no-color", "--chdir", dir, "plan")
 	for _, want := range []string{
 		"Warning: RuntimeClass gvisor not found: tenant.payments's pods must run in it (runtime_class)",
-		"Warning: node gpu-h100-0 of pool.secure lacks taint gpuform.dev/dedicated=secure:NoSchedule: pods without its toleration can be scheduled there",
+		"Warning: Node gpu-h100-0 of pool.secure lacks taint gpuform.dev/dedicated=secure:NoSchedule: pods without its toleration can be scheduled there",
 	} {
 		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("plan without RuntimeClass gvisor and a taint: exit %d, want 0 and %q\n%s\n%s", r.code, want, r.stdout, r.stderr)

@@ -300,7 +300,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := runWith(t, nil, "--chdir", relayout, "plan")
-		if !strings.Contains(r.stdout, "re-partitioning node a100-0 disrupts the pods using its GPUs: risk/scorer") {
+		if !strings.Contains(r.stdout, "Re-partitioning node a100-0 disrupts the pods using its GPUs: risk/scorer") {
 			t.Errorf("plan does not list the disrupted pod:\n%s", r.stdout)
 		}
 		r = runWith(t, nil, "--chdir", relayout, "apply", "--auto-approve")

@@ -187,15 +187,16 @@ func asRecorded(t *testing.T, rec *accessRecorder, kubeconfig string, args ...st
 }
 
 // spareBlocks are a priority and a pool (on node rbaclp-spare-0) no tenant
-// uses.
+// uses; the pool's driver is pinned (an NVIDIADriver).
 const spareBlocks = `
 priority "spare" {
   value = 10
 }
 
 pool "spare" {
-  gpu           = "H100-80GB"
-  node_selector = { "gpuform.dev/node-group" = "rbaclp-spare" }
+  gpu            = "H100-80GB"
+  node_selector  = { "gpuform.dev/node-group" = "rbaclp-spare" }
+  driver_version = "550.54.15"
 }
 `
 
@@ -210,10 +211,11 @@ func leastPrivilegeConfig(t *testing.T, stack string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(src), fmt.Sprintf("stack = %q\n", stack), fmt.Sprintf("stack = %q\n  scheduler = \"kueue\"\n", stack), 1)
+	text := strings.Replace(string(src), fmt.Sprintf("stack = %q\n", stack), fmt.Sprintf("stack = %q\n  scheduler = \"kueue\"\n  pin_drivers = true\n", stack), 1)
 	// A priority and a pool no tenant uses, so that the prune also
 	// deletes cluster-scoped objects (PriorityClass, Kueue's
-	// WorkloadPriorityClass and ResourceFlavor).
+	// WorkloadPriorityClass and ResourceFlavor, the GPU Operator's
+	// NVIDIADriver).
 	text += spareBlocks
 	text = strings.Replace(text, `admins           = ["group:team-${each.key}"]`, `admins           = ["group:team-${each.key}"]
   editors          = ["group:dev-${each.key}"]

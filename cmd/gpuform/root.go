@@ -94,6 +94,8 @@ func newRoot(g *globals) *cobra.Command {
 		newAgentCommand(g),
 		newFmtCommand(g),
 		newCatalogCommand(g),
+		newUsageCommand(g),
+		newGraphCommand(g),
 		newVersionCommand(g),
 	)
 	for _, c := range root.Commands() {

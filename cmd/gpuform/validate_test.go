@@ -136,7 +136,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestValidExamples(t *testing.T) {
-	for _, name := range []string{"quickstart", "bank"} {
+	for _, name := range []string{"quickstart", "bank", "shared"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("..", "..", "examples", name)
@@ -260,6 +260,16 @@ func TestCatalog(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("catalog: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
+	// The command prints engine/render's catalog golden: every GPU (those of
+	// NVIDIA's default mig-parted configuration among them) with its PCI
+	// device IDs and every profile's placements.
+	want, err := os.ReadFile(filepath.Join("..", "..", "engine", "render", "testdata", "catalog.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.stdout != string(want) {
+		t.Errorf("gpuform catalog differs from engine/render/testdata/catalog.golden:\n%s", r.stdout)
+	}
 	_, block, ok := strings.Cut(r.stdout, "\nA100-80GB ")
 	if !ok {
 		t.Fatalf("catalog does not list A100-80GB:\n%s", r.stdout)
@@ -274,10 +284,10 @@ func TestCatalog(t *testing.T) {
 	if row == "" {
 		t.Fatalf("catalog has no 1g.10gb row under A100-80GB:\n%s", r.stdout)
 	}
-	// 1g.10gb on A100-80GB: 1 compute slice, 1 memory slot, 7 instances at slots 0..6.
+	// 1g.10gb on A100-80GB: 1 compute slice, 1 memory slot, 7 instances at slots 0..6, drawn.
 	if f := strings.Fields(row); len(f) < 5 || f[1] != "1" || f[2] != "1" || f[3] != "7" ||
-		!strings.Contains(row, "0:1 1:1 2:1 3:1 4:1 5:1 6:1") {
-		t.Errorf("A100-80GB 1g.10gb row = %q; want 1 compute, 1 memory slot, max 7, placements 0:1 .. 6:1", row)
+		!strings.HasSuffix(row, "[1g][1g][1g][1g][1g][1g][1g][  ]") {
+		t.Errorf("A100-80GB 1g.10gb row = %q; want 1 compute, 1 memory slot, max 7, placements at slots 0 .. 6", row)
 	}
 
 	js := runGpuform(t, nil, "catalog", "--json")

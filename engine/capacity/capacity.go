@@ -45,7 +45,7 @@ type Report struct {
 
 // Check computes each pool's capacity from the live nodes and reports, as
 // diagnostics on the configuration: a pool that selects no node, nodes
-// whose GPUs are not the pool's model, drivers older than the pool's
+// whose GPUs are not the pool's model, drivers outside the pool's
 // driver_version, and quotas beyond capacity x overcommit.
 func Check(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	return CheckFrom(cfg, nodes, nil, cat)
@@ -101,15 +101,15 @@ func problem(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic
 func checkMembers(p *config.Pool, members []NodeInventory, cat *mig.Catalog) (gpusPerNode, before map[string]int, diags hcl.Diagnostics) {
 	want := cat.Key(p.GPU)
 	gpusPerNode, before = map[string]int{}, map[string]int{}
-	var wrong, oldDriver []string
+	var wrong, offDriver []string
 	for _, m := range members {
 		switch {
 		case p.MIGLayout != nil:
 			for prof, n := range m.MIG {
 				before[mig.Resource(prof)] += n
 			}
-		case p.TimeSlicing != nil:
-			before[mig.ResourceGPU] += m.GPUs * p.TimeSlicing.Replicas
+		case p.Shared() != nil:
+			before[GPUResource(p)] += m.GPUs * p.Shared().Replicas
 		default:
 			before[mig.ResourceGPU] += m.GPUs
 		}
@@ -121,7 +121,7 @@ func checkMembers(p *config.Pool, members []NodeInventory, cat *mig.Catalog) (gp
 		}
 		if p.DriverVersion != "" && m.Driver != "" {
 			if ok, err := config.SatisfiesVersion(p.DriverVersion, m.Driver); err == nil && !ok {
-				oldDriver = append(oldDriver, fmt.Sprintf("%s (%s)", m.Node, m.Driver))
+				offDriver = append(offDriver, fmt.Sprintf("%s (%s)", m.Node, m.Driver))
 			}
 		}
 		gpusPerNode[m.Node] = m.GPUs
@@ -129,10 +129,26 @@ func checkMembers(p *config.Pool, members []NodeInventory, cat *mig.Catalog) (gp
 	if len(wrong) > 0 {
 		diags = append(diags, problem(p.Range("gpu"), "Nodes with other GPUs", "Pool %s is for %s GPUs, but it selects %s. Narrow node_selector, or set gpu to what the nodes have.", p.Name, want, strings.Join(wrong, ", ")))
 	}
-	if len(oldDriver) > 0 {
-		diags = append(diags, problem(p.Range("driver_version"), "Driver too old", "Pool %s needs driver %s, but %s. Upgrade the driver on those nodes or relax driver_version.", p.Name, p.DriverVersion, strings.Join(oldDriver, ", ")))
+	if len(offDriver) > 0 {
+		diags = append(diags, driverProblem(p, offDriver))
 	}
 	return gpusPerNode, before, diags
+}
+
+// driverProblem is the error for the nodes (with their drivers) outside
+// pool p's driver_version: a minimum says too old, a maximum too new, an
+// exact version (no operator, or =) that they are not the pinned one,
+// whether older or newer.
+func driverProblem(p *config.Pool, nodes []string) *hcl.Diagnostic {
+	op, _, _ := config.ParseVersionConstraint(p.DriverVersion)
+	list := strings.Join(nodes, ", ")
+	switch op {
+	case ">=", ">":
+		return problem(p.Range("driver_version"), "Driver too old", "Pool %s needs driver %s, but %s. Upgrade the driver on those nodes or relax driver_version.", p.Name, p.DriverVersion, list)
+	case "<=", "<":
+		return problem(p.Range("driver_version"), "Driver too new", "Pool %s needs driver %s, but %s. Install an older driver on those nodes or relax driver_version.", p.Name, p.DriverVersion, list)
+	}
+	return problem(p.Range("driver_version"), "Driver not the pinned version", "Pool %s pins driver %s, but %s. Install that version on those nodes (pin_drivers = true does it through the GPU Operator), or give a minimum such as \">= %s\" in driver_version.", p.Name, p.DriverVersion, list, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p.DriverVersion), "=")))
 }
 
 // poolRows is pool p's row per resource (QuotaBefore left to the caller),
@@ -157,7 +173,7 @@ func poolRows(cfg *config.Config, p *config.Pool, gpusPerNode, before map[string
 		if m.Slice != "" {
 			requested[mig.Resource(m.Slice)] += m.MinReplicas
 		} else {
-			requested[mig.ResourceGPU] += m.MinReplicas * m.GPUs
+			requested[GPUResource(p)] += m.MinReplicas * m.GPUs
 		}
 	}
 	resources := map[string]bool{}
@@ -192,9 +208,23 @@ func QuotaResources(q *config.Quota) map[string]int64 {
 		}
 	}
 	if q.GPUs > 0 {
-		res[mig.ResourceGPU] += int64(q.GPUs)
+		res[GPUResource(q.Pool)] += int64(q.GPUs)
 	}
 	return res
+}
+
+// GPUResource is the extended resource that pool p's whole GPUs (or their
+// time-slicing or MPS replicas) are advertised as: nvidia.com/gpu.shared
+// for a shared pool with rename_by_default (the device plugin's
+// renameByDefault), so that its replicas never add up with another pool's
+// whole GPUs in one quota; nvidia.com/gpu otherwise (and for a nil pool).
+func GPUResource(p *config.Pool) string {
+	if p != nil {
+		if s := p.Shared(); s != nil && s.RenameByDefault {
+			return mig.ResourceGPUShared
+		}
+	}
+	return mig.ResourceGPU
 }
 
 // poolTotals is nodes x GPUs x slices (or replicas) per resource.
@@ -222,8 +252,8 @@ func poolTotals(p *config.Pool, gpusPerNode map[string]int) map[string]int {
 					total[mig.Resource(prof)] += present * n
 				}
 			}
-		case p.TimeSlicing != nil:
-			total[mig.ResourceGPU] += gpus * p.TimeSlicing.Replicas
+		case p.Shared() != nil:
+			total[GPUResource(p)] += gpus * p.Shared().Replicas
 		default:
 			total[mig.ResourceGPU] += gpus
 		}
@@ -246,6 +276,8 @@ func totalExplained(p *config.Pool, gpusPerNode map[string]int, r string) string
 		}
 	case p.TimeSlicing != nil:
 		return fmt.Sprintf("%s, %s x %d time-slicing replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.TimeSlicing.Replicas)
+	case p.MPS != nil:
+		return fmt.Sprintf("%s, %s x %d MPS replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.MPS.Replicas)
 	}
 	return fmt.Sprintf("%s, %s", count(len(gpusPerNode), "node"), count(gpus, "GPU"))
 }
@@ -270,7 +302,7 @@ func quotaRange(cfg *config.Config, p *config.Pool, r string) hcl.Range {
 					return q.KeyRange("slices", prof)
 				}
 			}
-			if r == mig.ResourceGPU && q.GPUs > 0 {
+			if r == GPUResource(p) && q.GPUs > 0 {
 				return q.Range("gpus")
 			}
 		}

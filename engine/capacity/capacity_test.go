@@ -94,6 +94,20 @@ func TestCapacity(t *testing.T) {
 			}},
 		{name: "driver too old", migQuota: 1, gpuQuota: 1, overcommit: "1.0", driver: ">= 560",
 			wantErr: "needs driver >= 560, but a100-0 (550.54.15), a100-1 (550.54.15)"},
+		// An exact pin is neither a minimum nor a maximum: a newer driver is
+		// not the pinned one (it said "Driver too old" before), an older one
+		// neither, and the pinned one passes.
+		{name: "exact pin on a newer driver", migQuota: 1, gpuQuota: 1, overcommit: "1.0", driver: "550.54.14",
+			wantErr: "Pool a100 pins driver 550.54.14, but a100-0 (550.54.15), a100-1 (550.54.15)"},
+		{name: "exact pin on an older driver", migQuota: 1, gpuQuota: 1, overcommit: "1.0", driver: "= 560.35.03",
+			wantErr: "Pool a100 pins driver = 560.35.03, but a100-0 (550.54.15), a100-1 (550.54.15)"},
+		{name: "exact pin met", migQuota: 99, gpuQuota: 16, overcommit: "1.0", driver: "550.54.15",
+			wantRows: []capacity.Row{
+				{Pool: "a100", Resource: "nvidia.com/mig-1g.10gb", Total: 112, Quota: 99, Requested: 3, Free: 13, Limit: 112, TotalBefore: 0},
+				{Pool: "h100", Resource: "nvidia.com/gpu", Total: 16, Quota: 16, Requested: 0, Free: 0, Limit: 16, TotalBefore: 16},
+			}},
+		{name: "driver too new", migQuota: 1, gpuQuota: 1, overcommit: "1.0", driver: "< 550",
+			wantErr: "Pool a100 needs driver < 550, but a100-0 (550.54.15), a100-1 (550.54.15)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

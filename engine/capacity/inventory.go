@@ -47,6 +47,10 @@ type NodeInventory struct {
 	Busy int `json:"busy,omitempty"`
 	// Warning says why a published inventory was not trusted.
 	Warning string `json:"warning,omitempty"`
+	// Layouts are the GPUs' MIG instances in their placements: read from
+	// the agent's inventory, or placed by the solver from GPU Feature
+	// Discovery's counts (Solved); none from the capacity alone.
+	Layouts []GPULayout `json:"layouts,omitempty"`
 }
 
 // InventoryOf reads what a Node says of its GPUs: the agent's annotation
@@ -75,9 +79,10 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 					out.Busy++
 				}
 			}
-			if gfd := labels["nvidia.com/gpu.product"]; gfd != "" && out.Model != "" && cat.Key(gfd) != out.Model {
+			if gfd := labels["nvidia.com/gpu.product"]; gfd != "" && out.Model != "" && labelModel(labels, cat) != out.Model {
 				out.Warning = fmt.Sprintf("the inventory annotation says %s but GPU Feature Discovery says %s; trusting GPU Feature Discovery", out.Model, gfd)
 			} else {
+				out.Layouts = agentLayouts(inv, cat)
 				return out
 			}
 		} else {
@@ -86,7 +91,7 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 	}
 	if p := labels["nvidia.com/gpu.product"]; p != "" {
 		out.Source = SourceGFD
-		out.Model = cat.Key(p)
+		out.Model = labelModel(labels, cat)
 		out.GPUs, _ = strconv.Atoi(labels["nvidia.com/gpu.count"])
 		out.MemoryMiB, _ = strconv.Atoi(labels["nvidia.com/gpu.memory"])
 		if maj := labels["nvidia.com/cuda.driver.major"]; maj != "" {
@@ -101,6 +106,10 @@ func InventoryOf(n *unstructured.Unstructured, cat *mig.Catalog) NodeInventory {
 					out.MIG[strings.TrimSuffix(prof, ".count")] = c
 				}
 			}
+		}
+		if out.GPUs > 0 && out.GPUs <= agentv1.MaxGPUs {
+			model, _ := cat.Lookup(p)
+			out.Layouts = countLayouts(model, out.GPUs, out.MIG)
 		}
 		return out
 	}
@@ -172,6 +181,53 @@ func checkAgainstNode(inv *agentv1.Inventory, n *unstructured.Unstructured, cat 
 	return nil
 }
 
+// nfdPCIPrefix starts Node Feature Discovery's PCI labels,
+// feature.node.kubernetes.io/pci-<fields>.present, whose fields are those
+// of its deviceLabelFields joined by "_" ("0302_10de" by default,
+// "0302_10de_2330" with the device field).
+const nfdPCIPrefix = "feature.node.kubernetes.io/pci-"
+
+// labelModel is the catalog key of the GPU a node's labels name: GPU
+// Feature Discovery's nvidia.com/gpu.product when the catalog knows it,
+// else the one catalog GPU whose PCI device ID Node Feature Discovery's
+// PCI labels carry (an H800 or a board no alias spells), else the product
+// label as it is.
+func labelModel(labels map[string]string, cat *mig.Catalog) string {
+	product := labels["nvidia.com/gpu.product"]
+	if g, ok := cat.Lookup(product); ok {
+		return g.Key
+	}
+	var found *mig.GPU
+	for k, v := range labels {
+		fields, ok := strings.CutPrefix(k, nfdPCIPrefix)
+		if !ok || v != "true" {
+			continue
+		}
+		fields, ok = strings.CutSuffix(fields, ".present")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(fields, "_")
+		for i := 0; i+1 < len(parts); i++ {
+			if !strings.EqualFold(parts[i], "10de") {
+				continue
+			}
+			if id, ok := mig.ParsePCIDeviceID("10de:" + parts[i+1]); ok {
+				if g, ok := cat.LookupPCI(id); ok {
+					if found != nil && found != g {
+						return product // two models: say what GFD says
+					}
+					found = g
+				}
+			}
+		}
+	}
+	if found != nil {
+		return found.Key
+	}
+	return product
+}
+
 // fallbackSource names what InventoryOf reads of n without its annotation.
 func fallbackSource(n *unstructured.Unstructured) string {
 	if n.GetLabels()["nvidia.com/gpu.product"] != "" {
@@ -186,7 +242,7 @@ func fallbackSource(n *unstructured.Unstructured) string {
 // InventoryWarnings returns a warning for each node whose inventory
 // annotation was not trusted (malformed, or contradicting the node's labels,
 // capacity or the catalog), by node name, for the plan to show: a warning
-// diagnostic whose Summary is "node <name>: <why>", with the range of the
+// diagnostic whose Summary is "Node <name>: <why>", with the range of the
 // block of the first pool of cfg that selects the node (none when no pool
 // does, or cfg is nil).
 func InventoryWarnings(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) hcl.Diagnostics {
@@ -196,7 +252,7 @@ func InventoryWarnings(cfg *config.Config, nodes []*unstructured.Unstructured, c
 		if inv.Warning == "" {
 			continue
 		}
-		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: fmt.Sprintf("node %s: %s", inv.Node, inv.Warning)}
+		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: fmt.Sprintf("Node %s: %s", inv.Node, inv.Warning)}
 		if p := poolOf(cfg, n); p != nil {
 			d.Subject = p.DeclRange.Ptr()
 		}

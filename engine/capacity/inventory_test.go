@@ -124,7 +124,7 @@ func TestInventoryAnnotationTampering(t *testing.T) {
 				t.Errorf("warning %q; want one with %q", got.Warning, c.warning)
 			}
 			warnings := capacity.InventoryWarnings(nil, []*unstructured.Unstructured{n}, cat)
-			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0].Summary, "node gpu-1: ")) {
+			if c.warning == "" && len(warnings) != 0 || c.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0].Summary, "Node gpu-1: ")) {
 				t.Errorf("plan warnings %q", warnings)
 			}
 		})
@@ -179,17 +179,17 @@ pool "a100" {
 		t.Fatalf("warnings = %v, want one per untrusted annotation", warnings)
 	}
 	a100 := cfg.Pools[1]
-	if w := warnings[0]; w.Severity != hcl.DiagWarning || !strings.HasPrefix(w.Summary, "node gpu-a: ignored the gpuform.dev/inventory annotation") || w.Subject == nil || *w.Subject != a100.DeclRange {
+	if w := warnings[0]; w.Severity != hcl.DiagWarning || !strings.HasPrefix(w.Summary, "Node gpu-a: ignored the gpuform.dev/inventory annotation") || w.Subject == nil || *w.Subject != a100.DeclRange {
 		t.Errorf("warning about gpu-a = %+v, want one at pool a100's block %v", w, a100.DeclRange)
 	}
-	if w := warnings[1]; !strings.HasPrefix(w.Summary, "node gpu-b: ") || w.Subject != nil {
+	if w := warnings[1]; !strings.HasPrefix(w.Summary, "Node gpu-b: ") || w.Subject != nil {
 		t.Errorf("warning about gpu-b = %+v, want one without a position", w)
 	}
 	var buf bytes.Buffer
 	if err := (&config.DiagnosticWriter{Files: cfg.Files}).Write(&buf, warnings[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if got := buf.String(); !strings.HasPrefix(got, "Warning: node gpu-a: ignored") || !strings.Contains(got, "\n  on main.hcl line 8, in pool \"a100\":\n") || !strings.Contains(got, `   8: pool "a100" {`) {
+	if got := buf.String(); !strings.HasPrefix(got, "Warning: Node gpu-a: ignored") || !strings.Contains(got, "\n  on main.hcl line 8, in pool \"a100\":\n") || !strings.Contains(got, `   8: pool "a100" {`) {
 		t.Errorf("rendered:\n%s", got)
 	}
 }

@@ -42,6 +42,12 @@ type Scheduler interface {
 	// Validate reports what this scheduler's API would refuse in cfg,
 	// beyond the checks of every stack.
 	Validate(cfg *config.Config) hcl.Diagnostics
+	// Arguments lists the arguments of the language that only some
+	// schedulers read and this one does, as block path and name
+	// ("tenant.cohort", "tenant.quota.borrowing_limit"). Validate refuses
+	// an argument that schedulers of the table declare but the stack's
+	// does not: written under that scheduler it would do nothing.
+	Arguments() []string
 }
 
 // MIGBackend is what partitions the GPUs of pools that have a mig_layout:

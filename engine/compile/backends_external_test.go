@@ -32,7 +32,7 @@ func TestCompileNodePools(t *testing.T) {
 		modelDeps bool // whether a model on a MIG slice waits for the mig-parted ConfigMap
 	}{
 		{"gpu-operator", nil, engine.LabelMIGState, engine.LabelMIGConfig, "", []engine.Key{migCM}, true},
-		{"agent", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}, agentv1.AnnotMIGState, "", agentv1.AnnotMIGLayout, nil, false},
+		{"agent", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`), agentv1.AnnotMIGState, "", agentv1.AnnotMIGLayout, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestCompileNodePools(t *testing.T) {
 func TestCompiledNodesAreWhatDriftReads(t *testing.T) {
 	for _, backend := range []struct{ name, replace string }{
 		{"gpu-operator", `scheduler = "kueue"`},
-		{"agent", `mig_backend = "agent"`},
+		{"agent", "scheduler = \"kueue\"\n  mig_backend = \"agent\""},
 	} {
 		for _, instances := range []int{1, 2} {
 			cfg := enginetest.LoadExample(t, "bank", `scheduler = "kueue"`, backend.replace)

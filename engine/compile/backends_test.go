@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -100,6 +101,11 @@ func (fakeScheduler) Model(w *Workload) {
 	w.Annotations["fake.example/model"] = w.Model.Name
 	w.Predictor["schedulerName"] = "fake"
 	w.DependsOn = append(w.DependsOn, engine.Key{Group: "fake.example", Kind: "FakeQueue", Name: w.Namespace})
+}
+
+// Arguments: the fake scheduler reads the cohorts and limits of examples/bank.
+func (fakeScheduler) Arguments() []string {
+	return []string{"tenant.cohort", "tenant.quota.borrowing_limit", "tenant.quota.lending_limit"}
 }
 
 func (fakeScheduler) Validate(cfg *config.Config) hcl.Diagnostics {
@@ -208,3 +214,75 @@ func TestFakeBackends(t *testing.T) {
 		t.Errorf("Validate with the fake scheduler: %v, want one \"Fake refuses\" per tenant, at the tenant", vd)
 	}
 }
+
+// TestSchedulerArgumentsExist checks that every argument a scheduler of
+// the table declares is an argument of the language, in a block the check
+// of foreign arguments can find.
+func TestSchedulerArgumentsExist(t *testing.T) {
+	users := schedulerArguments(&config.Settings{Stack: "s"})
+	if len(users) == 0 {
+		t.Fatal("no scheduler declares an argument")
+	}
+	for path, names := range users {
+		block, attr := splitArgument(path)
+		if _, ok := blocksOf(&config.Config{}, block); !ok {
+			t.Errorf("%s (of %v): blocksOf does not know block %q", path, names, block)
+		}
+		if !schemaHas(config.Schema(), strings.Split(block, "."), attr) {
+			t.Errorf("%s (of %v): no argument %q in block %q of config.Schema", path, names, attr, block)
+		}
+	}
+}
+
+func schemaHas(blocks []config.BlockSchema, path []string, attr string) bool {
+	for _, b := range blocks {
+		if b.Type != path[0] {
+			continue
+		}
+		if len(path) > 1 {
+			return schemaHas(b.Blocks, path[1:], attr)
+		}
+		for _, a := range b.Attrs {
+			if a.Name == attr {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestNewSchedulerArguments shows a scheduler written in a test getting
+// the check for free: an argument it declares is refused under kueue, with
+// its name, and kueue's cohort is refused under it.
+func TestNewSchedulerArguments(t *testing.T) {
+	src := `gpuform {
+  stack     = "s"
+  scheduler = "kueue"
+}
+tenant "a" {
+  cpu    = "4"
+  cohort = "c"
+}
+`
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	users := schedulerArguments(cfg.Settings)
+	users["tenant.cpu"] = []string{"fake"}
+	got := foreignArguments(cfg, "kueue", newKueueForTest(cfg.Settings), users)
+	if len(got) != 1 || !strings.Contains(got[0].Detail, `cpu is read only by scheduler "fake"`) || got[0].Subject.Start.Line != 6 {
+		t.Errorf("under kueue: %v, want cpu refused at line 6 for scheduler \"fake\"", got)
+	}
+	got = foreignArguments(cfg, "fake", cpuScheduler{}, users)
+	if len(got) != 1 || !strings.Contains(got[0].Detail, `cohort is read only by scheduler "kueue", and this stack's scheduler is "fake"`) || got[0].Subject.Start.Line != 7 {
+		t.Errorf("under the fake scheduler: %v, want cohort refused at line 7 for scheduler \"kueue\"", got)
+	}
+}
+
+func newKueueForTest(s *config.Settings) Scheduler { return schedulers()[config.SchedulerKueue](s) }
+
+// cpuScheduler is a scheduler written in a test that reads a tenant's cpu.
+type cpuScheduler struct{ noScheduler }
+
+func (cpuScheduler) Arguments() []string { return []string{"tenant.cpu"} }

@@ -2,10 +2,12 @@ package compile
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // Compile turns a validated configuration into the objects gpuform wants
@@ -98,11 +100,14 @@ func (c *compiler) pools() error {
 			if err := c.mig.Pool(p, np); err != nil {
 				return fmt.Errorf("compile %s: %w", p.Address, err)
 			}
-		case p.TimeSlicing != nil:
+		case p.Shared() != nil:
 			c.dp.Pool(p, np)
 		}
 		c.d.Pools = append(c.d.Pools, np)
 		c.add(p.Address, c.sched.Pool(p)...)
+		if pin := driverPin(c.cfg.Settings, p); pin != nil {
+			c.add(p.Address, pin)
+		}
 	}
 	for _, objects := range []func() ([]*engine.Object, error){c.mig.Objects, c.dp.Objects} {
 		objs, err := objects()
@@ -121,7 +126,7 @@ func (c *compiler) model(m *config.Model) {
 		return
 	}
 	ns := m.Tenant.Namespace
-	resource, count := engine.ResourceGPU, int64(m.GPUs)
+	resource, count := capacity.GPUResource(m.Pool), int64(m.GPUs)
 	if m.Slice != "" {
 		resource, count = engine.MIGResource(m.Slice), 1
 	}
@@ -136,6 +141,9 @@ func (c *compiler) model(m *config.Model) {
 	}
 	if m.Runtime != "" {
 		modelSpec["runtime"] = m.Runtime
+	}
+	if len(m.Env) > 0 {
+		modelSpec["env"] = envVars(m.Env)
 	}
 	predictor := map[string]any{
 		"minReplicas":  int64(m.MinReplicas),
@@ -160,6 +168,20 @@ func (c *compiler) model(m *config.Model) {
 	c.mig.Model(w)
 	isvc.Object["spec"] = map[string]any{"predictor": predictor}
 	c.add(m.Address, &engine.Object{Object: isvc, DependsOn: w.DependsOn, Sensitive: anySensitive(&m.Meta)})
+}
+
+// envVars is a container's env list from a model's env map, by name.
+func envVars(env map[string]string) []any {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]any, len(names))
+	for i, k := range names {
+		out[i] = map[string]any{"name": k, "value": env[k]}
+	}
+	return out
 }
 
 // prioritiesPolicy adds the stack's ValidatingAdmissionPolicy and binding

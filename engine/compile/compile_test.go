@@ -19,12 +19,14 @@ func TestCompileGolden(t *testing.T) {
 		replace []string
 	}{
 		{"bank-kueue", "bank", nil},
-		{"bank-none", "bank", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
-		{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
-		{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
+		{"bank-none", "bank", enginetest.BankUnder("none")},
+		{"bank-volcano", "bank", enginetest.BankUnder("volcano")},
+		{"bank-agent", "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)},
 		{"quickstart", "quickstart", nil},
 		{"isolation", "isolation", nil},
 		{"isolation-none", "isolation", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
+		{"shared", "shared", nil},
+		{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

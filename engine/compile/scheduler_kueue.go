@@ -28,6 +28,12 @@ type kueue struct {
 
 func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
 
+// Arguments: a tenant's cohort and its quota blocks' borrowing and lending
+// limits become fields of its ClusterQueue.
+func (*kueue) Arguments() []string {
+	return []string{"tenant.cohort", "tenant.quota.borrowing_limit", "tenant.quota.lending_limit"}
+}
+
 // Stand-ins for "no limit" where a tenant sets no cpu or memory: Kueue
 // admits a workload only when its ClusterQueue covers every resource the
 // workload requests (and every pod requests cpu and memory), and a quota
@@ -92,7 +98,7 @@ func (k *kueue) ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[str
 	extra := map[string]int64{}
 	for _, q := range t.Quotas {
 		own := lendableOf(q)
-		borrow := limitsOf(q.BorrowingLimit)
+		borrow := limitsOf(q, q.BorrowingLimit)
 		for r := range covered {
 			n := k.lendable[t.Cohort][q.PoolName][r] - own[r]
 			if b, ok := borrow[r]; ok && b < n {
@@ -137,7 +143,7 @@ func cohortLendable(cfg *config.Config) map[string]map[string]map[string]int64 {
 // capped by its lending limits.
 func lendableOf(q *config.Quota) map[string]int64 {
 	res := capacity.QuotaResources(q)
-	for r, l := range limitsOf(q.LendingLimit) {
+	for r, l := range limitsOf(q, q.LendingLimit) {
 		if n, ok := res[r]; ok && l < n {
 			res[r] = l
 		}
@@ -145,12 +151,12 @@ func lendableOf(q *config.Quota) map[string]int64 {
 	return res
 }
 
-// limitsOf maps borrowing or lending limits (by profile or "gpus") to
-// their resources.
-func limitsOf(limits map[string]int) map[string]int64 {
+// limitsOf maps borrowing or lending limits of quota q (by profile or
+// "gpus") to their resources.
+func limitsOf(q *config.Quota, limits map[string]int) map[string]int64 {
 	out := make(map[string]int64, len(limits))
 	for k, v := range limits {
-		out[limitResource(k)] = int64(v)
+		out[limitResource(q, k)] = int64(v)
 	}
 	return out
 }
@@ -279,10 +285,10 @@ func (k *kueue) preemption(t *config.Tenant) map[string]any {
 func flavorResources(q *config.Quota, res map[string]int64, covered []string) []any {
 	borrow, lend := map[string]int64{}, map[string]int64{}
 	for k, v := range q.BorrowingLimit {
-		borrow[limitResource(k)] = int64(v)
+		borrow[limitResource(q, k)] = int64(v)
 	}
 	for k, v := range q.LendingLimit {
-		lend[limitResource(k)] = int64(v)
+		lend[limitResource(q, k)] = int64(v)
 	}
 	var rs []any
 	for _, r := range covered {
@@ -298,10 +304,11 @@ func flavorResources(q *config.Quota, res map[string]int64, covered []string) []
 	return rs
 }
 
-// limitResource maps a borrowing/lending limit key (a profile or "gpus") to its resource.
-func limitResource(key string) string {
+// limitResource maps a borrowing/lending limit key of quota q (a profile
+// or "gpus") to its resource: "gpus" is the GPU resource of q's pool.
+func limitResource(q *config.Quota, key string) string {
 	if key == "gpus" {
-		return engine.ResourceGPU
+		return capacity.GPUResource(q.Pool)
 	}
 	return engine.MIGResource(key)
 }

@@ -89,7 +89,7 @@ func kueueLimits(t *config.Tenant) hcl.Diagnostics {
 		}
 		nominal := capacity.QuotaResources(q)
 		for key, n := range q.LendingLimit {
-			quota, covered := nominal[limitResource(key)]
+			quota, covered := nominal[limitResource(q, key)]
 			if covered && int64(n) > quota {
 				diags = append(diags, errorAt(q.KeyRange("lending_limit", key), "Lending limit over the quota",
 					"lending_limit[%q] is %d, more than this quota block's %d; Kueue refuses a lendingLimit above the nominalQuota (\"must be less than or equal to the nominalQuota\"). A tenant can lend at most its quota.",

@@ -32,5 +32,8 @@ func (noScheduler) Objects(*config.Config) []*engine.Object { return nil }
 // Model leaves the workload as it is.
 func (noScheduler) Model(*Workload) {}
 
+// Arguments: scheduler none reads no scheduler-specific argument.
+func (noScheduler) Arguments() []string { return nil }
+
 // Validate has nothing to check.
 func (noScheduler) Validate(*config.Config) hcl.Diagnostics { return nil }

@@ -17,6 +17,9 @@ type volcano struct {
 
 func newVolcano(s *config.Settings) Scheduler { return volcano{stack: s.Stack} }
 
+// Arguments: a tenant's weight and reclaimable become fields of its Queue.
+func (volcano) Arguments() []string { return []string{"tenant.weight", "tenant.reclaimable"} }
+
 // Tenant is the tenant's Queue, named after its namespace.
 func (v volcano) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
 	capability := map[string]any{}

@@ -144,7 +144,7 @@ func TestKueuePreemptionOfTenantsWithoutPriorities(t *testing.T) {
 // predictor names scheduler volcano and carries the queue annotation, and
 // the model waits for its Queue.
 func TestVolcanoModelsUseTheirQueue(t *testing.T) {
-	d, err := compile.Compile(enginetest.LoadExample(t, "bank", `scheduler = "kueue"`, `scheduler = "volcano"`))
+	d, err := compile.Compile(enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestKueueResourceQuotaLetsBorrowersRun(t *testing.T) {
 			"chatbot": {"requests.nvidia.com/gpu": "4", "requests.nvidia.com/mig-1g.10gb": "2"},
 		}},
 	} {
-		d, err := compile.Compile(enginetest.LoadExample(t, "bank", `scheduler = "kueue"`, `scheduler = "`+tt.scheduler+`"`))
+		d, err := compile.Compile(enginetest.LoadExample(t, "bank", enginetest.BankUnder(tt.scheduler)...))
 		if err != nil {
 			t.Fatal(err)
 		}

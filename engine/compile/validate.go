@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,7 +33,7 @@ func Validate(cfg *config.Config, cat *mig.Catalog) hcl.Diagnostics {
 
 // validateWith is Validate with the given scheduler backend (nil for none).
 func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Diagnostics {
-	v := &validator{cfg: cfg, cat: cat, gpus: map[*config.Pool]*mig.GPU{}, offers: map[*config.Pool]map[string]bool{}}
+	v := &validator{cfg: cfg, cat: cat, gpus: map[*config.Pool]*mig.GPU{}, offers: map[*config.Pool]map[string]bool{}, rejected: map[*config.MIGLayout]bool{}}
 	v.settings()
 	for _, p := range cfg.Priorities {
 		v.priority(p)
@@ -42,13 +44,17 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	for _, p := range cfg.Pools {
 		v.pool(p)
 	}
+	v.currency()
 	v.tenants()
 	for _, m := range cfg.Models {
 		v.model(m)
+		v.env(m)
 	}
+	v.driverPins()
 	v.isolation()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)
+		v.diags = append(v.diags, foreignArguments(cfg, cfg.Settings.Scheduler, sched, schedulerArguments(cfg.Settings))...)
 	}
 	v.uniqueNames()
 	return config.CleanDiagnostics(v.diags)
@@ -60,6 +66,12 @@ type validator struct {
 	diags  hcl.Diagnostics
 	gpus   map[*config.Pool]*mig.GPU
 	offers map[*config.Pool]map[string]bool // MIG profiles a pool's layout offers
+	// rejected holds the layouts with an error in their GPU or placement.
+	// A pool with such a layout, or whose GPU refuses its layout, has no
+	// offers: the quotas and models on it are not checked against them,
+	// so that the one error at the layout or pool is the only one (no
+	// "offers whole GPUs", no rejected profile listed as offered).
+	rejected map[*config.MIGLayout]bool
 }
 
 func (v *validator) errorf(rng hcl.Range, summary, format string, args ...any) {
@@ -130,51 +142,61 @@ func (v *validator) layout(l *config.MIGLayout) {
 	if len(l.Name) > 54 {
 		v.errorf(l.DeclRange, "MIG layout name too long", "The layout name %q becomes the label value %q-<8 hex digits>, which may have at most 63 characters; use at most 54.", l.Name, l.Name)
 	}
+	v.rejected[l] = !v.placeable(l)
+}
+
+// placeable checks layout l's GPU and its placements, and reports whether
+// they passed.
+func (v *validator) placeable(l *config.MIGLayout) bool {
 	g := v.lookupGPU(l.GPU, l.Range("gpu"))
 	if g == nil {
-		return
+		return false
 	}
 	if !g.MIG {
 		v.errorf(l.Range("gpu"), "GPU does not support MIG", "%s has no Multi-Instance GPU support, so it takes no mig_layout; share it with a time_slicing block on the pool instead.", g.Key)
-		return
+		return false
 	}
 	if len(l.Devices) == 0 {
-		v.solve(g, l.Slices, &l.Meta, "slices")
-		return
+		return v.solve(g, l.Slices, &l.Meta, "slices")
 	}
+	ok := true
 	seen := map[int]hcl.Range{}
 	for _, d := range l.Devices {
 		for _, i := range d.Indexes {
 			if prev, dup := seen[i]; dup {
 				v.errorf(d.Range("indexes"), "Overlapping device groups", "GPU index %d is already in the device group at %s; each GPU belongs to one group.", i, prev)
+				ok = false
 			}
 			seen[i] = d.Range("indexes")
 		}
 		if d.Enabled {
-			v.solve(g, d.Slices, &d.Meta, "slices")
+			ok = v.solve(g, d.Slices, &d.Meta, "slices") && ok
 		}
 	}
+	return ok
 }
 
-// solve proves a layout placeable, or reports why not at the offending key.
-func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, attr string) {
+// solve proves a layout placeable, or reports why not at the offending key
+// and returns false.
+func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, attr string) bool {
 	_, err := mig.Solve(g, slices)
 	var me *mig.Error
 	if err == nil {
-		return
+		return true
 	}
 	if !errors.As(err, &me) {
-		v.errorf(meta.Range(attr), "Invalid MIG layout", "%s.", err)
-		return
+		v.errorf(meta.Range(attr), "Invalid MIG layout", "%s.", sentence(err.Error()))
+		return false
 	}
 	rng := meta.Range(attr)
-	if me.Profile != "" && (me.Reason == mig.ReasonUnknownProfile || me.Reason == mig.ReasonOverMax || me.Reason == mig.ReasonInvalidCount) {
+	if me.Profile != "" && (me.Reason == mig.ReasonUnknownProfile || me.Reason == mig.ReasonOverMax || me.Reason == mig.ReasonInvalidCount || me.Reason == mig.ReasonMediaEngines) {
 		rng = meta.KeyRange(attr, me.Profile)
 	}
 	summary := map[mig.Reason]string{
 		mig.ReasonUnknownProfile:   "Unknown MIG profile",
 		mig.ReasonOverMax:          "Too many MIG instances",
 		mig.ReasonMultipleME:       "More than one media-extension profile",
+		mig.ReasonMediaEngines:     "MIG media engines exhausted",
 		mig.ReasonComputeExhausted: "MIG compute slices exhausted",
 		mig.ReasonMemoryExhausted:  "MIG memory slots exhausted",
 		mig.ReasonInvalidCount:     "Invalid MIG instance count",
@@ -183,7 +205,15 @@ func (v *validator) solve(g *mig.GPU, slices map[string]int, meta *config.Meta, 
 	if summary == "" {
 		summary = "Invalid MIG layout"
 	}
-	v.errorf(rng, summary, "%s.", strings.TrimSuffix(me.Message, "."))
+	v.errorf(rng, summary, "%s.", sentence(strings.TrimSuffix(me.Message, ".")))
+	return false
+}
+
+// sentence starts s, a message of the MIG solver ("profile ... allows at
+// most 3 instances"), upper case, as a diagnostic's detail.
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // minTimeSlicingReplicas is the fewest replicas the NVIDIA device plugin
@@ -203,9 +233,7 @@ func (v *validator) pool(p *config.Pool) {
 			v.errorf(p.KeyRange("node_selector", k), "Invalid node selector", "Label value %q: %s.", val, strings.Join(errs, "; "))
 		}
 	}
-	if ts := p.TimeSlicing; ts != nil && ts.Replicas < minTimeSlicingReplicas {
-		v.errorf(ts.Range("replicas"), "Invalid time-slicing replicas", "replicas is %d, but the NVIDIA device plugin refuses a time-slicing config with fewer than %d replicas (\"number of replicas must be >= 2\"), so the pool's nodes would offer no GPUs; use %d or more, or remove time_slicing to share out whole GPUs.", ts.Replicas, minTimeSlicingReplicas, minTimeSlicingReplicas)
-	}
+	v.sharing(p)
 	g := v.lookupGPU(p.GPU, p.Range("gpu"))
 	if p.MIGLayout != nil && p.TimeSlicing != nil {
 		v.errorf(p.Range("time_slicing"), "Conflicting GPU sharing", "A pool is shared either by MIG (mig_layout) or by time-slicing (time_slicing), not both; remove one.")
@@ -221,9 +249,13 @@ func (v *validator) pool(p *config.Pool) {
 		v.errorf(p.Range("mig_layout"), "GPU does not support MIG", "Pool %s has %s GPUs, which have no MIG; use time_slicing instead of mig_layout.", p.Name, g.Key)
 		return
 	}
+	// A layout for a GPU without MIG has its own error, at the layout.
 	lg, ok := v.cat.Lookup(p.MIGLayout.GPU)
-	if ok && lg.Key != g.Key {
+	if ok && lg.MIG && lg.Key != g.Key {
 		v.errorf(p.Range("mig_layout"), "MIG layout for another GPU", "Pool %s has %s GPUs but %s is a layout for %s; MIG profiles differ between GPU models.", p.Name, g.Key, p.MIGLayout.Address, lg.Key)
+		return
+	}
+	if v.rejected[p.MIGLayout] {
 		return
 	}
 	offers := map[string]bool{}
@@ -240,6 +272,24 @@ func (v *validator) pool(p *config.Pool) {
 		}
 	}
 	v.offers[p] = offers
+}
+
+// currency checks that the pools with a price share one currency: gpuform
+// usage adds their costs up.
+func (v *validator) currency() {
+	var first *config.Pool
+	for _, p := range v.cfg.Pools {
+		if p.PricePerGPUHour == 0 {
+			continue
+		}
+		if first == nil {
+			first = p
+			continue
+		}
+		if p.Currency != first.Currency {
+			v.errorf(p.Range("currency"), "Mixed currencies", "Pool %s is priced in %s but pool %s in %s; gpuform usage adds costs up, so every priced pool uses one currency.", p.Name, p.Currency, first.Name, first.Currency)
+		}
+	}
 }
 
 func (v *validator) tenants() {
@@ -326,7 +376,8 @@ func (v *validator) quota(t *config.Tenant, q *config.Quota) {
 	}
 	offers, isMIG := v.offers[p]
 	resources := map[string]bool{}
-	if isMIG {
+	switch {
+	case isMIG:
 		if q.GPUs > 0 || q.HasAttr("gpus") {
 			v.errorf(q.Range("gpus"), "Whole GPUs on a MIG pool", "Pool %s is partitioned by %s; give this quota as slices = { \"<profile>\" = N }.", p.Name, p.MIGLayout.Address)
 		}
@@ -336,7 +387,9 @@ func (v *validator) quota(t *config.Tenant, q *config.Quota) {
 				v.errorf(q.KeyRange("slices", prof), "Slice not in the pool's layout", "Profile %q is not offered by pool %s, whose layout %s has %s.", prof, p.Name, p.MIGLayout.Address, sortedKeys(offers))
 			}
 		}
-	} else if _, known := v.gpus[p]; known {
+	case p.MIGLayout != nil:
+		// The pool's layout, or its GPU, was refused: that error is the one.
+	case v.gpus[p] != nil:
 		if len(q.Slices) > 0 {
 			v.errorf(q.Range("slices"), "MIG slices on a pool without MIG", "Pool %s has no mig_layout, so it offers whole GPUs; give this quota as gpus = N.", p.Name)
 		}
@@ -367,12 +420,13 @@ func (v *validator) model(m *config.Model) {
 		v.errorf(m.Range("gpus"), "Whole GPUs on a MIG pool", "Pool %s is partitioned by %s; a model on it asks for one slice, like slice = %q.", p.Name, p.MIGLayout.Address, firstKey(offers))
 	case isMIG && !offers[m.Slice]:
 		v.errorf(m.Range("slice"), "Slice not in the pool's layout", "Profile %q is not offered by pool %s, whose layout %s has %s.", m.Slice, p.Name, p.MIGLayout.Address, sortedKeys(offers))
-	case !isMIG && m.Slice != "" && v.gpus[p] != nil:
+	case !isMIG && m.Slice != "" && v.gpus[p] != nil && p.MIGLayout == nil:
 		v.errorf(m.Range("slice"), "MIG slice on a pool without MIG", "Pool %s has no mig_layout, so models on it ask for whole GPUs (gpus = N).", p.Name)
 	}
 	if m.GPUs == 0 && m.Slice == "" {
 		v.errorf(m.Range("gpus"), "Model without GPUs", "gpus must be at least 1 for a model on pool %s.", p.Name)
 	}
+	v.modelSharing(m)
 	hasQuota := false
 	for _, q := range m.Tenant.Quotas {
 		if q.PoolName == p.Name {

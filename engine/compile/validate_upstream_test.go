@@ -62,18 +62,18 @@ tenant "a" {
 tenant "a" {
   weight = 65535
 }`, ""},
-		{"weight ignored without Volcano", "kueue", `
+		{"weight without Volcano: refused as another scheduler's, not checked", "kueue", `
 tenant "a" {
-  weight = 0
-}`, ""},
+  weight = 0 # here
+}`, "Argument for another scheduler"},
 		{"cohort not a DNS subdomain", "kueue", `
 tenant "a" {
   cohort = "Risk_Team" # here
 }`, "Invalid Kueue cohort"},
-		{"cohort ignored without Kueue", "volcano", `
+		{"cohort without Kueue: refused as another scheduler's, not checked", "volcano", `
 tenant "a" {
-  cohort = "Risk_Team"
-}`, ""},
+  cohort = "Risk_Team" # here
+}`, "Argument for another scheduler"},
 		{"borrowing limit without a cohort", "kueue", `
 tenant "a" {
   cohort = ""

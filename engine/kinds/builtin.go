@@ -21,6 +21,7 @@ const (
 	hintVolcano = "install Volcano or set scheduler = \"none\" in the gpuform block"
 	hintKServe  = "install KServe (https://kserve.github.io), or remove the model blocks"
 	hintNVIDIA  = "install the NVIDIA GPU Operator"
+	hintDriver  = "install the NVIDIA GPU Operator v23.9 or later with its NVIDIADriver CRD (driver.nvidiaDriverCRD.enabled=true), or set pin_drivers = false in the gpuform block"
 	hintVAP     = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
 )
 
@@ -39,6 +40,8 @@ const (
 	minVolcano = "Volcano v1.3"
 	// GPU Operator v1.11 added ClusterPolicy spec.devicePlugin.config.
 	minGPUOperator = "NVIDIA GPU Operator v1.11"
+	// GPU Operator v23.9 added the NVIDIADriver (nvidia.com/v1alpha1).
+	minNVIDIADriver = "NVIDIA GPU Operator v23.9"
 )
 
 // builtin is the table of the kinds gpuform manages and reads. Ranks are
@@ -70,6 +73,8 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
+		// A pool's driver pin (pin_drivers): the GPU Operator's NVIDIADriver.
+		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1alpha1", "NVIDIADriver"), Optional: true}, Resource: "nvidiadrivers", Use: Managed, Rank: 45, InstallHint: hintDriver, MinRelease: minNVIDIADriver, Access: managedAccess},
 		// Nodes: pool labels and MIG annotations (server-side apply); apply
 		// GETs one for its MIG state or after a label change raced a heartbeat.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,

@@ -10,6 +10,8 @@
 package mig
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,7 +25,14 @@ type GPU struct {
 	Aliases []string
 	// Name is the marketing name, e.g. "NVIDIA A100 80GB".
 	Name string
-	// MemoryMiB is the total GPU memory as NVML reports it, approximately.
+	// PCIDeviceIDs are the PCI device IDs of the model's boards as NVML
+	// reports them (nvmlPciInfo_t.pciDeviceId: the device ID in the high 16
+	// bits, NVIDIA's vendor ID 0x10DE in the low 16), e.g. 0x233010DE, the
+	// form the GPU Operator's mig-parted device filters use. Lookup and
+	// LookupPCI match them, so a board whose name the catalog does not list
+	// (an H800, a new PCIe variant) is still recognised.
+	PCIDeviceIDs []uint32
+	// MemoryMiB is the total GPU memory as NVML reports it (memory.total).
 	MemoryMiB int
 	// MIG is false for models that only share by time-slicing (L4, L40S, T4).
 	MIG bool
@@ -54,10 +63,28 @@ type Profile struct {
 	MaxInstances int
 	// Placements are every allowed start slot, each with its size.
 	Placements []Placement
-	// MediaExtensions is true for the "+me" profiles, which own the GPU's
-	// media engines; at most one such instance fits on a GPU.
+	// MediaExtensions is true for the "+me" and "+me.all" profiles, which
+	// own the GPU's one optical-flow accelerator (and, for "+me.all", every
+	// media engine); at most one such instance fits on a GPU.
 	MediaExtensions bool
+	// Variant is the profile's suffix: "" (the plain profile), VariantME,
+	// VariantMEAll, VariantNoME or VariantGFX.
+	Variant string `json:",omitempty"`
 }
+
+// Profile variants: the suffixes of MIG profile names (NVIDIA Multi-Instance
+// GPU User Guide, "Supported MIG Profiles", "Profile References").
+const (
+	// VariantME ("+me") includes the media engines of its share and the
+	// GPU's one optical-flow accelerator.
+	VariantME = "+me"
+	// VariantMEAll ("+me.all") allocates every media engine of the GPU.
+	VariantMEAll = "+me.all"
+	// VariantNoME ("-me") has no media engine: compute only.
+	VariantNoME = "-me"
+	// VariantGFX ("+gfx") adds graphics APIs (Blackwell GB20x, RTX PRO).
+	VariantGFX = "+gfx"
+)
 
 // Placement is a range of memory slots: Size slots from Start.
 type Placement struct{ Start, Size int }
@@ -69,6 +96,7 @@ func (p Placement) End() int { return p.Start + p.Size }
 type Catalog struct {
 	gpus  []*GPU
 	index map[string]*GPU
+	pci   map[uint32]*GPU
 }
 
 // Default returns the built-in catalog. Each call returns a new value, so the
@@ -78,8 +106,11 @@ func Default() *Catalog {
 }
 
 func newCatalog(gpus []*GPU) *Catalog {
-	c := &Catalog{gpus: gpus, index: make(map[string]*GPU)}
+	c := &Catalog{gpus: gpus, index: make(map[string]*GPU), pci: make(map[uint32]*GPU)}
 	for _, g := range gpus {
+		for _, id := range g.PCIDeviceIDs {
+			c.pci[id] = g
+		}
 		c.index[normalizeName(g.Key)] = g
 		for _, a := range g.Aliases {
 			c.index[normalizeName(a)] = g
@@ -88,9 +119,8 @@ func newCatalog(gpus []*GPU) *Catalog {
 	return c
 }
 
-// GPUs returns the catalog's GPU models in a stable order: A30-24GB,
-// A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200-180GB, L4,
-// L40S, T4.
+// GPUs returns the catalog's GPU models in a stable order: Ampere, Hopper,
+// Blackwell, then the time-slicing-only models (see builtinGPUs).
 func (c *Catalog) GPUs() []*GPU {
 	out := make([]*GPU, len(c.gpus))
 	copy(out, c.gpus)
@@ -102,7 +132,9 @@ func (c *Catalog) GPUs() []*GPU {
 // reports ("NVIDIA H100 80GB HBM3") and the GPU Feature Discovery product
 // label ("NVIDIA-H100-80GB-HBM3") both match. The suffixes GPU Feature
 // Discovery appends to the product label ("-MIG-1g.10gb" under the single
-// MIG strategy, "-SHARED" with renamed shared resources) are ignored.
+// MIG strategy, "-SHARED" with renamed shared resources) are ignored. A
+// PCI device ID written as ParsePCIDeviceID reads it ("0x2330",
+// "0x233010DE", "10de:2330") finds the model of that board.
 func (c *Catalog) Lookup(name string) (*GPU, bool) {
 	n := normalizeName(name)
 	if n == "" {
@@ -110,6 +142,9 @@ func (c *Catalog) Lookup(name string) (*GPU, bool) {
 	}
 	if g, ok := c.index[n]; ok {
 		return g, true
+	}
+	if id, ok := ParsePCIDeviceID(n); ok {
+		return c.LookupPCI(id)
 	}
 	stripped := n
 	if i := strings.Index(stripped, "-mig-"); i > 0 {
@@ -122,6 +157,59 @@ func (c *Catalog) Lookup(name string) (*GPU, bool) {
 		}
 	}
 	return nil, false
+}
+
+// LookupPCI finds the GPU model of a PCI device ID in NVML's form
+// (0x233010DE: device ID, then vendor ID). An ID whose low 16 bits are 0 is
+// read as the device ID alone (0x23300000 or, from ParsePCIDeviceID, a bare
+// device ID).
+func (c *Catalog) LookupPCI(id uint32) (*GPU, bool) {
+	if id&0xFFFF == 0 {
+		id |= nvidiaVendorID
+	}
+	g, ok := c.pci[id]
+	return g, ok
+}
+
+// nvidiaVendorID is NVIDIA's PCI vendor ID.
+const nvidiaVendorID = 0x10DE
+
+// ParsePCIDeviceID reads an NVIDIA PCI device ID: "0x233010DE" (NVML's
+// form and mig-parted's device filters), "0x2330" (the device ID alone) or
+// "10de:2330" (lspci's vendor:device), case-insensitively. It returns the
+// ID in NVML's form.
+func ParsePCIDeviceID(s string) (uint32, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	var hex string
+	switch {
+	case strings.HasPrefix(s, "10de:"):
+		hex = strings.TrimPrefix(s, "10de:")
+		if len(hex) != 4 {
+			return 0, false
+		}
+	case strings.HasPrefix(s, "0x"):
+		hex = strings.TrimPrefix(s, "0x")
+		if len(hex) == 8 {
+			if !strings.HasSuffix(hex, "10de") {
+				return 0, false
+			}
+			hex = hex[:4]
+		} else if len(hex) != 4 {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	dev, err := strconv.ParseUint(hex, 16, 16)
+	if err != nil || dev == 0 {
+		return 0, false
+	}
+	return uint32(dev)<<16 | nvidiaVendorID, true
+}
+
+// FormatPCIDeviceID writes a PCI device ID in NVML's form, "0x233010DE".
+func FormatPCIDeviceID(id uint32) string {
+	return fmt.Sprintf("0x%08X", id)
 }
 
 // Key returns the catalog key of the GPU a product name names (as Lookup

@@ -12,8 +12,11 @@ import "strconv"
 // the GPU Operator's default mig-parted configuration
 // (NVIDIA/gpu-operator assets/state-mig-manager/0400_configmap.yaml).
 //
-// GPU memory totals are what NVML reports for the model, approximately;
-// profile memory is the nominal size in the profile name.
+// The PCI device IDs are those of the device filters of that file (pinned
+// in testdata/crds/go.mod; engine/mig's TestNVIDIADefaultConfig reads it),
+// whose comments name the boards. GPU memory totals are what NVML reports
+// for the model (memory.total in MiB); profile memory is the nominal size
+// in the profile name.
 
 // builtinGPUs returns new GPU values in catalog order.
 func builtinGPUs() []*GPU {
@@ -21,10 +24,15 @@ func builtinGPUs() []*GPU {
 		a30(),
 		a100With40GB(),
 		a100With80GB(),
+		pg506With96GB(),
 		h100With80GB(),
 		h100With94GB(),
+		h100With96GB(),
 		h200(),
+		gh200With144GB(),
 		b200(),
+		gb200(),
+		rtxPro6000(),
 		l4(),
 		l40S(),
 		t4(),
@@ -65,9 +73,28 @@ func eightSlotProfiles(one, two, four, eight int) []Profile {
 	}
 }
 
-// me marks a profile as one with media extensions.
+// me marks a profile as one with media extensions ("+me").
 func me(p Profile) Profile {
-	p.MediaExtensions = true
+	p.MediaExtensions, p.Variant = true, VariantME
+	return p
+}
+
+// meAll marks a profile as one with every media engine ("+me.all"); it
+// also holds the GPU's one optical-flow accelerator, as a "+me" does.
+func meAll(p Profile) Profile {
+	p.MediaExtensions, p.Variant = true, VariantMEAll
+	return p
+}
+
+// noME marks a profile as one without media engines ("-me").
+func noME(p Profile) Profile {
+	p.Variant = VariantNoME
+	return p
+}
+
+// gfx marks a profile as one with graphics ("+gfx").
+func gfx(p Profile) Profile {
+	p.Variant = VariantGFX
 	return p
 }
 
@@ -77,6 +104,7 @@ func a30() *GPU {
 	return &GPU{
 		Key:           "A30-24GB",
 		Aliases:       []string{"NVIDIA-A30", "NVIDIA A30", "NVIDIA-A30-PCIE-24GB"},
+		PCIDeviceIDs:  []uint32{0x20B710DE},
 		Name:          "NVIDIA A30",
 		MemoryMiB:     24576,
 		MIG:           true,
@@ -102,7 +130,10 @@ func a100With40GB() *GPU {
 			"NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB",
 			// go-nvml's simulated DGX A100 (pkg/nvml/mock/dgxa100).
 			"Mock NVIDIA A100-SXM4-40GB",
+			"NVIDIA A800-SXM4-40GB", "NVIDIA A800 40GB PCIe",
 		},
+		// A100-SXM4-40GB, A100-PCIE-40GB (two boards), A800 40GB PCIe.
+		PCIDeviceIDs:  []uint32{0x20B010DE, 0x20B110DE, 0x20F110DE, 0x20F610DE},
 		Name:          "NVIDIA A100 40GB",
 		MemoryMiB:     40960,
 		MIG:           true,
@@ -122,7 +153,10 @@ func a100With80GB() *GPU {
 			"NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe",
 			"NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe",
 			"NVIDIA A100-PCIE-80GB",
+			"NVIDIA A800-SXM4-80GB", "NVIDIA A800 80GB PCIe",
 		},
+		// A100-SXM4-80GB, A100 80GB PCIe, A800-SXM4-80GB, A800 80GB PCIe.
+		PCIDeviceIDs:  []uint32{0x20B210DE, 0x20B510DE, 0x20F310DE, 0x20F510DE},
 		Name:          "NVIDIA A100 80GB",
 		MemoryMiB:     81920,
 		MIG:           true,
@@ -140,8 +174,15 @@ func h100With80GB() *GPU {
 		Aliases: []string{
 			"NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-PCIe",
 			"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe",
+			"NVIDIA H800", "NVIDIA H800 PCIe",
 		},
-		Name:          "NVIDIA H100 80GB",
+		// H100 SXM5 80GB, H100 PCIe, H800 PCIe, H800 (SXM5).
+		PCIDeviceIDs: []uint32{0x233010DE, 0x233110DE, 0x232210DE, 0x232410DE},
+		Name:         "NVIDIA H100 80GB",
+		// 80 GiB less what the driver reserves: nvidia-smi and NVML report
+		// 81559 MiB on an H100 80GB HBM3 (go-nvml's simulated H100 says
+		// 81920, the nominal size; providers/nvml's simulated server reports
+		// this figure instead).
 		MemoryMiB:     81559,
 		MIG:           true,
 		MemorySlots:   8,
@@ -155,7 +196,8 @@ func h100With80GB() *GPU {
 func h100With94GB() *GPU {
 	return &GPU{
 		Key:           "H100-94GB",
-		Aliases:       []string{"NVIDIA-H100-NVL", "NVIDIA H100 NVL"},
+		Aliases:       []string{"NVIDIA-H100-NVL", "NVIDIA H100 NVL", "NVIDIA H800 NVL"},
+		PCIDeviceIDs:  []uint32{0x232110DE, 0x233A10DE}, // H100 NVL, H800 NVL
 		Name:          "NVIDIA H100 94GB",
 		MemoryMiB:     95830,
 		MIG:           true,
@@ -176,6 +218,7 @@ func h200() *GPU {
 			// go-nvml's simulated DGX H200 (pkg/nvml/mock/dgxh200).
 			"NVIDIA H200 141GB HBM3e",
 		},
+		PCIDeviceIDs:  []uint32{0x233510DE, 0x233B10DE}, // H200 SXM5, H200 NVL
 		Name:          "NVIDIA H200 141GB",
 		MemoryMiB:     143771,
 		MIG:           true,
@@ -195,6 +238,7 @@ func b200() *GPU {
 			// go-nvml's simulated DGX B200 (pkg/nvml/mock/dgxb200).
 			"NVIDIA B200 180GB HBM3e",
 		},
+		PCIDeviceIDs:  []uint32{0x290110DE},
 		Name:          "NVIDIA B200 180GB",
 		MemoryMiB:     183359,
 		MIG:           true,

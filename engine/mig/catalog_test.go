@@ -32,7 +32,12 @@ func TestGPUsOrder(t *testing.T) {
 	for _, g := range Default().GPUs() {
 		keys = append(keys, g.Key)
 	}
-	want := []string{"A30-24GB", "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H200-141GB", "B200-180GB", "L4", "L40S", "T4"}
+	want := []string{
+		"A30-24GB", "A100-40GB", "A100-80GB", "PG506-96GB",
+		"H100-80GB", "H100-94GB", "H100-96GB", "H200-141GB", "GH200-144GB",
+		"B200-180GB", "GB200-186GB", "RTX-PRO-6000-96GB",
+		"L4", "L40S", "T4",
+	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("GPUs() keys = %v, want %v", keys, want)
 	}
@@ -80,6 +85,23 @@ func TestCatalogTables(t *testing.T) {
 		{"H100-94GB", 8, 7, eightSlotTable("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"), 93 * 1000},
 		{"H200-141GB", 8, 7, eightSlotTable("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"), 140 * 1000},
 		{"B200-180GB", 8, 7, eightSlotTable("1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"), 178 * 1000},
+		{"H100-96GB", 8, 7, eightSlotTable("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"), 95 * 1000},
+		{"PG506-96GB", 8, 7, eightSlotTable("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"), 95 * 1000},
+		{"GH200-144GB", 8, 7, eightSlotTable("1g.18gb", "1g.18gb+me", "1g.36gb", "2g.36gb", "3g.72gb", "4g.72gb", "7g.144gb"), 142 * 1000},
+		{"GB200-186GB", 8, 7, eightSlotTable("1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"), 184 * 1000},
+		{"RTX-PRO-6000-96GB", 4, 4, []expectedProfile{
+			{"1g.24gb", 1, 1, 4, []int{0, 1, 2, 3}, false},
+			{"1g.24gb+me", 1, 1, 1, []int{0, 1, 2, 3}, true},
+			{"1g.24gb+gfx", 1, 1, 4, []int{0, 1, 2, 3}, false},
+			{"1g.24gb+me.all", 1, 1, 1, []int{0, 1, 2, 3}, true},
+			{"1g.24gb-me", 1, 1, 4, []int{0, 1, 2, 3}, false},
+			{"2g.48gb", 2, 2, 2, []int{0, 2}, false},
+			{"2g.48gb+gfx", 2, 2, 2, []int{0, 2}, false},
+			{"2g.48gb+me.all", 2, 2, 1, []int{0, 2}, true},
+			{"2g.48gb-me", 2, 2, 2, []int{0, 2}, false},
+			{"4g.96gb", 4, 4, 1, []int{0}, false},
+			{"4g.96gb+gfx", 4, 4, 1, []int{0}, false},
+		}, 95 * 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -132,7 +154,7 @@ func TestCatalogInvariants(t *testing.T) {
 				return
 			}
 			// The GB in the key is the GPU's marketing memory size.
-			gb, err := strconv.Atoi(strings.TrimSuffix(g.Key[strings.Index(g.Key, "-")+1:], "GB"))
+			gb, err := strconv.Atoi(strings.TrimSuffix(g.Key[strings.LastIndex(g.Key, "-")+1:], "GB"))
 			if err != nil {
 				t.Fatalf("key %q has no memory size: %v", g.Key, err)
 			}
@@ -158,8 +180,11 @@ func TestCatalogInvariants(t *testing.T) {
 				if got := float64(m) / float64(p.MemorySlices); got < perSlot*0.8 || got > perSlot*1.25 {
 					t.Errorf("%s: %d GB over %d slots is far from %.1f GB per slot", p.Name, m, p.MemorySlices, perSlot)
 				}
-				if p.MediaExtensions != strings.HasSuffix(p.Name, "+me") {
+				if want := p.Variant == VariantME || p.Variant == VariantMEAll; p.MediaExtensions != want {
 					t.Errorf("%s: MediaExtensions = %v", p.Name, p.MediaExtensions)
+				}
+				if !strings.HasSuffix(p.Name, "gb"+p.Variant) {
+					t.Errorf("%s: Variant %q is not the name's suffix", p.Name, p.Variant)
 				}
 				if p.MediaExtensions && p.MaxInstances != 1 {
 					t.Errorf("%s: +me profile with MaxInstances %d", p.Name, p.MaxInstances)
@@ -220,6 +245,29 @@ func TestLookup(t *testing.T) {
 		{"NVIDIA H200 141GB HBM3e", "H200-141GB"},
 		{"NVIDIA-B200", "B200-180GB"},
 		{"NVIDIA-A30", "A30-24GB"},
+		// The GPUs NVIDIA's default mig-parted configuration names.
+		{"NVIDIA H800", "H100-80GB"},
+		{"NVIDIA-H800-PCIe", "H100-80GB"},
+		{"NVIDIA H800 NVL", "H100-94GB"},
+		{"NVIDIA A800-SXM4-80GB", "A100-80GB"},
+		{"NVIDIA-GH200-480GB", "H100-96GB"},
+		{"NVIDIA H20", "H100-96GB"},
+		{"NVIDIA GH200 144G HBM3e", "GH200-144GB"},
+		{"NVIDIA-GB200", "GB200-186GB"},
+		{"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "RTX-PRO-6000-96GB"},
+		{"NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000-96GB"},
+		{"NVIDIA PG506-96GB", "PG506-96GB"},
+		// PCI device IDs, in NVML's, the device ID's and lspci's forms.
+		{"0x232410DE", "H100-80GB"},
+		{"0x2324", "H100-80GB"},
+		{"10de:2324", "H100-80GB"},
+		{"0x233a10de", "H100-94GB"},
+		{"0x294110DE", "GB200-186GB"},
+		{"0x2BB5", "RTX-PRO-6000-96GB"},
+		{"0x232410AB", ""}, // another vendor
+		{"0x9999", ""},
+		{"2324", ""},
+		{"0x", ""},
 		{"NVIDIA-L4", "L4"},
 		{"l40s", "L40S"},
 		{"NVIDIA-L40S", "L40S"},
@@ -300,5 +348,64 @@ func TestProfile(t *testing.T) {
 	want := []string{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}
 	if got := g.ProfileNames(); !slices.Equal(got, want) {
 		t.Errorf("ProfileNames() = %v, want %v", got, want)
+	}
+}
+
+// TestLookupPCI finds each model by every PCI device ID it lists, and a
+// board whose name no alias spells by its ID: what Lookup of an unknown
+// name cannot do.
+func TestLookupPCI(t *testing.T) {
+	c := Default()
+	owner := map[uint32]string{}
+	for _, g := range c.GPUs() {
+		if g.MIG && len(g.PCIDeviceIDs) == 0 {
+			t.Errorf("%s: no PCI device IDs", g.Key)
+		}
+		for _, id := range g.PCIDeviceIDs {
+			if id&0xFFFF != nvidiaVendorID {
+				t.Errorf("%s: %s is not an NVIDIA device ID in NVML's form", g.Key, FormatPCIDeviceID(id))
+			}
+			if o, ok := owner[id]; ok {
+				t.Errorf("%s belongs to %s and %s", FormatPCIDeviceID(id), o, g.Key)
+			}
+			owner[id] = g.Key
+			got, ok := c.LookupPCI(id)
+			if !ok || got.Key != g.Key {
+				t.Errorf("LookupPCI(%s) = %v, %v; want %s", FormatPCIDeviceID(id), got, ok, g.Key)
+			}
+			if got, ok := c.LookupPCI(id &^ 0xFFFF); !ok || got.Key != g.Key {
+				t.Errorf("LookupPCI(%#x) (device ID alone) = %v, %v; want %s", id&^0xFFFF, got, ok, g.Key)
+			}
+		}
+	}
+	if _, ok := c.Lookup("NVIDIA H800 SXM5 Next"); ok {
+		t.Fatal("an unknown name matched by name")
+	}
+	if g, ok := c.LookupPCI(0x232410DE); !ok || g.Key != "H100-80GB" {
+		t.Fatalf("LookupPCI(H800) = %v, %v", g, ok)
+	}
+	if _, ok := c.LookupPCI(0x10DE); ok {
+		t.Fatal("LookupPCI(vendor only) found a model")
+	}
+}
+
+func TestParsePCIDeviceID(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint32
+	}{
+		{"0x233010DE", 0x233010DE}, {"0x233010de", 0x233010DE}, {" 0x2330 ", 0x233010DE},
+		{"10de:2330", 0x233010DE}, {"10DE:2330", 0x233010DE},
+		{"2330", 0}, {"0x23301", 0}, {"0x2330abcd", 0}, {"0xzzzz", 0}, {"0x0000", 0},
+		{"10de:23301", 0}, {"1002:2330", 0}, {"", 0},
+	}
+	for _, tt := range tests {
+		got, ok := ParsePCIDeviceID(tt.in)
+		if ok != (tt.want != 0) || got != tt.want {
+			t.Errorf("ParsePCIDeviceID(%q) = %#x, %v; want %#x", tt.in, got, ok, tt.want)
+		}
+	}
+	if got := FormatPCIDeviceID(0x233010DE); got != "0x233010DE" {
+		t.Errorf("FormatPCIDeviceID = %s", got)
 	}
 }

@@ -6,6 +6,7 @@ import "strings"
 // default mig-parted configuration (ConfigMap default-mig-parted-config,
 // NVIDIA/gpu-operator assets/state-mig-manager/0400_configmap.yaml) for the
 // GPU model with catalog key key, or nil where the operator defines none.
+// TestNVIDIADefaultConfig checks every one against that file.
 // That file also names one config per profile, "all-<profile>" with "+"
 // written as "." ("all-1g.10gb", "all-1g.10gb.me"), each asking for the
 // profile's maximum count, plus "all-disabled" and "all-enabled".
@@ -19,6 +20,14 @@ func operatorBalanced(key string) map[string]int {
 		return map[string]int{"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
 	case "H100-94GB":
 		return map[string]int{"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1}
+	case "H100-96GB", "PG506-96GB":
+		return map[string]int{"1g.12gb": 2, "2g.24gb": 1, "3g.48gb": 1}
+	case "GH200-144GB":
+		return map[string]int{"1g.18gb": 2, "2g.36gb": 1, "3g.72gb": 1}
+	case "GB200-186GB":
+		return map[string]int{"1g.23gb": 2, "2g.47gb": 1, "3g.93gb": 1}
+	case "RTX-PRO-6000-96GB":
+		return map[string]int{"1g.24gb": 2, "2g.48gb": 1}
 	case "H200-141GB":
 		return map[string]int{"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}
 	case "B200-180GB":

@@ -7,8 +7,8 @@ import (
 )
 
 func TestOperatorConfigsSolve(t *testing.T) {
-	for _, key := range []string{"A30-24GB", "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H200-141GB", "B200-180GB"} {
-		g := mustLookup(t, key)
+	for _, g := range migGPUs() {
+		key := g.Key
 		configs := OperatorConfigs(g)
 		if len(configs) == 0 {
 			t.Fatalf("%s: no operator configs", key)

@@ -15,6 +15,10 @@ const (
 	ReasonOverMax Reason = "over-max"
 	// ReasonMultipleME: more than one media-extension ("+me") instance.
 	ReasonMultipleME Reason = "multiple-media-extensions"
+	// ReasonMediaEngines: a "+me.all" instance, which holds every media
+	// engine of the GPU, shares it with an instance that needs one (any
+	// profile but a "-me" one).
+	ReasonMediaEngines Reason = "media-engines-exhausted"
 	// ReasonComputeExhausted: the instances need more compute slices than
 	// the GPU has.
 	ReasonComputeExhausted Reason = "compute-exhausted"

@@ -6,6 +6,11 @@ import "strings"
 // whole GPU (or a time-slicing replica of one) as.
 const ResourceGPU = "nvidia.com/gpu"
 
+// ResourceGPUShared is the resource the device plugin advertises the
+// time-slicing or MPS replicas of a GPU as when its config sets
+// renameByDefault: nvidia.com/gpu with the suffix ".shared".
+const ResourceGPUShared = ResourceGPU + ".shared"
+
 // Resource is the extended resource a MIG profile is advertised as by the
 // NVIDIA device plugin's mixed strategy: nvidia.com/mig-1g.10gb, with "+"
 // as ".".

@@ -22,7 +22,8 @@ type Instance struct {
 //
 // The checks run in this order: the model supports MIG; every profile
 // exists; no count is negative; no count is over the profile's maximum; at
-// most one media-extension instance; the compute slices fit; an assignment
+// most one media-extension instance; a "+me.all" instance only beside "-me"
+// ones; the compute slices fit; an assignment
 // of allowed placements exists without overlapping memory slots.
 func Solve(g *GPU, slices map[string]int) ([]Instance, error) {
 	if g == nil {
@@ -131,6 +132,10 @@ func checkCounts(g *GPU, counts []int) error {
 		}
 	}
 
+	if err := checkAllMedia(g, counts); err != nil {
+		return err
+	}
+
 	compute := 0
 	var computeParts []string
 	for i, n := range counts {
@@ -146,6 +151,36 @@ func checkCounts(g *GPU, counts []int) error {
 			Reason: ReasonComputeExhausted,
 			Message: fmt.Sprintf("the layout needs %d compute slices on %s, which has %d (%s)",
 				compute, g.Key, g.ComputeSlices, strings.Join(computeParts, ", ")),
+		}
+	}
+	return nil
+}
+
+// checkAllMedia refuses a "+me.all" instance beside one that needs a media
+// engine: the "+me.all" profiles hold every NVDEC, NVENC and JPEG engine of
+// the GPU (4 of each on an RTX PRO 6000, as its full 4g.96gb profile has),
+// and every profile but the "-me" ones has at least one (NVIDIA
+// Multi-Instance GPU User Guide, table 'GPU Instance Profiles on RTX PRO
+// 6000').
+func checkAllMedia(g *GPU, counts []int) error {
+	all := -1
+	for i, n := range counts {
+		if n > 0 && g.Profiles[i].Variant == VariantMEAll {
+			all = i
+		}
+	}
+	if all < 0 {
+		return nil
+	}
+	for i, n := range counts {
+		if p := &g.Profiles[i]; n > 0 && i != all && p.Variant != VariantNoME && p.Variant != VariantMEAll {
+			return &Error{
+				GPU:     g.Key,
+				Reason:  ReasonMediaEngines,
+				Profile: p.Name,
+				Message: fmt.Sprintf("a %s instance holds every media engine of %s, and %s needs one; only %s profiles share the GPU with it",
+					g.Profiles[all].Name, g.Key, p.Name, VariantNoME),
+			}
 		}
 	}
 	return nil

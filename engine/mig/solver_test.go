@@ -183,6 +183,21 @@ func TestSolveLayouts(t *testing.T) {
 		{"A30-24GB", map[string]int{"2g.12gb+me": 2}, ReasonOverMax, "2g.12gb+me"},
 		{"A30-24GB", map[string]int{"1g.10gb": 1}, ReasonUnknownProfile, "1g.10gb"},
 		{"A30-24GB", map[string]int{"1g.6gb": -1}, ReasonInvalidCount, "1g.6gb"},
+		// RTX-PRO-6000-96GB: 4 slots, +gfx, -me and +me.all profiles.
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb": 2, "2g.48gb": 1}, "", ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb+gfx": 2, "2g.48gb+gfx": 1}, "", ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb+me.all": 1, "1g.24gb-me": 3}, "", ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"2g.48gb+me.all": 1, "2g.48gb-me": 1}, "", ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb+me.all": 1, "1g.24gb": 1}, ReasonMediaEngines, "1g.24gb"},
+		{"RTX-PRO-6000-96GB", map[string]int{"2g.48gb+me.all": 1, "1g.24gb+gfx": 2}, ReasonMediaEngines, "1g.24gb+gfx"},
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb+me.all": 1, "1g.24gb+me": 1}, ReasonMultipleME, ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb+me": 1, "1g.24gb": 3}, "", ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"4g.96gb+gfx": 1, "1g.24gb-me": 1}, ReasonComputeExhausted, ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"2g.48gb": 1, "1g.24gb": 1, "1g.24gb-me": 1}, "", ""},
+		{"RTX-PRO-6000-96GB", map[string]int{"1g.24gb+gfx": 5}, ReasonOverMax, "1g.24gb+gfx"},
+		// GB200-186GB
+		{"GB200-186GB", map[string]int{"1g.23gb": 2, "2g.47gb": 1, "3g.93gb": 1}, "", ""},
+		{"GB200-186GB", map[string]int{"3g.93gb": 2, "1g.23gb": 1}, ReasonMemoryExhausted, "1g.23gb"},
 		// A100-40GB
 		{"A100-40GB", map[string]int{"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}, "", ""},
 		{"A100-40GB", map[string]int{"1g.10gb": 3, "2g.10gb": 1}, "", ""},
@@ -378,6 +393,17 @@ func oracle(g *GPU, counts map[int]int) Reason {
 	}
 	if me > 1 {
 		return ReasonMultipleME
+	}
+	allMedia, needsMedia := false, false
+	for i, n := range counts {
+		if n > 0 {
+			v := g.Profiles[i].Variant
+			allMedia = allMedia || v == VariantMEAll
+			needsMedia = needsMedia || v != VariantMEAll && v != VariantNoME
+		}
+	}
+	if allMedia && needsMedia {
+		return ReasonMediaEngines
 	}
 	if compute > g.ComputeSlices {
 		return ReasonComputeExhausted

@@ -12,14 +12,6 @@ import (
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
-// ApplyProgress writes a line as each change of an apply starts and ends,
-// the Terraform way; on a terminal (TTY) also a done/total line that the
-// next line overwrites. Its Event is an engine.ApplyOptions.Progress.
-type ApplyProgress struct {
-	W   io.Writer
-	TTY bool
-}
-
 // applyVerbs are the progress words of an action: starting, done, and the
 // verb.
 func applyVerbs(a engine.Action) [3]string {
@@ -32,37 +24,6 @@ func applyVerbs(a engine.Action) [3]string {
 		return [3]string{"Destroying", "Destruction complete", "destroy"}
 	}
 	return [3]string{"Modifying", "Modifications complete", "modify"}
-}
-
-// Event writes one progress event.
-func (p *ApplyProgress) Event(ev engine.Event) {
-	p.Clear()
-	c := ev.Change
-	v := applyVerbs(c.Action)
-	switch ev.Kind {
-	case engine.EventStart:
-		textsafe.Fprintf(p.W, "%s: %s %s...\n", c.Address, v[0], c.Key)
-	case engine.EventDone:
-		r := ev.Result
-		switch r.Outcome {
-		case engine.OutcomeApplied:
-			textsafe.Fprintf(p.W, "%s: %s after %s [%s]\n", c.Address, v[1], applySeconds(r.Elapsed), c.Key)
-		case engine.OutcomeFailed:
-			textsafe.Fprintf(p.W, "%s: Failed to %s %s after %s\n", c.Address, v[2], c.Key, applySeconds(r.Elapsed))
-		case engine.OutcomeSkipped:
-			textsafe.Fprintf(p.W, "%s: Skipped %s: %v\n", c.Address, c.Key, r.Err)
-		}
-		if p.TTY {
-			textsafe.Fprintf(p.W, "  [%d/%d done]", ev.Done, ev.Total)
-		}
-	}
-}
-
-// Clear erases the terminal's done/total line.
-func (p *ApplyProgress) Clear() {
-	if p.TTY {
-		textsafe.Fprint(p.W, textsafe.Raw("\r\x1b[K"))
-	}
 }
 
 func applySeconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }

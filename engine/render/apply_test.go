@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -29,13 +30,23 @@ func applyReport() *engine.Report {
 	}}
 }
 
-// Progress: a line as each change starts and ends; on a terminal also a
-// done/total line, erased before the next one.
+// fakeClock is a clock that moves step at each reading.
+func fakeClock(step time.Duration) func() time.Time {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		t = t.Add(step)
+		return t
+	}
+}
+
+// Progress of a small apply: a line as each change starts and ends; on a
+// terminal also a status line (done, failed, remaining, rate, time left),
+// erased before the next line.
 func TestApplyProgress(t *testing.T) {
 	rep := applyReport()
 	for _, tty := range []bool{false, true} {
 		var b bytes.Buffer
-		p := &render.ApplyProgress{W: &b, TTY: tty}
+		p := &render.ApplyProgress{W: &b, TTY: tty, Now: fakeClock(time.Second)}
 		p.Event(engine.Event{Kind: engine.EventStart, Change: rep.Results[0].Change, Total: 3})
 		for i, r := range rep.Results {
 			p.Event(engine.Event{Kind: engine.EventDone, Change: r.Change, Result: r, Done: i + 1, Total: 3})
@@ -47,15 +58,93 @@ func TestApplyProgress(t *testing.T) {
 			"tenant.a: Skipped RoleBinding a/admin: depends on a failed change\n"
 		got := b.String()
 		if tty {
-			if !strings.Contains(got, "  [3/3 done]\r\x1b[K") {
-				t.Errorf("tty: no erased done line:\n%q", got)
+			for _, w := range []string{
+				"  [0/3 done, 0 failed, 3 remaining]\r\x1b[K",
+				"  [1/3 done, 0 failed, 2 remaining, 1.0/s, about 2s left]\r\x1b[K",
+				"  [2/3 done, 1 failed, 1 remaining, 1.0/s, about 1s left]\r\x1b[K",
+				"  [3/3 done, 1 failed, 1 skipped, finished in 3s]\r\x1b[K",
+			} {
+				if !strings.Contains(got, w) {
+					t.Errorf("tty: no erased status line %q:\n%q", w, got)
+				}
 			}
-			got = strings.NewReplacer("\r\x1b[K", "", "  [1/3 done]", "", "  [2/3 done]", "", "  [3/3 done]", "").Replace(got)
+			got = regexp.MustCompile(`  \[[^]]*\]\r\x1b\[K`).ReplaceAllString(strings.TrimPrefix(got, "\r\x1b[K"), "")
 		}
 		if got != want {
 			t.Errorf("tty %v: progress\n%q\nwant\n%q", tty, got, want)
 		}
 	}
+}
+
+// largeApply feeds p the events of an apply of n changes, one starting and
+// one ending every step of the clock, the change numbered fail failing.
+func largeApply(p *render.ApplyProgress, n, fail int) {
+	for i := range n {
+		c := &engine.Change{Address: "tenant.t", Key: engine.Key{Kind: "Namespace", Name: fmt.Sprintf("t%d", i)}, Action: engine.ActionCreate}
+		p.Event(engine.Event{Kind: engine.EventStart, Change: c, Done: i, Total: n})
+		r := &engine.Result{Change: c, Outcome: engine.OutcomeApplied, Elapsed: time.Second}
+		if i == fail {
+			r.Outcome, r.Err = engine.OutcomeFailed, errors.New("forbidden")
+		}
+		p.Event(engine.Event{Kind: engine.EventDone, Change: c, Result: r, Done: i + 1, Total: n})
+	}
+}
+
+// A large apply without a terminal (CI) writes a summary line at every
+// tenth of its changes and every 10 seconds, never a line per change
+// unless Verbose; on a terminal one status line redrawn in place.
+func TestApplyProgressLarge(t *testing.T) {
+	t.Run("CI", func(t *testing.T) {
+		var b bytes.Buffer
+		// 1,000 changes, two clock readings each at 10ms: 20s in all.
+		largeApply(&render.ApplyProgress{W: &b, Now: fakeClock(10 * time.Millisecond)}, 1000, 3)
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if len(lines) < 10 || len(lines) > 13 {
+			t.Errorf("%d lines, want one per tenth and per 10s:\n%s", len(lines), b.String())
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "Progress: ") {
+				t.Errorf("line %q is not a summary", l)
+			}
+		}
+		for _, w := range []string{
+			"Progress: 100/1000 done, 1 failed, 900 remaining, 50/s, about 18s left\n",
+			"Progress: 1000/1000 done, 1 failed, finished in 20s\n",
+		} {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("no %q in\n%s", w, b.String())
+			}
+		}
+	})
+	t.Run("CI slow", func(t *testing.T) {
+		var b bytes.Buffer
+		// 100 changes at 3s each: a tenth every 30s, a line every 10s.
+		largeApply(&render.ApplyProgress{W: &b, Now: fakeClock(1500 * time.Millisecond)}, 100, -1)
+		if n := strings.Count(b.String(), "\n"); n < 25 || n > 40 {
+			t.Errorf("%d lines for 300s, want about one per 10s:\n%s", n, b.String())
+		}
+	})
+	t.Run("verbose", func(t *testing.T) {
+		var b bytes.Buffer
+		largeApply(&render.ApplyProgress{W: &b, Verbose: true, Now: fakeClock(10 * time.Millisecond)}, 1000, -1)
+		if n := strings.Count(b.String(), "Creation complete after"); n != 1000 {
+			t.Errorf("%d per-change lines with Verbose, want 1000", n)
+		}
+	})
+	t.Run("terminal", func(t *testing.T) {
+		var b bytes.Buffer
+		largeApply(&render.ApplyProgress{W: &b, TTY: true, Now: fakeClock(10 * time.Millisecond)}, 1000, -1)
+		out := b.String()
+		if strings.Contains(out, "\n") || strings.Contains(out, "Creating") {
+			t.Errorf("the terminal got lines, want one status line redrawn in place:\n%.300q", out)
+		}
+		if n := strings.Count(out, "\r\x1b[K"); n != 2000 {
+			t.Errorf("%d redraws, want one per event", n)
+		}
+		if !strings.HasSuffix(out, "\r\x1b[K  [1000/1000 done, 0 failed, finished in 20s]") {
+			t.Errorf("last status: %q", out[max(0, len(out)-80):])
+		}
+	})
 }
 
 // The account: one line when every change was applied; else what failed

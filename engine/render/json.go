@@ -122,3 +122,10 @@ func project(desired, live map[string]any) map[string]any {
 	}
 	return out
 }
+
+// JSONValue writes v as indented JSON.
+func JSONValue(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -21,6 +21,7 @@ func Markdown(w io.Writer, p *engine.Plan) error {
 	}
 	textsafe.Fprintf(bw, "**%s**\n", SummaryLine(p))
 	writeMarkdownWarnings(bw, p)
+	writeRepartitionsMarkdown(bw, p.Repartitions, "####")
 	textsafe.Fprintf(bw, "\n| | Object | Address |\n|---|---|---|\n")
 	for _, c := range p.Changes {
 		textsafe.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
@@ -64,8 +65,8 @@ func writeMarkdownCapacity(w io.Writer, p *engine.Plan) {
 	if p.Capacity == nil || len(p.Capacity.Rows) == 0 {
 		return
 	}
-	textsafe.Fprintf(w, "\n#### GPU capacity (now → after)\n\n| Pool | Resource | Total | Quota | Requested | Free |\n|---|---|---:|---:|---:|---:|\n")
+	textsafe.Fprintf(w, "\n#### GPU capacity (now → after)\n\nBar: %s.\n\n| Pool | Resource | Total | Quota | Requested | Free | Quota of capacity |\n|---|---|---:|---:|---:|---:|---|\n", capacityLegend)
 	for _, r := range p.Capacity.Rows {
-		textsafe.Fprintf(w, "| %s | `%s` | %s | %s | %d | %d |\n", r.Pool, r.Resource, strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free)
+		textsafe.Fprintf(w, "| %s | `%s` | %s | %s | %d | %d | `%s` |\n", r.Pool, r.Resource, strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free, CapacityBar(r, capacityBarWidth))
 	}
 }

@@ -29,6 +29,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 			textsafe.Fprintf(&b, "- %s\n", mdInline(w))
 		}
 	}
+	writeRepartitionsMarkdown(&b, p.Repartitions, "####")
 
 	textsafe.Fprintf(&b, "\n#### 1. Configuration changes\n\n")
 	if len(pv.ConfigChanges) == 0 {
@@ -65,13 +66,14 @@ func PreviewMarkdown(pv *engine.Preview) string {
 		textsafe.Fprintf(&b, "No GPU pools.\n")
 	} else {
 		var table strings.Builder
-		table.WriteString("| Pool | Resource | Total | Quota | Requested | Free | Status |\n|---|---|---:|---:|---:|---:|---|\n")
+		textsafe.Fprintf(&b, "Bar (this change): %s.\n\n", capacityLegend)
+		table.WriteString("| Pool | Resource | Total | Quota | Requested | Free | Status | Quota of capacity |\n|---|---|---:|---:|---:|---:|---|---|\n")
 		for _, c := range pairs {
 			total, quota, requested, free, status := c.cells("→")
 			if status != "OK" && status != "removed" {
 				status = "⚠️ " + status
 			}
-			textsafe.Fprintf(&table, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(c.pool), c.resource, total, quota, requested, free, status)
+			textsafe.Fprintf(&table, "| %s | `%s` | %s | %s | %s | %s | %s | `%s` |\n", mdEscape(c.pool), c.resource, total, quota, requested, free, status, c.bar())
 		}
 		collapse(&b, "GPU capacity", table.String())
 	}

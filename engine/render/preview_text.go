@@ -19,6 +19,7 @@ func PreviewText(w io.Writer, pv *engine.Preview, opts TextOptions) error {
 	ident := func(s string) string { return s }
 	textsafe.Fprintf(bw, "Configuration: %s\n", strings.TrimPrefix(describeSource(p.ConfigSource, ident), "the "))
 	textsafe.Fprintf(bw, "Base:          %s\n", strings.TrimPrefix(describeSource(pv.Base, ident), "the "))
+	writeRepartitionsText(bw, p.Repartitions, r.title)
 
 	textsafe.Fprintf(bw, "\n%s\n", r.paint("1", "1. Configuration changes (base -> this change)"))
 	if len(pv.ConfigChanges) == 0 {
@@ -46,12 +47,13 @@ func PreviewText(w io.Writer, pv *engine.Preview, opts TextOptions) error {
 		textsafe.Fprintf(bw, "  No GPU pools.\n")
 	} else {
 		tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
-		textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE\tSTATUS")
+		textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE\tSTATUS\tQUOTA OF CAPACITY")
 		for _, c := range pairs {
 			total, quota, requested, free, status := c.cells("->")
-			textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.pool, c.resource, total, quota, requested, free, status)
+			textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.pool, c.resource, total, quota, requested, free, status, c.bar())
 		}
 		_ = tw.Flush()
+		textsafe.Fprintf(bw, "  (bar, this change: %s)\n", capacityLegend)
 	}
 	writeWarnings(bw, PreviewWarnings(pv), opts)
 	textsafe.Fprintf(bw, "\n%s\n", r.paint("1", PreviewSummary(pv)))

@@ -44,6 +44,9 @@ func (r *textRenderer) paint(code string, s any) textsafe.Styled {
 	return textsafe.Style(r.color, code, s)
 }
 
+// title styles a section title in bold.
+func (r *textRenderer) title(s string) textsafe.Styled { return r.paint("1", s) }
+
 func (r *textRenderer) symbol(s string) textsafe.Styled {
 	switch s {
 	case "+":
@@ -88,6 +91,7 @@ func (r *textRenderer) plan(p *engine.Plan) {
 			r.change(c)
 		}
 	}
+	writeRepartitionsText(r.w, p.Repartitions, r.title)
 	r.capacity(p)
 	r.warnings(p)
 	textsafe.Fprintf(r.w, "\n%s\n", r.paint("1", SummaryLine(p)))
@@ -100,11 +104,12 @@ func (r *textRenderer) capacity(p *engine.Plan) {
 	}
 	textsafe.Fprintf(r.w, "\nGPU capacity (now -> after this plan):\n")
 	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
-	textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE")
+	textsafe.Fprintln(tw, "  POOL\tRESOURCE\tTOTAL\tQUOTA\tREQUESTED\tFREE\tQUOTA OF CAPACITY")
 	for _, row := range p.Capacity.Rows {
-		textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free)
+		textsafe.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\n", row.Pool, row.Resource, beforeAfter(row.TotalBefore, row.Total), beforeAfter(row.QuotaBefore, row.Quota), row.Requested, row.Free, CapacityBar(row, capacityBarWidth))
 	}
 	_ = tw.Flush()
+	textsafe.Fprintf(r.w, "  (%s)\n", capacityLegend)
 }
 
 // warnings writes the plan's warnings as diagnostics, with their source

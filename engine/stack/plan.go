@@ -98,6 +98,7 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, live
 	if err := disruption(ctx, cl, p); err != nil {
 		return err
 	}
+	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, engine.RepartitionedNodes(p), s.opts.Catalog)
 	engine.LocateWarnings(p.Warnings, cfg)
 	return nil
 }

@@ -48,11 +48,17 @@ pool "a100" {
   mig_layout      = mig_layout.balanced
   overcommit      = 1.0
   max_unavailable = 1
+  # gpuform usage: a 3g.40gb slice-hour costs 3/7 of this.
+  price_per_gpu_hour = 2.80
+  currency           = "EUR"
 }
 
 pool "h100" {
   gpu           = "NVIDIA-H100-80GB-HBM3"
   node_selector = { "gpuform.dev/node-group" = "h100" }
+  # gpuform usage: each of the 2 time-slicing replicas costs half of this.
+  price_per_gpu_hour = 4.10
+  currency           = "EUR"
   time_slicing {
     replicas = 2
   }

@@ -45,7 +45,7 @@ type crdSource struct {
 func crdSources() map[string]crdSource {
 	return map[string]crdSource{
 		"kueue":        {Module: "sigs.k8s.io/kueue", Paths: []string{"config/components/crd/bases"}},
-		"gpu-operator": {Module: "github.com/NVIDIA/gpu-operator", Paths: []string{"deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"}},
+		"gpu-operator": {Module: "github.com/NVIDIA/gpu-operator", Paths: []string{"deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml", "deployments/gpu-operator/crds/nvidia.com_nvidiadrivers.yaml"}},
 		"kserve":       {Paths: []string{"kserve.yaml"}},
 		"volcano":      {Paths: []string{"volcano.yaml"}},
 	}

@@ -167,6 +167,14 @@ func TestStrictValidationRefusesWrongFields(t *testing.T) {
 			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"minReplica":1,"model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.minReplica"`},
 		{"InferenceService pod field that does not exist", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
 			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"schedulerQueue":"q","model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.schedulerQueue"`},
+		// The GPU Operator's NVIDIADriver (a pool's driver pin): its driver
+		// and kernel module types are enums, and its fields typed.
+		{"NVIDIADriver of an unknown kernel module type", schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "nvidiadrivers"},
+			`{"apiVersion":"nvidia.com/v1alpha1","kind":"NVIDIADriver","metadata":{"name":"bare"},"spec":{"driverType":"gpu","image":"nvcr.io/nvidia/driver","kernelModuleType":"closed"}}`, "spec.kernelModuleType"},
+		{"NVIDIADriver of an unknown type", schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "nvidiadrivers"},
+			`{"apiVersion":"nvidia.com/v1alpha1","kind":"NVIDIADriver","metadata":{"name":"odd"},"spec":{"driverType":"cuda","image":"nvcr.io/nvidia/driver"}}`, "spec.driverType"},
+		{"misspelt NVIDIADriver node selector", schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "nvidiadrivers"},
+			`{"apiVersion":"nvidia.com/v1alpha1","kind":"NVIDIADriver","metadata":{"name":"wrong"},"spec":{"driverType":"gpu","image":"nvcr.io/nvidia/driver","nodeSelectors":{"a":"b"}}}`, `unknown field "spec.nodeSelectors"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,18 +27,28 @@ import (
 
 func testContext() context.Context { return context.Background() }
 
+// withoutKueueArguments removes from examples/bank the arguments only Kueue
+// reads, which validate refuses under another scheduler.
+var withoutKueueArguments = []string{
+	`    borrowing_limit = { "3g.40gb" = 1 }` + "\n", "",
+	`    lending_limit   = { "3g.40gb" = 0 }` + "\n", "",
+	`  cohort           = "bank"` + "\n", "",
+}
+
 // exampleVariants are the examples as `gpuform render` compiles them:
-// quickstart, and bank under every scheduler and MIG backend (the cases of
-// engine/compile's TestCompileGolden).
+// quickstart, bank under every scheduler and MIG backend, and shared with
+// and without Kueue (the cases of engine/compile's TestCompileGolden).
 var exampleVariants = []struct {
 	name, example string
 	replace       []string
 }{
 	{"quickstart", "quickstart", nil},
 	{"bank-kueue", "bank", nil},
-	{"bank-none", "bank", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
-	{"bank-volcano", "bank", []string{`scheduler = "kueue"`, `scheduler = "volcano"`}},
-	{"bank-agent", "bank", []string{`scheduler = "kueue"`, `mig_backend = "agent"`}},
+	{"bank-none", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "none"`}, withoutKueueArguments...)},
+	{"bank-volcano", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "volcano"`}, withoutKueueArguments...)},
+	{"bank-agent", "bank", append([]string{`scheduler = "kueue"`, `mig_backend = "agent"`}, withoutKueueArguments...)},
+	{"shared", "shared", nil},
+	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 	{"isolation", "isolation", nil},
 }
 

@@ -125,7 +125,7 @@ func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
 		}
 	}
 	other := planWarnings(t, strings.Replace(cfg, `value = "payments"`, `value = "risk"`, 1))
-	want := "node iso-dedicated-none of pool.dedicated-none lacks taint outcome.gpuform.dev/dedicated=risk:NoSchedule"
+	want := "Node iso-dedicated-none of pool.dedicated-none lacks taint outcome.gpuform.dev/dedicated=risk:NoSchedule"
 	if !slices.ContainsFunc(other, func(w string) bool { return strings.HasPrefix(w, want) }) {
 		t.Errorf("plan warnings %q, want one starting %q", other, want)
 	}

@@ -94,7 +94,7 @@ func readDevice(lib nvml.Interface, index int, cat *mig.Catalog) (*device, []str
 	if d.info.Name, ret = dev.GetName(); ret != nvml.SUCCESS {
 		return nil, nil, fmt.Errorf("reading the name: %s", retName(ret))
 	}
-	if g, ok := cat.Lookup(d.info.Name); ok {
+	if g, ok := lookupModel(dev, d.info.Name, cat); ok {
 		d.gpu, d.info.Model = g, g.Key
 	}
 	mem, ret := dev.GetMemoryInfo()
@@ -267,4 +267,18 @@ func (e *callError) Error() string { return e.what + ": " + retName(e.ret) }
 func noPermission(err error) bool {
 	ce, ok := err.(*callError)
 	return ok && ce.ret == nvml.ERROR_NO_PERMISSION
+}
+
+// lookupModel finds the catalog model of a device by the name NVML reports,
+// else by its PCI device ID (an H800 or a board whose name the catalog does
+// not list). A device whose PCI information cannot be read is unknown.
+func lookupModel(dev nvml.Device, name string, cat *mig.Catalog) (*mig.GPU, bool) {
+	if g, ok := cat.Lookup(name); ok {
+		return g, true
+	}
+	pci, ret := dev.GetPciInfo()
+	if ret != nvml.SUCCESS {
+		return nil, false
+	}
+	return cat.LookupPCI(pci.PciDeviceId)
 }

@@ -40,29 +40,18 @@ func deviceProfiles(dev nvml.Device, g *mig.GPU) ([]giProfile, error) {
 }
 
 // profileName maps an NVML GPU instance profile to the catalog profile of g
-// with the same compute slices and media extensions and the nearest memory
-// size (within a quarter: the catalog's sizes are nominal, NVML's a little
-// smaller). Profile kinds the catalog does not model (graphics, no-media and
-// all-media variants) and profiles without a match are named from NVML's
-// numbers, "<slices>g.<GiB>gb" plus a suffix, with known false.
+// with the same compute slices and variant (media extensions "+me", every
+// media engine "+me.all", none "-me", graphics "+gfx", or plain) and the
+// nearest memory size (within a quarter: the catalog's sizes are nominal,
+// NVML's a little smaller). A profile without a match is named from NVML's
+// numbers, "<slices>g.<GiB>gb" plus the variant's suffix, with known false.
 func profileName(g *mig.GPU, id int, info nvml.GpuInstanceProfileInfo) (string, bool) {
-	me, suffix, modelled := false, "", true
-	switch id {
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1, nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1:
-		me, suffix = true, "+me"
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_ALL_ME:
-		suffix, modelled = "+me.all", false
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_NO_ME:
-		suffix, modelled = "-me", false
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX,
-		nvml.GPU_INSTANCE_PROFILE_3_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_4_SLICE_GFX:
-		suffix, modelled = "+gfx", false
-	}
+	variant := profileVariant(id)
 	mem := int(info.MemorySizeMB)
-	if g != nil && g.MIG && modelled {
+	if g != nil && g.MIG {
 		best, bestDiff := -1, 0
 		for i, p := range g.Profiles {
-			if p.ComputeSlices != int(info.SliceCount) || p.MediaExtensions != me {
+			if p.ComputeSlices != int(info.SliceCount) || p.Variant != variant {
 				continue
 			}
 			diff := p.MemoryMiB - mem
@@ -80,7 +69,24 @@ func profileName(g *mig.GPU, id int, info nvml.GpuInstanceProfileInfo) (string, 
 			return g.Profiles[best].Name, true
 		}
 	}
-	return fmt.Sprintf("%dg.%dgb%s", info.SliceCount, (mem+1023)/1024, suffix), false
+	return fmt.Sprintf("%dg.%dgb%s", info.SliceCount, (mem+1023)/1024, variant), false
+}
+
+// profileVariant is the catalog variant of the NVML_GPU_INSTANCE_PROFILE_*
+// constant id (nvml.h): "" for the plain profiles.
+func profileVariant(id int) string {
+	switch id {
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1, nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1:
+		return mig.VariantME
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_ALL_ME:
+		return mig.VariantMEAll
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_NO_ME:
+		return mig.VariantNoME
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX,
+		nvml.GPU_INSTANCE_PROFILE_3_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_4_SLICE_GFX:
+		return mig.VariantGFX
+	}
+	return ""
 }
 
 // fullComputeProfile returns the compute instance profile of gi that uses

@@ -36,6 +36,7 @@ func CanSimulate(cat *mig.Catalog, model string) bool {
 
 // Simulated returns a go-nvml simulated server of count GPUs of model (a
 // catalog key or alias) with the given driver version ("" for 550.54.15),
+// reporting the catalog's memory and first PCI device ID as a real board does,
 // for the simulated cluster, the agent's --simulate-gpus and tests. The
 // GPUs' UUIDs derive from node (the node's name) and each GPU's index, so
 // that the same node reads the same inventory every time it is simulated:
@@ -49,6 +50,13 @@ func Simulated(cat *mig.Catalog, model string, count int, driver, node string) (
 	}
 	if !ok {
 		return nil, fmt.Errorf("go-nvml cannot simulate %s GPUs; it simulates A100-40GB, A100-80GB, A30-24GB, H100-80GB, H200-141GB and B200-180GB", model)
+	}
+	// NVML on a real board reports the catalog's memory and one of its PCI
+	// device IDs; go-nvml's simulated GPUs carry a nominal size (81920 MiB
+	// for an H100 80GB, which reports 81559) and IDs of their own.
+	cfg.MemoryMB = uint64(g.MemoryMiB)
+	if len(g.PCIDeviceIDs) > 0 {
+		cfg.PciDeviceId = g.PCIDeviceIDs[0]
 	}
 	if count < 1 || count > 16 {
 		return nil, fmt.Errorf("simulate %d GPUs: give 1 to 16", count)

@@ -52,6 +52,9 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 			"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "1"},
 			"spec":     map[string]any{"migManager": map[string]any{"enabled": true}, "devicePlugin": map[string]any{"enabled": true}},
 		}}
+		if c.spec.NVIDIADriverCRD {
+			_ = unstructured.SetNestedField(cp.Object, true, "spec", "driver", "useNvidiaDriverCRD")
+		}
 	}
 	live.ClusterPolicies = []*unstructured.Unstructured{cp.DeepCopy()}
 	return live, nil
@@ -149,7 +152,7 @@ func (c *Cluster) ApplyNode(_ context.Context, obj *unstructured.Unstructured, r
 		return apierrors.NewConflict(schema.GroupResource{Resource: "nodes"}, name, fmt.Errorf("the node changed since the plan"))
 	}
 	ns.Labels, ns.Annotations, ns.Manager = obj.GetLabels(), obj.GetAnnotations(), manager
-	if err := c.reconcileMIG(name, ns); err != nil {
+	if err := c.reconcileMIG(*spec, ns); err != nil {
 		return err
 	}
 	// mig-manager (or the agent) takes over the MIG state gpuform marked pending.
@@ -162,7 +165,8 @@ func (c *Cluster) ApplyNode(_ context.Context, obj *unstructured.Unstructured, r
 // reconcileMIG applies the layout a node asks for, the way mig-manager
 // (label nvidia.com/mig.config) or the gpuform agent (annotation
 // gpuform.dev/mig-layout) would, and records the outcome.
-func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
+func (c *Cluster) reconcileMIG(spec NodeSpec, ns *nodeState) error {
+	name := spec.Name
 	lib := c.gpus[name]
 	if ns.System == nil {
 		ns.System = map[string]string{}
@@ -190,7 +194,17 @@ func (c *Cluster) reconcileMIG(name string, ns *nodeState) error {
 		return nil
 	}
 	if lib == nil {
-		ns.System[stateKey] = "failed"
+		// A model go-nvml does not simulate: the catalog's solver stands in
+		// for the GPUs, and GPU Feature Discovery's labels show the result.
+		ns.System[stateKey] = "success"
+		if err := c.solveLayout(spec, layout); err != nil {
+			ns.System[stateKey] = "failed"
+			if stateKey == agentv1.AnnotMIGState {
+				ns.System[stateKey] = "failed: " + err.Error()
+			}
+			return nil
+		}
+		c.st.Layouts[name] = layout
 		return nil
 	}
 	res, err := nvml.Apply(lib, c.cat, layout, nvml.ApplyOptions{})

@@ -1,18 +1,82 @@
 package sim
 
 import (
+	"fmt"
+	"sort"
+	"strconv"
+
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 // simulatedGPUs returns the go-nvml simulated server of a node, or nil for
-// GPU models go-nvml does not simulate (L4, L40S, T4, H100-94GB): those
-// nodes carry GPU Feature Discovery labels only.
+// GPU models go-nvml does not simulate (L4, L40S, T4, H100-94GB and the
+// other Hopper and Blackwell boards it lacks): those nodes carry GPU Feature
+// Discovery labels only, and solveLayout stands in for their MIG.
 func simulatedGPUs(cat *mig.Catalog, n NodeSpec) (gonvml.Interface, error) {
 	if !nvml.CanSimulate(cat, n.GPU) {
 		return nil, nil
 	}
 	return nvml.Simulated(cat, n.GPU, n.Count, n.Driver, n.Name)
+}
+
+// solveLayout applies a MIG layout to a node whose GPUs go-nvml does not
+// simulate: each entry must place on the node's model (mig.Solve), as
+// mig-parted would find out on the GPU.
+func (c *Cluster) solveLayout(spec NodeSpec, layout agentv1.Layout) error {
+	g, ok := c.cat.Lookup(spec.GPU)
+	if !ok {
+		return fmt.Errorf("GPU %s is not in the catalog", spec.GPU)
+	}
+	for _, e := range layout {
+		if !e.Enabled {
+			continue
+		}
+		if !g.MIG {
+			return fmt.Errorf("%s has no MIG", g.Key)
+		}
+		if _, err := mig.Solve(g, e.Slices); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gfdMIGLabels are the labels GPU Feature Discovery (mixed strategy) sets
+// for the MIG instances of a node whose GPUs go-nvml does not simulate:
+// nvidia.com/mig-<profile>.count, the node's total per profile, from the
+// layout last applied to it.
+func gfdMIGLabels(spec NodeSpec, layout agentv1.Layout) map[string]string {
+	total := map[string]int{}
+	for _, e := range layout {
+		if !e.Enabled {
+			continue
+		}
+		gpus := len(e.Indexes)
+		if e.All {
+			gpus = spec.Count
+		}
+		for p, n := range e.Slices {
+			total[p] += n * gpus
+		}
+	}
+	out := map[string]string{}
+	names := make([]string, 0, len(total))
+	for p := range total {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		if total[p] > 0 {
+			out[mig.Resource(p)+".count"] = strconv.Itoa(total[p])
+		}
+	}
+	if len(out) > 0 {
+		out["nvidia.com/mig.strategy"] = "mixed"
+	}
+	return out
 }

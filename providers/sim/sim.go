@@ -32,6 +32,10 @@ import (
 
 // File is the simulated cluster's description.
 type File struct {
+	// NVIDIADriverCRD is true when the simulated GPU Operator manages
+	// drivers with NVIDIADrivers (its ClusterPolicy's
+	// spec.driver.useNvidiaDriverCRD).
+	NVIDIADriverCRD bool `hcl:"nvidia_driver_crd,optional"`
 	// RuntimeClasses are the names of the cluster's RuntimeClasses.
 	RuntimeClasses []string   `hcl:"runtime_classes,optional"`
 	Nodes          []NodeSpec `hcl:"node,block"`
@@ -287,6 +291,11 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 			managed = append(managed, managedEntry(ns.Manager, map[string]any{"metadata": map[string]any{"labels": anyMap(ns.Labels), "annotations": anyMap(ns.Annotations)}}))
 		}
 	}
+	if l, ok := c.st.Layouts[spec.Name]; ok && c.gpus[spec.Name] == nil {
+		for k, v := range gfdMIGLabels(spec, l) {
+			labels[k] = v
+		}
+	}
 	if lib := c.gpus[spec.Name]; lib != nil {
 		if inv, err := nvml.Read(lib, c.cat); err == nil {
 			inv.DriverVersion = driver
@@ -315,11 +324,18 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 }
 
 // gfdProduct is the nvidia.com/gpu.product label GPU Feature Discovery
-// would set: the catalog's first alias, else its key.
+// would set: the catalog's first alias in its spelling, else the first
+// NVML name with spaces as hyphens (as GPU Feature Discovery writes it),
+// else its key.
 func gfdProduct(g *mig.GPU) string {
 	for _, a := range g.Aliases {
 		if strings.HasPrefix(a, "NVIDIA-") || strings.HasPrefix(a, "Tesla-") {
 			return a
+		}
+	}
+	for _, a := range g.Aliases {
+		if strings.HasPrefix(a, "NVIDIA ") {
+			return strings.ReplaceAll(a, " ", "-")
 		}
 	}
 	return g.Key

@@ -141,6 +141,21 @@ func ExampleFiles(t testing.TB, dir string, replace ...string) map[string][]byte
 	return files
 }
 
+// BankUnder returns the replacements (for LoadExample) that set the
+// scheduler of examples/bank, written for Kueue, to scheduler, and, for
+// another one, remove the arguments only Kueue reads (cohort,
+// borrowing_limit, lending_limit), which validate refuses under it.
+func BankUnder(scheduler string) []string {
+	r := []string{`scheduler = "kueue"`, `scheduler = "` + scheduler + `"`}
+	if scheduler == config.SchedulerKueue {
+		return r
+	}
+	return append(r,
+		`    borrowing_limit = { "3g.40gb" = 1 }`+"\n", "",
+		`    lending_limit   = { "3g.40gb" = 0 }`+"\n", "",
+		`  cohort           = "bank"`+"\n", "")
+}
+
 // LoadSource loads one main.hcl and fails the test on any error diagnostic
 // of loading or validation.
 func LoadSource(t testing.TB, src string) *config.Config {

@@ -228,8 +228,6 @@ type tenant struct {
 	pods     int
 	editors  bool
 	tier     string
-	weight   int
-	reclaim  bool
 }
 
 func (t *tenant) name() string { return "team-" + t.key }
@@ -262,8 +260,6 @@ func plan(o Options) ([]*tenant, []*model) {
 			pods:    10 + i%50,
 			editors: i%2 == 0,
 			tier:    []string{"gold", "silver", "bronze"}[i%3],
-			weight:  1 + i%3,
-			reclaim: i%4 != 0,
 		}
 		first := i % len(pools)
 		ps := []*pool{pools[first]}
@@ -514,7 +510,6 @@ func writeExplicit(w *bytes.Buffer, tenants []*tenant, models []*model) {
 			}
 			fmt.Fprint(w, "  }\n")
 		}
-		fmt.Fprintf(w, "  weight = %d\n  reclaimable = %t\n", t.weight, t.reclaim)
 		fmt.Fprintf(w, "  cpu = %q\n  memory = %q\n  pods = %d\n", t.cpu, t.mem, t.pods)
 		set := prioritySets[t.prioSet]
 		refs := make([]string, len(set.names))
@@ -560,7 +555,7 @@ func writeForEach(w *bytes.Buffer, tenants []*tenant, models []*model) {
 		for _, q := range t.quotas {
 			byPool[q.pool] = q
 		}
-		fmt.Fprintf(w, "    %q = {\n      tier = %q\n      weight = %d\n      reclaimable = %t\n", t.key, t.tier, t.weight, t.reclaim)
+		fmt.Fprintf(w, "    %q = {\n      tier = %q\n", t.key, t.tier)
 		fmt.Fprintf(w, "      cpu = %q\n      memory = %q\n      pods = %d\n", t.cpu, t.mem, t.pods)
 		set := prioritySets[t.prioSet]
 		fmt.Fprintf(w, "      priorities = [%s]\n      default_priority = %q\n", quoted(set.names), set.def)
@@ -606,7 +601,6 @@ func writeForEach(w *bytes.Buffer, tenants []*tenant, models []*model) {
 		}
 		fmt.Fprintf(w, "    borrowing_limit = lookup(each.value.borrow, %q, {})\n  }\n", p.name)
 	}
-	fmt.Fprint(w, "  weight = each.value.weight\n  reclaimable = each.value.reclaimable\n")
 	fmt.Fprint(w, "  cpu = each.value.cpu\n  memory = each.value.memory\n  pods = each.value.pods\n")
 	fmt.Fprint(w, "  priorities = [for p in each.value.priorities : local.priorities[p]]\n")
 	fmt.Fprint(w, "  default_priority = local.priorities[each.value.default_priority]\n")
