@@ -48,6 +48,13 @@ CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || echo /
 chromium:
 	@command -v $(CHROMIUM) >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
+## docs: regenerate docs/cli.md, the command-line reference, and README.md's table of commands
+## from the commands' own help
+## (make test fails while it is out of date: cmd/gpuform TestCLIReference)
+.PHONY: docs
+docs:
+	GPUFORM_DOCS_ONLY=1 $(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/gpuform -update
+
 ## lint: go vet and gofmt
 lint:
 	$(GO) vet ./... ./testdata/bench/...

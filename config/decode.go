@@ -22,6 +22,7 @@ type instances struct {
 	pools      map[string]*Pool
 	tenants    map[string]*Tenant
 	models     map[string]*Model
+	alerts     map[string]*Alert
 	cfg        Config
 }
 
@@ -32,6 +33,7 @@ func newInstances() *instances {
 		pools:      map[string]*Pool{},
 		tenants:    map[string]*Tenant{},
 		models:     map[string]*Model{},
+		alerts:     map[string]*Alert{},
 	}
 }
 
@@ -57,6 +59,7 @@ func (in *instances) finish(cfg *Config) {
 	cfg.Pools = sortBySource(in.cfg.Pools)
 	cfg.Tenants = sortBySource(in.cfg.Tenants)
 	cfg.Models = sortBySource(in.cfg.Models)
+	cfg.Alerts = sortBySource(in.cfg.Alerts)
 	pools := make(map[string]*Pool, len(cfg.Pools))
 	for _, p := range cfg.Pools {
 		pools[p.Name] = p
@@ -101,6 +104,8 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		extra = l.decodeTenant(&d, content, ctx, schema, ok)
 	case TypeModel:
 		l.decodeModel(&d, content, ctx, schema, ok)
+	case TypeAlert:
+		l.decodeAlert(&d, ok)
 	}
 	if !n.used {
 		return cty.DynamicVal, d.ok && ok
@@ -177,6 +182,7 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 	p.TimeSlicing = l.decodeSharing(d, content, ctx, schema, StrategyTimeSlicing, false)
 	p.MPS = l.decodeSharing(d, content, ctx, schema, StrategyMPS, true)
 	p.Taints = l.decodeTaints(d, content, ctx, schema)
+	p.Alerts = l.decodePoolAlerts(d, content, ctx, schema)
 	p.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.pools, &l.insts.cfg.Pools, p.Address, p)
@@ -210,6 +216,7 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	t.Protect = d.bool("protect", true)
 	t.RuntimeClasses = d.strOrList("runtime_class")
 	t.Quotas = l.decodeQuotas(d, content, ctx, schema)
+	t.Alerts = l.decodeTenantAlerts(d, content, ctx, schema)
 	t.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.tenants, &l.insts.cfg.Tenants, t.Address, t)

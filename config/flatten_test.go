@@ -61,8 +61,8 @@ func TestTagsCoverSchemaCatchesOmissions(t *testing.T) {
 			return s
 		}, "pool.spread: no field tagged with it"},
 		{"block", func(s []BlockSchema) []BlockSchema {
-			return append(s, BlockSchema{Type: "alert"})
-		}, "alert: no field tagged with it"},
+			return append(s, BlockSchema{Type: "budget"})
+		}, "budget: no field tagged with it"},
 		{"tag without attribute", func(s []BlockSchema) []BlockSchema {
 			c := &s[blockIndex(s, TypeCluster)]
 			c.Attrs = c.Attrs[:len(c.Attrs)-1]

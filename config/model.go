@@ -33,6 +33,8 @@ type Config struct {
 	Pools      []*Pool      `config:"pool,block"`
 	Tenants    []*Tenant    `config:"tenant,block"`
 	Models     []*Model     `config:"model,block"`
+	// Alerts are the alert blocks: operators' own alerting rules.
+	Alerts []*Alert `config:"alert,block"`
 }
 
 // Meta is what every evaluated block instance carries: its address, the
@@ -95,6 +97,10 @@ type Settings struct {
 	// PinDrivers is true when each pool with an exact driver_version gets
 	// a GPU Operator NVIDIADriver that installs that version on its nodes.
 	PinDrivers bool `config:"pin_drivers"`
+	// AlertsNamespace is where the stack's PrometheusRules go;
+	// AlertsLabels are labels on each of them (a Prometheus's ruleSelector).
+	AlertsNamespace string            `config:"alerts_namespace"`
+	AlertsLabels    map[string]string `config:"alerts_labels,omitempty"`
 }
 
 // Scheduler modes.
@@ -171,6 +177,7 @@ type Pool struct {
 	MIGLayout    *MIGLayout        `config:"mig_layout,ref,omitempty"`
 	TimeSlicing  *Sharing          `config:"time_slicing,block"`
 	MPS          *Sharing          `config:"mps,block"`
+	Alerts       *PoolAlerts       `config:"alerts,block"`
 	// Taints are the taints the pool's nodes carry, which its models
 	// tolerate.
 	Taints         []*Taint `config:"taint,block"`
@@ -246,6 +253,7 @@ type Tenant struct {
 	Namespace       string            `config:"namespace"`
 	Labels          map[string]string `config:"labels"`
 	Quotas          []*Quota          `config:"quota,block"`
+	Alerts          *TenantAlerts     `config:"alerts,block"`
 	Cohort          string            `config:"cohort,omitempty"`
 	Weight          int               `config:"weight"`
 	Reclaimable     bool              `config:"reclaimable"`
@@ -320,3 +328,77 @@ const (
 	DeploymentKnative   = "Knative"
 	DeploymentModelMesh = "ModelMesh"
 )
+
+// PoolAlerts is the alerts block of a pool: gpuform's built-in GPU
+// alerts over the pool's nodes, with their thresholds (percent, degrees C)
+// and how long each condition must hold (a Prometheus duration, "15m").
+type PoolAlerts struct {
+	Meta
+	UtilizationBelow float64           `config:"utilization_below"`
+	UtilizationFor   string            `config:"utilization_for"`
+	MemoryAbove      float64           `config:"memory_above"`
+	MemoryFor        string            `config:"memory_for"`
+	TemperatureAbove float64           `config:"temperature_above"`
+	TemperatureFor   string            `config:"temperature_for"`
+	Disabled         []string          `config:"disabled,omitempty"`
+	Labels           map[string]string `config:"labels,omitempty"`
+}
+
+// TenantAlerts is the alerts block of a tenant: the GPU alerts over the
+// tenant's pods, and its quota saturation and pending pods.
+type TenantAlerts struct {
+	Meta
+	UtilizationBelow float64           `config:"utilization_below"`
+	UtilizationFor   string            `config:"utilization_for"`
+	MemoryAbove      float64           `config:"memory_above"`
+	MemoryFor        string            `config:"memory_for"`
+	TemperatureAbove float64           `config:"temperature_above"`
+	TemperatureFor   string            `config:"temperature_for"`
+	QuotaAbove       float64           `config:"quota_above"`
+	QuotaFor         string            `config:"quota_for"`
+	PendingFor       string            `config:"pending_for"`
+	Disabled         []string          `config:"disabled,omitempty"`
+	Labels           map[string]string `config:"labels,omitempty"`
+}
+
+// AlertSettings is what an alerts block sets, the same for a pool and a
+// tenant (a pool's quota and pending settings are empty).
+type AlertSettings struct {
+	Meta             *Meta
+	UtilizationBelow float64
+	UtilizationFor   string
+	MemoryAbove      float64
+	MemoryFor        string
+	TemperatureAbove float64
+	TemperatureFor   string
+	QuotaAbove       float64
+	QuotaFor         string
+	PendingFor       string
+	Disabled         []string
+	Labels           map[string]string
+}
+
+// Settings returns the pool's alert settings.
+func (a *PoolAlerts) Settings() AlertSettings {
+	return AlertSettings{Meta: &a.Meta, UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
+		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
+		Disabled: a.Disabled, Labels: a.Labels}
+}
+
+// Settings returns the tenant's alert settings.
+func (a *TenantAlerts) Settings() AlertSettings {
+	return AlertSettings{Meta: &a.Meta, UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
+		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
+		QuotaAbove: a.QuotaAbove, QuotaFor: a.QuotaFor, PendingFor: a.PendingFor, Disabled: a.Disabled, Labels: a.Labels}
+}
+
+// Alert is an alert block instance: one alerting rule of the operator's,
+// an expression in PromQL that fires once it has held for For.
+type Alert struct {
+	Meta
+	Expr        string            `config:"expr"`
+	For         string            `config:"for"`
+	Severity    string            `config:"severity"`
+	Labels      map[string]string `config:"labels,omitempty"`
+	Annotations map[string]string `config:"annotations,omitempty"`
+}

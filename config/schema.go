@@ -82,7 +82,33 @@ const (
 	TypePool      = "pool"
 	TypeTenant    = "tenant"
 	TypeModel     = "model"
+	TypeAlert     = "alert"
 )
+
+// alertsBlock is the alerts block of a pool (tenant false) or a tenant:
+// gpuform's built-in alerts, their thresholds and which are off.
+func alertsBlock(tenant bool) BlockSchema {
+	attrs := []AttrSchema{
+		attr("utilization_below", cty.Number, "30 (percent)"),
+		attr("utilization_for", cty.String, `"15m"`),
+		attr("memory_above", cty.Number, "90 (percent of framebuffer memory)"),
+		attr("memory_for", cty.String, `"5m"`),
+		attr("temperature_above", cty.Number, "85 (degrees C)"),
+		attr("temperature_for", cty.String, `"5m"`),
+	}
+	if tenant {
+		attrs = append(attrs,
+			attr("quota_above", cty.Number, "90 (percent of the quota)"),
+			attr("quota_for", cty.String, `"15m"`),
+			attr("pending_for", cty.String, `"10m"`),
+		)
+	}
+	attrs = append(attrs,
+		attr("disabled", strList, "[] (every alert on)"),
+		attr("labels", stringMap, "{}"),
+	)
+	return BlockSchema{Type: "alerts", Attrs: attrs}
+}
 
 // Schema returns the language: every block type with its arguments and nested blocks.
 func Schema() []BlockSchema {
@@ -93,6 +119,8 @@ func Schema() []BlockSchema {
 			attr("mig_backend", cty.String, `"gpu-operator"`),
 			attr("gpu_operator_namespace", cty.String, `"gpu-operator"`),
 			attr("pin_drivers", cty.Bool, "false"),
+			attr("alerts_namespace", cty.String, `"monitoring"`),
+			attr("alerts_labels", stringMap, "{}"),
 		}},
 		{Type: TypeCluster, Attrs: []AttrSchema{
 			attr("kubeconfig", cty.String, "$KUBECONFIG, then ~/.kube/config"),
@@ -127,68 +155,80 @@ func Schema() []BlockSchema {
 				attr("enabled", cty.Bool, "true"),
 			}},
 		}},
-		{Type: TypePool, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			required("gpu", cty.String),
-			attr("node_selector", stringMap, `{ "gpuform.dev/node-group" = <pool name> }`),
-			ref("mig_layout", TypeMIGLayout, false),
-			attr("overcommit", cty.Number, "1.0"),
-			attr("max_unavailable", cty.Number, "1"),
-			attr("driver_version", cty.String, "any"),
-			attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
-			attr("currency", cty.String, `"USD"`),
-		}, Blocks: poolBlocks()},
-		{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			attr("namespace", cty.String, "the tenant's name"),
-			attr("labels", stringMap, "{}"),
-			hideable(attr("cohort", cty.String, "the stack")),
-			hideable(attr("weight", cty.Number, "1")),
-			hideable(attr("reclaimable", cty.Bool, "true")),
-			hideable(attr("cpu", cty.String, "no limit")),
-			hideable(attr("memory", cty.String, "no limit")),
-			hideable(attr("pods", cty.Number, "no limit")),
-			{Name: "priorities", Type: cty.DynamicPseudoType, Ref: TypePriority, RefList: true, Default: "[] (any priority)"},
-			ref("default_priority", TypePriority, false),
-			hideable(attr("admins", strList, "[]")),
-			hideable(attr("editors", strList, "[]")),
-			hideable(attr("viewers", strList, "[]")),
-			attr("protect", cty.Bool, "true"),
-			attr("runtime_class", cty.DynamicPseudoType, "none (any runtime)"),
-		}, Blocks: []BlockSchema{
-			{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
-				attr("slices", numberMap, "{}"),
-				attr("gpus", cty.Number, "0"),
-				attr("borrowing_limit", numberMap, "no limit"),
-				attr("lending_limit", numberMap, "no limit"),
-			}},
-		}},
-		{Type: TypeModel, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
-			ref("tenant", TypeTenant, true),
-			ref("pool", TypePool, true),
-			attr("slice", cty.String, "none (whole GPUs)"),
-			attr("gpus", cty.Number, "1 on a pool without MIG"),
-			hideable(required("format", cty.String)),
-			hideable(attr("runtime", cty.String, "KServe picks one")),
-			attr("deployment_mode", cty.String, `"Standard"`),
-			hideable(required("storage_uri", cty.String)),
-			attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
-			ref("priority", TypePriority, false),
-			hideable(attr("env", stringMap, "{}")),
-		}, Blocks: []BlockSchema{autoscalingBlock()}},
+		poolSchema(),
+		tenantSchema(),
+		modelSchema(),
+		alertSchema(),
 	}
 }
 
-// poolBlocks are the nested blocks of a pool: how its GPUs are shared and
-// the taints its nodes carry.
-func poolBlocks() []BlockSchema {
-	return []BlockSchema{
+// poolSchema is the pool block: a group of GPU nodes and how their GPUs are shared.
+func poolSchema() BlockSchema {
+	return BlockSchema{Type: TypePool, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		required("gpu", cty.String),
+		attr("node_selector", stringMap, `{ "gpuform.dev/node-group" = <pool name> }`),
+		ref("mig_layout", TypeMIGLayout, false),
+		attr("overcommit", cty.Number, "1.0"),
+		attr("max_unavailable", cty.Number, "1"),
+		attr("driver_version", cty.String, "any"),
+		attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
+		attr("currency", cty.String, `"USD"`),
+	}, Blocks: []BlockSchema{
 		{Type: "time_slicing", Attrs: sharingAttrs("false")},
 		{Type: "mps", Attrs: sharingAttrs("true")},
+		alertsBlock(false),
 		{Type: "taint", Many: true, Attrs: []AttrSchema{
 			required("key", cty.String),
 			attr("value", cty.String, `""`),
 			attr("effect", cty.String, `"NoSchedule"`),
 		}},
-	}
+	}}
+}
+
+// tenantSchema is the tenant block: a namespace, its quotas, access and alerts.
+func tenantSchema() BlockSchema {
+	return BlockSchema{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		attr("namespace", cty.String, "the tenant's name"),
+		attr("labels", stringMap, "{}"),
+		hideable(attr("cohort", cty.String, "the stack")),
+		hideable(attr("weight", cty.Number, "1")),
+		hideable(attr("reclaimable", cty.Bool, "true")),
+		hideable(attr("cpu", cty.String, "no limit")),
+		hideable(attr("memory", cty.String, "no limit")),
+		hideable(attr("pods", cty.Number, "no limit")),
+		{Name: "priorities", Type: cty.DynamicPseudoType, Ref: TypePriority, RefList: true, Default: "[] (any priority)"},
+		ref("default_priority", TypePriority, false),
+		hideable(attr("admins", strList, "[]")),
+		hideable(attr("editors", strList, "[]")),
+		hideable(attr("viewers", strList, "[]")),
+		attr("protect", cty.Bool, "true"),
+		attr("runtime_class", cty.DynamicPseudoType, "none (any runtime)"),
+	}, Blocks: []BlockSchema{
+		{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
+			attr("slices", numberMap, "{}"),
+			attr("gpus", cty.Number, "0"),
+			attr("borrowing_limit", numberMap, "no limit"),
+			attr("lending_limit", numberMap, "no limit"),
+		}},
+		alertsBlock(true),
+	}}
+}
+
+// modelSchema is the model block: a served model on a pool.
+func modelSchema() BlockSchema {
+	return BlockSchema{Type: TypeModel, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		ref("tenant", TypeTenant, true),
+		ref("pool", TypePool, true),
+		attr("slice", cty.String, "none (whole GPUs)"),
+		attr("gpus", cty.Number, "1 on a pool without MIG"),
+		hideable(required("format", cty.String)),
+		hideable(attr("runtime", cty.String, "KServe picks one")),
+		attr("deployment_mode", cty.String, `"Standard"`),
+		hideable(required("storage_uri", cty.String)),
+		attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
+		ref("priority", TypePriority, false),
+		hideable(attr("env", stringMap, "{}")),
+	}, Blocks: []BlockSchema{autoscalingBlock()}}
 }
 
 // autoscalingBlock is a model's autoscaling block.
@@ -199,6 +239,17 @@ func autoscalingBlock() BlockSchema {
 		attr("target", cty.Number, "gpu_utilization"),
 		attr("prometheus", cty.String, "KServe's default Prometheus"),
 		attr("cooldown", cty.Number, "300"),
+	}}
+}
+
+// alertSchema is the alert block: an operator's own alerting rule.
+func alertSchema() BlockSchema {
+	return BlockSchema{Type: TypeAlert, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
+		required("expr", cty.String),
+		attr("for", cty.String, `"0s"`),
+		attr("severity", cty.String, `"warning"`),
+		attr("labels", stringMap, "{}"),
+		attr("annotations", stringMap, "{}"),
 	}}
 }
 
@@ -274,7 +325,7 @@ func (idx schemaIndex) topSchema() *hcl.BodySchema {
 // isResourceType reports whether blocks of type t can be referenced by address.
 func isResourceType(t string) bool {
 	switch t {
-	case TypePriority, TypeMIGLayout, TypePool, TypeTenant, TypeModel:
+	case TypePriority, TypeMIGLayout, TypePool, TypeTenant, TypeModel, TypeAlert:
 		return true
 	}
 	return false

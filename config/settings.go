@@ -32,11 +32,13 @@ func (l *loader) decodeSettings() {
 		s.MIGBackend = d.enum("mig_backend", BackendGPUOperator, BackendGPUOperator, BackendAgent)
 		s.GPUOperatorNamespace = d.str("gpu_operator_namespace", "gpu-operator")
 		s.PinDrivers = d.bool("pin_drivers", false)
+		s.AlertsNamespace = d.str("alerts_namespace", DefaultAlertsNamespace)
+		s.AlertsLabels = d.strMap("alerts_labels")
 		s.Name = s.Stack
 		l.cfg.Settings = s
 	}
 	if l.cfg.Settings == nil {
-		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator"}
+		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator", AlertsNamespace: DefaultAlertsNamespace}
 	}
 	l.cfg.Cluster = &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster}}
 	if b := l.single(l.clusters, TypeCluster, "at most one"); b != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -9,20 +10,21 @@ import (
 const SensitiveValue = "(sensitive)"
 
 // FormatValue renders a field value in HCL-ish literal syntax: strings
-// quoted, maps and lists as JSON, null for nil.
+// quoted, maps and lists as JSON, null for nil. Characters JSON may escape
+// for HTML (<, >, &) stay as they are: PromQL reads "x > 90", not
+// "x \u003e 90".
 func FormatValue(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
-	case string:
-		b, _ := json.Marshal(x)
-		return string(b)
-	case map[string]any, []any:
-		b, err := json.Marshal(x)
-		if err != nil {
+	case string, map[string]any, []any:
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(x); err != nil {
 			return fmt.Sprint(x)
 		}
-		return string(b)
+		return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	}
 	return fmt.Sprint(v)
 }

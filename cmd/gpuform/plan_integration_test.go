@@ -36,22 +36,28 @@ func TestMain(m *testing.M) {
 		return
 	}
 	quietClientGo()
+	// make docs regenerates docs/cli.md with TestCLIReference alone, which
+	// needs no API server: a fresh checkout need not build one first.
+	if os.Getenv("GPUFORM_DOCS_ONLY") == "1" {
+		os.Exit(m.Run())
+	}
 	kubeapitest.Main(m, &srv)
 }
 
 // clusterOnce prepares what every integration test shares: the CRDs of
-// Kueue, KServe and the GPU Operator (not Volcano: tests need a missing CRD),
-// the GPU Operator's namespace, and simulated GPU nodes.
+// Kueue, KServe, the GPU Operator and the Prometheus Operator (not Volcano:
+// tests need a missing CRD), the GPU Operator's and the monitoring stack's
+// namespaces, and simulated GPU nodes.
 var clusterOnce = sync.OnceValue(func() error {
 	ctx := context.Background()
 	cfg, err := srv.RESTConfig()
 	if err != nil {
 		return err
 	}
-	if err := kubeapitest.ApplyCRDs(ctx, cfg, "kueue.yaml", "kserve.yaml", "gpu-operator.yaml"); err != nil {
+	if err := kubeapitest.ApplyCRDs(ctx, cfg, "kueue.yaml", "kserve.yaml", "gpu-operator.yaml", "prometheus-operator.yaml"); err != nil {
 		return err
 	}
-	if err := kubeapitest.CreateNamespaces(ctx, cfg, "gpu-operator"); err != nil {
+	if err := kubeapitest.CreateNamespaces(ctx, cfg, "gpu-operator", "monitoring"); err != nil {
 		return err
 	}
 	if err := kubeapitest.CreateClusterPolicy(ctx, cfg, "cluster-policy"); err != nil {
@@ -168,7 +174,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 32 to add, 4 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 37 to add, 4 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
@@ -176,7 +182,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
 		r := applyOK(t, &c, dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 32 added, 4 changed, 0 destroyed.") {
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 37 added, 4 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
 		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {

@@ -197,6 +197,7 @@ pool "spare" {
   gpu            = "H100-80GB"
   node_selector  = { "gpuform.dev/node-group" = "rbaclp-spare" }
   driver_version = "550.54.15"
+  alerts {}
 }
 `
 
@@ -215,7 +216,7 @@ func leastPrivilegeConfig(t *testing.T, stack string) string {
 	// A priority and a pool no tenant uses, so that the prune also
 	// deletes cluster-scoped objects (PriorityClass, Kueue's
 	// WorkloadPriorityClass and ResourceFlavor, the GPU Operator's
-	// NVIDIADriver).
+	// NVIDIADriver) and the pool's PrometheusRule.
 	text += spareBlocks
 	text = strings.Replace(text, `admins           = ["group:team-${each.key}"]`, `admins           = ["group:team-${each.key}"]
   editors          = ["group:dev-${each.key}"]

@@ -14,7 +14,7 @@ import (
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of TestInvalidConfigs")
+var update = flag.Bool("update", false, "rewrite the golden files of TestInvalidConfigs and docs/cli.md")
 
 // invalidDir holds one bad configuration per directory. Besides its *.hcl
 // files a case may have:

@@ -50,6 +50,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	if c.enforceRuntimeClasses {
 		c.runtimeClassPolicy()
 	}
+	c.alerts()
 	return c.d, nil
 }
 

@@ -52,6 +52,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	}
 	v.driverPins()
 	v.isolation()
+	v.alerts()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)
 		v.diags = append(v.diags, foreignArguments(cfg, cfg.Settings.Scheduler, sched, schedulerArguments(cfg.Settings))...)

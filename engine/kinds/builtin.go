@@ -12,17 +12,19 @@ const (
 	groupKServe     = "serving.kserve.io"
 	groupNVIDIA     = "nvidia.com"
 	groupLease      = "coordination.k8s.io"
+	groupMonitoring = "monitoring.coreos.com"
 	groupNode       = "node.k8s.io"
 )
 
 // Install hints of the optional kinds.
 const (
-	hintKueue   = "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
-	hintVolcano = "install Volcano or set scheduler = \"none\" in the gpuform block"
-	hintKServe  = "install KServe (https://kserve.github.io), or remove the model blocks"
-	hintNVIDIA  = "install the NVIDIA GPU Operator"
-	hintDriver  = "install the NVIDIA GPU Operator v23.9 or later with its NVIDIADriver CRD (driver.nvidiaDriverCRD.enabled=true), or set pin_drivers = false in the gpuform block"
-	hintVAP     = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
+	hintKueue              = "install Kueue (https://kueue.sigs.k8s.io) or set scheduler = \"none\" in the gpuform block"
+	hintVolcano            = "install Volcano or set scheduler = \"none\" in the gpuform block"
+	hintKServe             = "install KServe (https://kserve.github.io), or remove the model blocks"
+	hintNVIDIA             = "install the NVIDIA GPU Operator"
+	hintPrometheusOperator = "install the Prometheus Operator (https://prometheus-operator.dev), or remove the alert blocks and the alerts blocks of pools and tenants"
+	hintDriver             = "install the NVIDIA GPU Operator v23.9 or later with its NVIDIADriver CRD (driver.nvidiaDriverCRD.enabled=true), or set pin_drivers = false in the gpuform block"
+	hintVAP                = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
 )
 
 // The oldest releases that serve the versions gpuform writes (see
@@ -42,6 +44,10 @@ const (
 	minGPUOperator = "NVIDIA GPU Operator v1.11"
 	// GPU Operator v23.9 added the NVIDIADriver (nvidia.com/v1alpha1).
 	minNVIDIADriver = "NVIDIA GPU Operator v23.9"
+	// Prometheus Operator v0.20 added the PrometheusRule CRD
+	// (monitoring.coreos.com/v1): groups of rules with alert, expr, for,
+	// labels and annotations, all that gpuform writes.
+	minPrometheusOperator = "Prometheus Operator v0.20"
 )
 
 // builtin is the table of the kinds gpuform manages and reads. Ranks are
@@ -75,6 +81,8 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
 		// A pool's driver pin (pin_drivers): the GPU Operator's NVIDIADriver.
 		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1alpha1", "NVIDIADriver"), Optional: true}, Resource: "nvidiadrivers", Use: Managed, Rank: 45, InstallHint: hintDriver, MinRelease: minNVIDIADriver, Access: managedAccess},
+		// The stack's alerting rules (the Prometheus Operator).
+		{Kind: Kind{GroupVersionKind: gvk(groupMonitoring, "v1", "PrometheusRule"), Namespaced: true, Optional: true}, Resource: "prometheusrules", Use: Managed, Rank: 125, InstallHint: hintPrometheusOperator, MinRelease: minPrometheusOperator, Access: managedAccess},
 		// Nodes: pool labels and MIG annotations (server-side apply); apply
 		// GETs one for its MIG state or after a label change raced a heartbeat.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,

@@ -31,7 +31,8 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 		"kueue.x-k8s.io/v1beta2, Kind=ResourceFlavor", "scheduling.volcano.sh/v1beta1, Kind=Queue", "nvidia.com/v1alpha1, Kind=NVIDIADriver", "/v1, Kind=ConfigMap",
 		"/v1, Kind=ResourceQuota", "rbac.authorization.k8s.io/v1, Kind=RoleBinding",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding",
-		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "serving.kserve.io/v1beta1, Kind=InferenceService",
+		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "monitoring.coreos.com/v1, Kind=PrometheusRule",
+		"serving.kserve.io/v1beta1, Kind=InferenceService",
 	}
 	var got []string
 	for _, k := range kinds.Builtin().Managed() {

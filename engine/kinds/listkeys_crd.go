@@ -228,6 +228,7 @@ serving.kserve.io/InferenceService spec.transformer.schedulingGates name
 serving.kserve.io/InferenceService spec.transformer.topologySpreadConstraints topologyKey,whenUnsatisfiable
 kueue.x-k8s.io/LocalQueue -
 nvidia.com/NVIDIADriver -
+monitoring.coreos.com/PrometheusRule spec.groups name
 scheduling.volcano.sh/Queue -
 kueue.x-k8s.io/ResourceFlavor -
 kueue.x-k8s.io/WorkloadPriorityClass -

@@ -3,6 +3,10 @@
 gpuform {
   stack     = "bank-prod"
   scheduler = "kueue"
+  # PrometheusRules go to the monitoring stack's namespace, with the label
+  # its Prometheus selects rules by.
+  alerts_namespace = "monitoring"
+  alerts_labels    = { release = "kube-prometheus-stack" }
 }
 
 variable "risk_gpus" {
@@ -51,6 +55,14 @@ pool "a100" {
   # gpuform usage: a 3g.40gb slice-hour costs 3/7 of this.
   price_per_gpu_hour = 2.80
   currency           = "EUR"
+  # gpuform's GPU alerts over the pool's nodes, at their defaults but for
+  # temperature (A100 SXM runs warm); utilization is not reported on MIG
+  # GPUs, so that alert is off.
+  alerts {
+    temperature_above = 88
+    disabled          = ["utilization_low"]
+    labels            = { team = "platform" }
+  }
 }
 
 pool "h100" {
@@ -61,6 +73,9 @@ pool "h100" {
   currency           = "EUR"
   time_slicing {
     replicas = 2
+  }
+  alerts {
+    labels = { team = "platform" }
   }
 }
 
@@ -80,6 +95,10 @@ tenant "risk" {
   admins           = concat(local.admins, ["group:risk-admins"])
   editors          = ["group:risk-ds"]
   viewers          = ["user:auditor@bank.example"]
+  alerts {
+    quota_above = 95
+    labels      = { team = "risk" }
+  }
 }
 
 tenant "chatbot" {
@@ -97,6 +116,11 @@ tenant "chatbot" {
   default_priority = priority.realtime
   admins           = concat(local.admins, ["group:chatbot-admins"])
   editors          = ["group:chatbot-dev"]
+  alerts {
+    utilization_below = 20
+    utilization_for   = "30m"
+    labels            = { team = "chatbot" }
+  }
 }
 
 tenant "ocr" {
@@ -110,6 +134,19 @@ tenant "ocr" {
   default_priority = priority.batch
   admins           = local.admins
   protect          = false
+}
+
+# An alert of the platform team's own: the support assistant's GPUs have
+# drawn more than 600 W on average for 10 minutes.
+alert "AssistantPowerHigh" {
+  expr     = "avg by (Hostname, gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{namespace=\"chatbot\", pod=~\"support-assistant-.*\"}[10m])) > 600"
+  for      = "10m"
+  severity = "warning"
+  labels   = { team = "chatbot" }
+  annotations = {
+    summary     = "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} draws {{ $value | humanize }} W"
+    description = "The support assistant's GPU has drawn over 600 W for 10 minutes."
+  }
 }
 
 model "fraud-detector" {
@@ -143,3 +180,4 @@ model "invoice-reader" {
   replicas    = { min = 1, max = 2 }
   priority    = priority.batch
 }
+

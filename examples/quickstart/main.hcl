@@ -19,6 +19,10 @@ mig_layout "halves" {
 pool "a100" {
   gpu        = "A100-80GB"
   mig_layout = mig_layout.halves
+  # gpuform's GPU alerts (a PrometheusRule): memory, temperature, XID errors.
+  alerts {
+    disabled = ["utilization_low"] # not reported on MIG GPUs
+  }
 }
 
 tenant "research" {
@@ -35,6 +39,8 @@ tenant "serving" {
   }
   priorities       = [priority.standard]
   default_priority = priority.standard
+  # Quota saturation and pods waiting for slices, at the defaults.
+  alerts {}
 }
 
 model "sentiment" {

@@ -70,7 +70,7 @@ func TestCommittedCRDsAreUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, module := range []string{"sigs.k8s.io/kueue", "github.com/NVIDIA/gpu-operator"} {
+	for _, module := range []string{"sigs.k8s.io/kueue", "github.com/NVIDIA/gpu-operator", "github.com/prometheus-operator/prometheus-operator"} {
 		dir, err := kubeapitest.ModuleDir(testContext(), module)
 		if err != nil {
 			t.Fatal(err)
@@ -175,6 +175,14 @@ func TestStrictValidationRefusesWrongFields(t *testing.T) {
 			`{"apiVersion":"nvidia.com/v1alpha1","kind":"NVIDIADriver","metadata":{"name":"odd"},"spec":{"driverType":"cuda","image":"nvcr.io/nvidia/driver"}}`, "spec.driverType"},
 		{"misspelt NVIDIADriver node selector", schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "nvidiadrivers"},
 			`{"apiVersion":"nvidia.com/v1alpha1","kind":"NVIDIADriver","metadata":{"name":"wrong"},"spec":{"driverType":"gpu","image":"nvcr.io/nvidia/driver","nodeSelectors":{"a":"b"}}}`, `unknown field "spec.nodeSelectors"`},
+		// The Prometheus Operator's PrometheusRule: a misspelt rule field,
+		// a "for" that is not a Prometheus duration, a rule without expr.
+		{"misspelt PrometheusRule field", schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"},
+			`{"apiVersion":"monitoring.coreos.com/v1","kind":"PrometheusRule","metadata":{"name":"wrong","namespace":"default"},"spec":{"groups":[{"name":"g","rules":[{"alert":"A","expr":"up == 0","severity":"critical"}]}]}}`, `unknown field "spec.groups[0].rules[0].severity"`},
+		{"PrometheusRule duration", schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"},
+			`{"apiVersion":"monitoring.coreos.com/v1","kind":"PrometheusRule","metadata":{"name":"wrong","namespace":"default"},"spec":{"groups":[{"name":"g","rules":[{"alert":"A","expr":"up == 0","for":"5 minutes"}]}]}}`, "spec.groups[0].rules[0].for"},
+		{"PrometheusRule without expr", schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"},
+			`{"apiVersion":"monitoring.coreos.com/v1","kind":"PrometheusRule","metadata":{"name":"wrong","namespace":"default"},"spec":{"groups":[{"name":"g","rules":[{"alert":"A"}]}]}}`, "spec.groups[0].rules[0].expr: Required value"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

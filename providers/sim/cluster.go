@@ -63,12 +63,17 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 // clusterPolicyKey is the simulated GPU Operator's ClusterPolicy.
 var clusterPolicyKey = engine.Key{Group: "nvidia.com", Kind: "ClusterPolicy", Name: "cluster-policy"}
 
+// preinstalled are the namespaces of what the simulated cluster has
+// installed: the GPU Operator and a Prometheus Operator (the default
+// alerts_namespace).
+func preinstalled(ns string) bool { return ns == "gpu-operator" || ns == "monitoring" }
+
 // Apply stores obj as gpuform's server-side apply would leave it.
 func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := engine.KeyOf(obj)
-	if ns := obj.GetNamespace(); ns != "" && ns != "gpu-operator" {
+	if ns := obj.GetNamespace(); ns != "" && !preinstalled(ns) {
 		if _, ok := c.objects[engine.Key{Kind: "Namespace", Name: ns}]; !ok {
 			return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
 		}
