@@ -103,7 +103,7 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 	case TypeTenant:
 		extra = l.decodeTenant(&d, content, ctx, schema, ok)
 	case TypeModel:
-		l.decodeModel(&d, ok)
+		l.decodeModel(&d, content, ctx, schema, ok)
 	case TypeAlert:
 		l.decodeAlert(&d, ok)
 	}
@@ -181,6 +181,7 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 	}
 	p.TimeSlicing = l.decodeSharing(d, content, ctx, schema, StrategyTimeSlicing, false)
 	p.MPS = l.decodeSharing(d, content, ctx, schema, StrategyMPS, true)
+	p.Taints = l.decodeTaints(d, content, ctx, schema)
 	p.Alerts = l.decodePoolAlerts(d, content, ctx, schema)
 	p.Meta = *meta
 	if d.ok && ok {
@@ -213,6 +214,7 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	t.Editors = d.strList("editors")
 	t.Viewers = d.strList("viewers")
 	t.Protect = d.bool("protect", true)
+	t.RuntimeClasses = d.strOrList("runtime_class")
 	t.Quotas = l.decodeQuotas(d, content, ctx, schema)
 	t.Alerts = l.decodeTenantAlerts(d, content, ctx, schema)
 	t.Meta = *meta
@@ -222,7 +224,7 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	return map[string]cty.Value{"namespace": cty.StringVal(t.Namespace)}
 }
 
-func (l *loader) decodeModel(d *decoder, ok bool) {
+func (l *loader) decodeModel(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, ok bool) {
 	meta := d.meta
 	m := &Model{Meta: *meta}
 	if addr := d.ref("tenant", TypeTenant); addr != "" {
@@ -255,6 +257,7 @@ func (l *loader) decodeModel(d *decoder, ok bool) {
 	if addr := d.ref("priority", TypePriority); addr != "" {
 		m.Priority = lookup(l.insts, l.insts.priorities, addr)
 	}
+	m.Autoscaling = l.decodeAutoscaling(d, content, ctx, schema)
 	m.Env = d.strMap("env")
 	m.Meta = *meta
 	if d.ok && ok {

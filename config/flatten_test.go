@@ -57,9 +57,9 @@ func TestTagsCoverSchemaCatchesOmissions(t *testing.T) {
 			return s
 		}, "model.replicas.step: no field tagged with it"},
 		{"nested block", func(s []BlockSchema) []BlockSchema {
-			s[blockIndex(s, TypePool)].Blocks = append(s[blockIndex(s, TypePool)].Blocks, BlockSchema{Type: "taint"})
+			s[blockIndex(s, TypePool)].Blocks = append(s[blockIndex(s, TypePool)].Blocks, BlockSchema{Type: "spread"})
 			return s
-		}, "pool.taint: no field tagged with it"},
+		}, "pool.spread: no field tagged with it"},
 		{"block", func(s []BlockSchema) []BlockSchema {
 			return append(s, BlockSchema{Type: "budget"})
 		}, "budget: no field tagged with it"},

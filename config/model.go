@@ -172,14 +172,17 @@ type DeviceGroup struct {
 // Pool is a pool block instance: a set of GPU nodes and how they are shared.
 type Pool struct {
 	Meta
-	GPU            string            `config:"gpu"`
-	NodeSelector   map[string]string `config:"node_selector"`
-	MIGLayout      *MIGLayout        `config:"mig_layout,ref,omitempty"`
-	TimeSlicing    *Sharing          `config:"time_slicing,block"`
-	MPS            *Sharing          `config:"mps,block"`
-	Alerts         *PoolAlerts       `config:"alerts,block"`
-	Overcommit     float64           `config:"overcommit"`
-	MaxUnavailable int               `config:"max_unavailable"`
+	GPU          string            `config:"gpu"`
+	NodeSelector map[string]string `config:"node_selector"`
+	MIGLayout    *MIGLayout        `config:"mig_layout,ref,omitempty"`
+	TimeSlicing  *Sharing          `config:"time_slicing,block"`
+	MPS          *Sharing          `config:"mps,block"`
+	Alerts       *PoolAlerts       `config:"alerts,block"`
+	// Taints are the taints the pool's nodes carry, which its models
+	// tolerate.
+	Taints         []*Taint `config:"taint,block"`
+	Overcommit     float64  `config:"overcommit"`
+	MaxUnavailable int      `config:"max_unavailable"`
 	// DriverVersion is a constraint on the nodes' NVIDIA driver, such as
 	// ">= 535" or "550.54.15"; empty means any.
 	DriverVersion string `config:"driver_version,omitempty"`
@@ -229,6 +232,21 @@ func (p *Pool) Strategy() string {
 	return ""
 }
 
+// Taint is a pool's taint block: a taint every node of the pool carries.
+type Taint struct {
+	Meta
+	Key    string `config:"key"`
+	Value  string `config:"value,omitempty"`
+	Effect string `config:"effect"`
+}
+
+// Taint effects, as Kubernetes spells them.
+const (
+	EffectNoSchedule       = "NoSchedule"
+	EffectPreferNoSchedule = "PreferNoSchedule"
+	EffectNoExecute        = "NoExecute"
+)
+
 // Tenant is a tenant block instance: a namespace with quotas, priorities and access.
 type Tenant struct {
 	Meta
@@ -248,6 +266,9 @@ type Tenant struct {
 	Editors         []string          `config:"editors,omitempty"`
 	Viewers         []string          `config:"viewers,omitempty"`
 	Protect         bool              `config:"protect"`
+	// RuntimeClasses are the RuntimeClasses the tenant's pods may use; its
+	// models use the first. Empty means any.
+	RuntimeClasses []string `config:"runtime_class,omitempty"`
 }
 
 // Quota is a tenant's quota block for one pool.
@@ -280,6 +301,25 @@ type Model struct {
 	Priority       *Priority `config:"priority,ref,omitempty"`
 	// Env are plain environment variables of the model's container.
 	Env map[string]string `config:"env"`
+	// Autoscaling scales the model between its replicas on GPU load; nil
+	// keeps KServe's default.
+	Autoscaling *Autoscaling `config:"autoscaling,block"`
+}
+
+// Autoscaling is a model's autoscaling block: a metric from Prometheus, the
+// value to hold it at and how long to wait before scaling down.
+type Autoscaling struct {
+	Meta
+	// GPUUtilization is the target average GPU utilization in percent; 0
+	// when Query sets the metric.
+	GPUUtilization int    `config:"gpu_utilization,omitempty"`
+	Query          string `config:"query,omitempty"`
+	// Target is the value Query is held at (GPUUtilization for the GPU
+	// utilization query).
+	Target     float64 `config:"target"`
+	Prometheus string  `config:"prometheus,omitempty"`
+	// Cooldown is the seconds the load must stay low before a scale-down.
+	Cooldown int `config:"cooldown"`
 }
 
 // Deployment modes of a KServe InferenceService.

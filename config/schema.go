@@ -177,6 +177,11 @@ func poolSchema() BlockSchema {
 		{Type: "time_slicing", Attrs: sharingAttrs("false")},
 		{Type: "mps", Attrs: sharingAttrs("true")},
 		alertsBlock(false),
+		{Type: "taint", Many: true, Attrs: []AttrSchema{
+			required("key", cty.String),
+			attr("value", cty.String, `""`),
+			attr("effect", cty.String, `"NoSchedule"`),
+		}},
 	}}
 }
 
@@ -197,6 +202,7 @@ func tenantSchema() BlockSchema {
 		hideable(attr("editors", strList, "[]")),
 		hideable(attr("viewers", strList, "[]")),
 		attr("protect", cty.Bool, "true"),
+		attr("runtime_class", cty.DynamicPseudoType, "none (any runtime)"),
 	}, Blocks: []BlockSchema{
 		{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
 			attr("slices", numberMap, "{}"),
@@ -222,6 +228,17 @@ func modelSchema() BlockSchema {
 		attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 		ref("priority", TypePriority, false),
 		hideable(attr("env", stringMap, "{}")),
+	}, Blocks: []BlockSchema{autoscalingBlock()}}
+}
+
+// autoscalingBlock is a model's autoscaling block.
+func autoscalingBlock() BlockSchema {
+	return BlockSchema{Type: "autoscaling", Attrs: []AttrSchema{
+		attr("gpu_utilization", cty.Number, "none (query sets the metric)"),
+		attr("query", cty.String, "none (gpu_utilization sets the metric)"),
+		attr("target", cty.Number, "gpu_utilization"),
+		attr("prometheus", cty.String, "KServe's default Prometheus"),
+		attr("cooldown", cty.Number, "300"),
 	}}
 }
 

@@ -160,7 +160,7 @@ func sensitiveExpr(a config.AttrSchema) string {
 
 // requiredArgs writes b's required arguments but skip, with plain values.
 func requiredArgs(b config.BlockSchema, skip, indent string) string {
-	plain := map[string]string{"value": "1", "replicas": "2", "gpu": `"A100-80GB"`, "tenant": "tenant.t", "pool": "pool.a", "format": `"x"`, "storage_uri": `"s3://x"`, "indexes": "[0]", "expr": `"up"`}
+	plain := map[string]string{"value": "1", "replicas": "2", "gpu": `"A100-80GB"`, "tenant": "tenant.t", "pool": "pool.a", "format": `"x"`, "storage_uri": `"s3://x"`, "indexes": "[0]", "expr": `"up"`, "key": `"k"`}
 	var out strings.Builder
 	for _, a := range b.Attrs {
 		if a.Required && a.Name != skip {

@@ -37,6 +37,8 @@ var samples = map[string][2]string{
 	"pool.driver_version":   {`">= 535"`, `">= 550"`},
 	"pool.currency":         {`"USD"`, `"EUR"`},
 	"model.deployment_mode": {`"Standard"`, `"Knative"`},
+	"pool.taint.effect":     {`"NoSchedule"`, `"NoExecute"`},
+	"tenant.runtime_class":  {`"gvisor"`, `["kata", "gvisor"]`},
 }
 
 // needs are the lines a valid block needs besides its required attributes,

@@ -31,6 +31,7 @@ var (
 	KindInferenceServic = builtinKind("serving.kserve.io", "InferenceService")
 	KindNode            = builtinKind("", "Node")
 	KindClusterPolicy   = builtinKind("nvidia.com", "ClusterPolicy")
+	KindRuntimeClass    = builtinKind("node.k8s.io", "RuntimeClass")
 )
 
 // builtinKind is the kind of group and kind in the builtin registry.

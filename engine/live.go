@@ -32,6 +32,9 @@ type Live struct {
 	ServedVersions map[schema.GroupKind][]string
 	// ClusterPolicies are the GPU Operator's ClusterPolicy objects.
 	ClusterPolicies []*unstructured.Unstructured
+	// RuntimeClasses are the names of the cluster's RuntimeClasses; nil
+	// when the provider did not read them.
+	RuntimeClasses map[string]bool
 	// Source describes where the state was read from (the server URL and context).
 	Source string
 }

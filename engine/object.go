@@ -16,14 +16,17 @@ const (
 	AnnotProtect   = "gpuform.dev/protect"
 	// AnnotPriorities on a tenant's Namespace lists the priority classes
 	// its pods may use, comma-separated (read by the stack's admission policy).
-	AnnotPriorities  = "gpuform.dev/priorities"
-	LabelPool        = "gpuform.dev/pool"
-	FieldManager     = "gpuform"
-	LabelMIGConfig   = "nvidia.com/mig.config"
-	LabelMIGState    = "nvidia.com/mig.config.state"
-	LabelDPConfig    = "nvidia.com/device-plugin.config"
-	MIGPartedConfig  = "gpuform-mig-parted"
-	DevicePluginConf = "gpuform-device-plugin"
+	AnnotPriorities = "gpuform.dev/priorities"
+	// AnnotRuntimeClasses on a tenant's Namespace lists the RuntimeClasses
+	// its pods may use, comma-separated (read by the stack's admission policy).
+	AnnotRuntimeClasses = "gpuform.dev/runtime-classes"
+	LabelPool           = "gpuform.dev/pool"
+	FieldManager        = "gpuform"
+	LabelMIGConfig      = "nvidia.com/mig.config"
+	LabelMIGState       = "nvidia.com/mig.config.state"
+	LabelDPConfig       = "nvidia.com/device-plugin.config"
+	MIGPartedConfig     = "gpuform-mig-parted"
+	DevicePluginConf    = "gpuform-device-plugin"
 )
 
 // LabelDeployMIGManager is the GPU Operator's per-node switch of its

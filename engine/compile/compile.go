@@ -47,6 +47,9 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	if c.enforcePriorities {
 		c.prioritiesPolicy()
 	}
+	if c.enforceRuntimeClasses {
+		c.runtimeClassPolicy()
+	}
 	c.alerts()
 	return c.d, nil
 }
@@ -56,12 +59,14 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 type compiler struct {
 	// enforcePriorities is set once a tenant lists priorities.
 	enforcePriorities bool
-	cfg               *config.Config
-	stack             string
-	sched             Scheduler
-	mig               MIGBackend
-	dp                *devicePlugin
-	d                 *engine.Desired
+	// enforceRuntimeClasses is set once a tenant has a runtime_class.
+	enforceRuntimeClasses bool
+	cfg                   *config.Config
+	stack                 string
+	sched                 Scheduler
+	mig                   MIGBackend
+	dp                    *devicePlugin
+	d                     *engine.Desired
 }
 
 // add appends objects compiled from the block at address.
@@ -159,6 +164,7 @@ func (c *compiler) model(m *config.Model) {
 	meta := isvc.Object["metadata"].(map[string]any)
 	w.Labels, w.Annotations = meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
 	w.Annotations["serving.kserve.io/deploymentMode"] = m.DeploymentMode
+	isolateModel(m, w)
 	c.sched.Model(w)
 	c.mig.Model(w)
 	isvc.Object["spec"] = map[string]any{"predictor": predictor}
@@ -187,21 +193,28 @@ func envVars(env map[string]string) []any {
 // the API server a CEL compilation each (tens of milliseconds) and a match
 // check per policy on every admission request, cluster-wide.
 func (c *compiler) prioritiesPolicy() {
-	name := "gpuform-" + c.stack + "-priorities"
 	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", engine.AnnotPriorities)
+	c.namespacePolicy("priorities",
+		// Pods of namespaces without the annotation (tenants without
+		// priorities) pass.
+		fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", engine.AnnotPriorities, annot),
+		fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' may use priority classes ' + %s.replace(',', ', ') + ' only (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
+			annot, engine.AnnotAddress))
+}
+
+// namespacePolicy adds a ValidatingAdmissionPolicy of the stack, named
+// gpuform-<stack>-<suffix>, and its binding to the stack's namespaces: pods
+// created there must pass CEL expression, else are denied with
+// messageExpression.
+func (c *compiler) namespacePolicy(suffix, expression, messageExpression string) {
+	name := "gpuform-" + c.stack + "-" + suffix
 	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, engine.StackAddress)
 	vap.Object["spec"] = map[string]any{
 		"failurePolicy": "Fail",
 		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
 			"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
 		}}},
-		"validations": []any{map[string]any{
-			// Pods of namespaces without the annotation (tenants without
-			// priorities) pass.
-			"expression": fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", engine.AnnotPriorities, annot),
-			"messageExpression": fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' may use priority classes ' + %s.replace(',', ', ') + ' only (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
-				annot, engine.AnnotAddress),
-		}},
+		"validations": []any{map[string]any{"expression": expression, "messageExpression": messageExpression}},
 	}
 	c.add(engine.StackAddress, &engine.Object{Object: vap})
 	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, engine.StackAddress)

@@ -23,6 +23,8 @@ func TestCompileGolden(t *testing.T) {
 		{"bank-volcano", "bank", enginetest.BankUnder("volcano")},
 		{"bank-agent", "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)},
 		{"quickstart", "quickstart", nil},
+		{"isolation", "isolation", nil},
+		{"isolation-none", "isolation", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
 		{"shared", "shared", nil},
 		{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 	}

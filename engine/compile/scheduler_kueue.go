@@ -61,10 +61,17 @@ func (k *kueue) Priority(p *config.Priority) []*engine.Object {
 	return []*engine.Object{{Object: wpc, Sensitive: anySensitive(&p.Meta)}}
 }
 
-// Pool is the ResourceFlavor of the pool's nodes.
+// Pool is the ResourceFlavor of the pool's nodes, with their taints.
 func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, k.stack, p.Address)
-	rf.Object["spec"] = map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
+	spec := map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
+	if len(p.Taints) > 0 {
+		// Kueue admits a workload on the flavor only when its pods
+		// tolerate nodeTaints (or the flavor's tolerations, which it adds
+		// to the pods it admits): quota on the pool is what gives access.
+		spec["nodeTaints"], spec["tolerations"] = taints(p), tolerations(p)
+	}
+	rf.Object["spec"] = spec
 	return []*engine.Object{{Object: rf, Sensitive: anySensitive(&p.Meta)}}
 }
 

@@ -40,6 +40,8 @@ const (
 //     than or equal to the nominalQuota" (webhook);
 //   - more flavors, covered resources or flavor-resource combinations than
 //     the limits above;
+//   - more taints on a pool than a ResourceFlavor's nodeTaints take
+//     (kueueMaxTaints);
 //   - a priority name that a model carries as the label
 //     kueue.x-k8s.io/priority-class but that is no valid label value (at
 //     most 63 characters): the API server refuses the InferenceService.
@@ -50,6 +52,7 @@ func (k kueue) Validate(cfg *config.Config) hcl.Diagnostics {
 		diags = append(diags, kueueLimits(t)...)
 		diags = append(diags, kueueSizes(t)...)
 	}
+	diags = append(diags, kueueTaints(cfg)...)
 	return append(diags, kueuePriorityLabels(cfg)...)
 }
 

@@ -54,6 +54,9 @@ func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
 		annotations[engine.AnnotPriorities] = strings.Join(names, ",")
 		c.enforcePriorities = true
 	}
+	if runtimeClassAnnotation(t, annotations) {
+		c.enforceRuntimeClasses = true
+	}
 	return nsObj
 }
 

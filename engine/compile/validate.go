@@ -51,6 +51,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 		v.env(m)
 	}
 	v.driverPins()
+	v.isolation()
 	v.alerts()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)

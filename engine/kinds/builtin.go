@@ -13,6 +13,7 @@ const (
 	groupNVIDIA     = "nvidia.com"
 	groupLease      = "coordination.k8s.io"
 	groupMonitoring = "monitoring.coreos.com"
+	groupNode       = "node.k8s.io"
 )
 
 // Install hints of the optional kinds.
@@ -91,6 +92,10 @@ func builtin() []Entry {
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbPatch}},
 		// The GPU pods a MIG re-partitioning would disrupt.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Pod"), Namespaced: true}, Resource: "pods", Use: Read,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
+		// The RuntimeClasses of the cluster: plan warns when a tenant's
+		// runtime_class names one that does not exist.
+		{Kind: Kind{GroupVersionKind: gvk(groupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The stack's apply lock, gpuform-system/gpuform-<stack>.
 		{Kind: Kind{GroupVersionKind: gvk(groupLease, "v1", "Lease"), Namespaced: true}, Resource: "leases", Use: Auxiliary,

@@ -93,6 +93,8 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, live
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
 	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog)...)
+	p.Warnings = append(p.Warnings, engine.RuntimeClassWarnings(cfg, live)...)
+	p.Warnings = append(p.Warnings, engine.TaintWarnings(cfg, live)...)
 	if err := disruption(ctx, cl, p); err != nil {
 		return err
 	}

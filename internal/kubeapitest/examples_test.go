@@ -49,6 +49,7 @@ var exampleVariants = []struct {
 	{"bank-agent", "bank", append([]string{`scheduler = "kueue"`, `mig_backend = "agent"`}, withoutKueueArguments...)},
 	{"shared", "shared", nil},
 	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
+	{"isolation", "isolation", nil},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to
@@ -112,22 +113,38 @@ func TestExamplesPassStrictValidation(t *testing.T) {
 	}
 }
 
-// compileExample loads examples/<name>/main.hcl with replacements,
-// validates and compiles it.
+// compileExample loads the configuration of examples/<name> (its *.hcl
+// files but *.sim.hcl) with replacements, validates and compiles it.
 func compileExample(t *testing.T, name string, replace ...string) *engine.Desired {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "..", "examples", name, "main.hcl"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "examples", name, "*.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(src)
+	files := map[string][]byte{}
+	replaced := make([]bool, len(replace))
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".sim.hcl") {
+			continue
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(src)
+		for i := 0; i+1 < len(replace); i += 2 {
+			if strings.Contains(text, replace[i]) {
+				text, replaced[i] = strings.ReplaceAll(text, replace[i], replace[i+1]), true
+			}
+		}
+		files[filepath.Base(p)] = []byte(text)
+	}
 	for i := 0; i+1 < len(replace); i += 2 {
-		if !strings.Contains(text, replace[i]) {
+		if !replaced[i] {
 			t.Fatalf("example %s has no %q", name, replace[i])
 		}
-		text = strings.ReplaceAll(text, replace[i], replace[i+1])
 	}
-	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(text)}, config.Options{})
+	cfg, diags := config.LoadSources(files, config.Options{})
 	if diags.HasErrors() {
 		t.Fatalf("load: %s", diags.Error())
 	}

@@ -55,6 +55,9 @@ type GPUNode struct {
 	Name     string
 	Labels   map[string]string
 	Capacity map[string]string
+	// Taints are set when the node is created, as a node provisioner
+	// registers them.
+	Taints []corev1.Taint
 }
 
 // CreateNodes creates the nodes (or updates their labels) and sets their
@@ -74,7 +77,7 @@ func CreateNodes(ctx context.Context, cfg *rest.Config, nodes ...GPUNode) error 
 }
 
 func createNode(ctx context.Context, cs kubernetes.Interface, n GPUNode) error {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}, Spec: corev1.NodeSpec{Taints: n.Taints}}
 	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		created, err = cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})

@@ -29,7 +29,8 @@ var kserveDefaults = map[corev1.ResourceName]string{corev1.ResourceCPU: "1", cor
 // kservePod stands in for KServe's controller: the predictor pod it makes
 // of InferenceService name in ns (Standard mode): the service's labels and
 // annotations and the predictor's, the predictor's pod fields
-// (nodeSelector, priorityClassName, schedulerName) and one container with
+// (nodeSelector, priorityClassName, schedulerName, tolerations,
+// runtimeClassName) and one container with
 // the model's resources, KServe's cpu and memory defaults filled in.
 func kservePod(t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
@@ -71,13 +72,25 @@ func kservePod(t *testing.T, ns, name string) *corev1.Pod {
 	nodeSelector, _, _ := unstructured.NestedStringMap(pred, "nodeSelector")
 	priority, _, _ := unstructured.NestedString(pred, "priorityClassName")
 	scheduler, _, _ := unstructured.NestedString(pred, "schedulerName")
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-predictor-0", Namespace: ns, Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			NodeSelector: nodeSelector, PriorityClassName: priority, SchedulerName: scheduler,
 			Containers: []corev1.Container{{Name: "kserve-container", Image: "registry.invalid/kserve-runtime:1", Resources: res}},
 		},
 	}
+	if rc, ok, _ := unstructured.NestedString(pred, "runtimeClassName"); ok {
+		pod.Spec.RuntimeClassName = &rc
+	}
+	tols, _, _ := unstructured.NestedSlice(pred, "tolerations")
+	for _, x := range tols {
+		m, _ := x.(map[string]any)
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
+			Key: str("key"), Operator: corev1.TolerationOperator(str("operator")), Value: str("value"), Effect: corev1.TaintEffect(str("effect")),
+		})
+	}
+	return pod
 }
 
 // servingConfig: tenant assistants has one H100 of pool serving-h100 (on

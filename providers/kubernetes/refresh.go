@@ -21,7 +21,7 @@ import (
 
 // Refresh reads the live state of the stack: one LIST per kind
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
-// Operator's ClusterPolicies, and, only for
+// Operator's ClusterPolicies, one of the RuntimeClasses, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
@@ -154,42 +154,57 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 			return nil
 		})
 	}
+	// The Nodes, and the ClusterPolicies and RuntimeClasses when the
+	// cluster serves them (no GPU Operator: none), whole: not by stack.
 	g.Go(func() error {
-		m, err := c.mapping(engine.KindNode)
-		if err != nil {
-			return c.explain("discover Nodes", err)
-		}
-		items, err := c.list(gctx, m, metav1.ListOptions{})
-		if err != nil {
-			return c.explain("list Nodes", err)
-		}
-		mu.Lock()
-		live.Nodes = items
-		mu.Unlock()
-		return nil
+		return c.listAll(gctx, engine.KindNode, "Nodes", false, func(items []*unstructured.Unstructured) {
+			mu.Lock()
+			defer mu.Unlock()
+			live.Nodes = items
+		})
 	})
 	g.Go(func() error {
-		m, err := c.mapping(engine.KindClusterPolicy)
-		if meta.IsNoMatchError(err) {
-			return nil // no GPU Operator
-		}
-		if err != nil {
-			return c.explain("discover ClusterPolicies", err)
-		}
-		items, err := c.list(gctx, m, metav1.ListOptions{})
-		if err != nil {
-			return c.explain("list ClusterPolicies", err)
-		}
-		mu.Lock()
-		live.ClusterPolicies = items
-		mu.Unlock()
-		return nil
+		return c.listAll(gctx, engine.KindClusterPolicy, "ClusterPolicies", true, func(items []*unstructured.Unstructured) {
+			mu.Lock()
+			defer mu.Unlock()
+			live.ClusterPolicies = items
+		})
+	})
+	g.Go(func() error {
+		return c.listAll(gctx, engine.KindRuntimeClass, "RuntimeClasses", true, func(items []*unstructured.Unstructured) {
+			names := make(map[string]bool, len(items))
+			for _, u := range items {
+				names[u.GetName()] = true
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			live.RuntimeClasses = names
+		})
 	})
 	go func() {
 		sl.err = g.Wait()
 		close(sl.done)
 	}()
 	return sl
+}
+
+// listAll lists every object of kind k (what names them in errors) and
+// hands them to keep; a kind the cluster does not serve is no error when
+// optional (keep is not called).
+func (c *Client) listAll(ctx context.Context, k engine.Kind, what string, optional bool, keep func([]*unstructured.Unstructured)) error {
+	m, err := c.mapping(k)
+	if optional && meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return c.explain("discover "+what, err)
+	}
+	items, err := c.list(ctx, m, metav1.ListOptions{})
+	if err != nil {
+		return c.explain("list "+what, err)
+	}
+	keep(items)
+	return nil
 }
 
 // largestFirst orders d's kinds by how many objects of each d wants, most

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/engine"
@@ -85,8 +86,9 @@ func refreshPages(t *testing.T, stack string, n int, pageSize int64, lists int) 
 }
 
 // TestRefreshAfterPrefetch checks that Refresh uses the LISTs Prefetch
-// sent for the same stack (reading the same objects, sending no LIST
-// twice) and ignores a prefetch of another stack.
+// sent for the same stack (reading the same objects, the cluster's
+// RuntimeClasses included, sending no LIST twice) and ignores a prefetch
+// of another stack.
 func TestRefreshAfterPrefetch(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	_, cs := client(t)
@@ -95,6 +97,10 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "prefetch-sandbox"}, Handler: "runsc"}
+	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	d := &engine.Desired{Stack: "prefetch", Kinds: engine.ManagedKinds()}
 	for _, tt := range []struct {
@@ -128,6 +134,9 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 			if !slices.Equal(names, []string{"prefetch-a", "prefetch-b"}) {
 				t.Errorf("refresh read %v, want the stack's two namespaces", names)
 			}
+			if !live.RuntimeClasses["prefetch-sandbox"] {
+				t.Errorf("refresh read RuntimeClasses %v, want prefetch-sandbox among them", live.RuntimeClasses)
+			}
 			if !tt.once {
 				return
 			}
@@ -137,7 +146,7 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 					lists[path]++
 				}
 			}
-			if lists["/api/v1/namespaces"] != 1 || lists["/api/v1/nodes"] != 1 {
+			if lists["/api/v1/namespaces"] != 1 || lists["/api/v1/nodes"] != 1 || lists["/apis/node.k8s.io/v1/runtimeclasses"] != 1 {
 				t.Errorf("LISTs: %v, want each once", lists)
 			}
 			for path, n := range lists {

@@ -40,6 +40,10 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 	for _, n := range c.spec.Nodes {
 		live.Nodes = append(live.Nodes, c.node(n))
 	}
+	live.RuntimeClasses = map[string]bool{}
+	for _, rc := range c.spec.RuntimeClasses {
+		live.RuntimeClasses[rc] = true
+	}
 	cp, ok := c.objects[clusterPolicyKey]
 	if !ok {
 		// The simulated cluster has the GPU Operator installed.

@@ -35,8 +35,10 @@ type File struct {
 	// NVIDIADriverCRD is true when the simulated GPU Operator manages
 	// drivers with NVIDIADrivers (its ClusterPolicy's
 	// spec.driver.useNvidiaDriverCRD).
-	NVIDIADriverCRD bool       `hcl:"nvidia_driver_crd,optional"`
-	Nodes           []NodeSpec `hcl:"node,block"`
+	NVIDIADriverCRD bool `hcl:"nvidia_driver_crd,optional"`
+	// RuntimeClasses are the names of the cluster's RuntimeClasses.
+	RuntimeClasses []string   `hcl:"runtime_classes,optional"`
+	Nodes          []NodeSpec `hcl:"node,block"`
 }
 
 // NodeSpec describes one simulated node.
@@ -47,6 +49,8 @@ type NodeSpec struct {
 	Count  int               `hcl:"count"`
 	Driver string            `hcl:"driver,optional"`
 	Labels map[string]string `hcl:"labels,optional"`
+	// Taints are the node's taints, key=value:Effect.
+	Taints []string `hcl:"taints,optional"`
 }
 
 // state is what persists between runs, in <file>.state.json.
@@ -147,6 +151,11 @@ func OpenIn(dir, name string) (*Cluster, error) {
 		}
 		if n.Count < 1 || n.Count > 16 {
 			return nil, fmt.Errorf("simulated cluster %s: node %s has %d GPUs; give 1 to 16", path, n.Name, n.Count)
+		}
+		for _, t := range n.Taints {
+			if _, err := parseTaint(t); err != nil {
+				return nil, fmt.Errorf("simulated cluster %s: node %s: %w", path, n.Name, err)
+			}
 		}
 	}
 	if err := c.load(); err != nil {
@@ -301,13 +310,17 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 	if managed != nil {
 		meta["managedFields"] = managed
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
+	node := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node", "metadata": meta,
 		"status": map[string]any{
 			"capacity":    map[string]any{engine.ResourceGPU: strconv.Itoa(spec.Count)},
 			"allocatable": map[string]any{engine.ResourceGPU: strconv.Itoa(spec.Count)},
 		},
 	}}
+	if taints := nodeTaints(spec.Taints); len(taints) > 0 {
+		node.Object["spec"] = map[string]any{"taints": taints}
+	}
+	return node
 }
 
 // gfdProduct is the nvidia.com/gpu.product label GPU Feature Discovery

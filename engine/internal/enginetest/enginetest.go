@@ -83,23 +83,62 @@ func RepoRoot(t testing.TB) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// LoadExample loads examples/<dir>/main.hcl, with optional text
-// replacements (old, new pairs), and fails the test on any error
-// diagnostic of loading or validation.
+// LoadExample loads the configuration of examples/<dir> (its *.hcl files
+// but the simulated cluster's *.sim.hcl), with optional text replacements
+// (old, new pairs) in whichever file has them, and fails the test on any
+// error diagnostic of loading or validation.
 func LoadExample(t testing.TB, dir string, replace ...string) *config.Config {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(RepoRoot(t), "examples", dir, "main.hcl"))
+	files := ExampleFiles(t, dir, replace...)
+	cfg, diags := config.LoadSources(files, config.Options{})
+	if diags.HasErrors() {
+		t.Fatalf("load: %s", diags.Error())
+	}
+	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
+		t.Fatalf("validate: %s", diags.Error())
+	}
+	return cfg
+}
+
+// ExampleFiles reads the configuration files of examples/<dir> (every
+// *.hcl but *.sim.hcl) by name, with replacements (old, new pairs) made
+// in whichever file has them; a replacement no file has fails the test.
+func ExampleFiles(t testing.TB, dir string, replace ...string) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(RepoRoot(t), "examples", dir, "*.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(src)
+	texts := map[string]string{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".sim.hcl") {
+			continue
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[filepath.Base(p)] = string(src)
+	}
+	if len(texts) == 0 {
+		t.Fatalf("examples/%s has no configuration file", dir)
+	}
 	for i := 0; i+1 < len(replace); i += 2 {
-		if !strings.Contains(text, replace[i]) {
+		found := false
+		for name, text := range texts {
+			if strings.Contains(text, replace[i]) {
+				texts[name], found = strings.ReplaceAll(text, replace[i], replace[i+1]), true
+			}
+		}
+		if !found {
 			t.Fatalf("example %s has no %q to replace", dir, replace[i])
 		}
-		text = strings.ReplaceAll(text, replace[i], replace[i+1])
 	}
-	return LoadSource(t, text)
+	files := make(map[string][]byte, len(texts))
+	for name, text := range texts {
+		files[name] = []byte(text)
+	}
+	return files
 }
 
 // BankUnder returns the replacements (for LoadExample) that set the

@@ -1,0 +1,7 @@
+gpuform {
+  stack = "isolation"
+}
+
+tenant "payments" {
+  runtime_class = ["gvisor", "Kata_QEMU"]
+}
