@@ -12,12 +12,14 @@ import (
 // writes the MPS and renamed time-slicing configs, keeps nvidia.com/gpu
 // and nvidia.com/gpu.shared apart in quotas, queues and capacity, pins the
 // H200 pool's driver with an NVIDIADriver and sets the chat model's env;
+// isolation.hcl's tainted pool, sandboxed tenant and autoscaled model sit
+// beside them;
 // the applied stack plans no change; a GPU Operator that does not manage
 // drivers with NVIDIADrivers makes the pin a warning; a pin its nodes do
 // not run fails the plan as a pin, not as "too old".
 func TestSharedExampleOnSimulatedCluster(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"main.hcl", "cluster.sim.hcl"} {
+	for _, f := range []string{"main.hcl", "isolation.hcl", "cluster.sim.hcl"} {
 		src, err := os.ReadFile(filepath.Join("..", "..", "examples", "shared", f))
 		if err != nil {
 			t.Fatal(err)
@@ -37,12 +39,18 @@ func TestSharedExampleOnSimulatedCluster(t *testing.T) {
 	r := run(2, "plan", "--detailed-exitcode")
 	golden(t, filepath.Join("..", "..", "testdata", "plan", "shared-create.txt"), r.stdout)
 	for _, want := range []string{
-		"Plan: 20 to add, 4 to change, 0 to destroy.",
+		"Plan: 28 to add, 5 to change, 0 to destroy.",
 		`spec.hard["requests.nvidia.com/gpu.shared"] = "12"`,
 		`spec.predictor.model.resources.limits["nvidia.com/gpu.shared"] = "1"`,
 		"  a30-shared  nvidia.com/gpu.shared  12     0 -> 12  1          0",
 		"  h100-mps    nvidia.com/gpu         8      ? -> 8   2          0",
 		"+ NVIDIADriver h200",
+		// isolation.hcl: the tainted pool's toleration on its model and
+		// Kueue flavor, the sandboxed tenant's runtime class, autoscaling.
+		`+ spec.predictor.tolerations = [{"effect":"NoSchedule","key":"gpuform.dev/dedicated","operator":"Equal","value":"secure"}]`,
+		`+ spec.tolerations = [{"effect":"NoSchedule","key":"gpuform.dev/dedicated","operator":"Equal","value":"secure"}]`,
+		`+ spec.predictor.runtimeClassName = "gvisor"`,
+		"+ spec.predictor.autoScaling.behavior.scaleDown.stabilizationWindowSeconds = 600",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("plan lacks %q", want)

@@ -27,3 +27,17 @@ node "gpu-h200-0" {
   driver = "550.54.15"
   labels = { "gpuform.dev/node-group" = "h200" }
 }
+
+# The secure pool's node joins the cluster with its taint (kubelet's
+# --register-with-taints): gpuform declares it, never sets it.
+node "gpu-secure-0" {
+  gpu    = "H100-80GB"
+  count  = 2
+  driver = "550.54.15"
+  labels = { "gpuform.dev/node-group" = "secure" }
+  taints = ["gpuform.dev/dedicated=secure:NoSchedule"]
+}
+
+# The RuntimeClasses installed (gVisor's): plan warns of a tenant's
+# runtime_class that names another.
+runtime_classes = ["gvisor"]

@@ -1,7 +1,8 @@
 # GPUs shared without MIG: an MPS pool, a time-sliced pool whose replicas
 # are advertised as nvidia.com/gpu.shared (so they never add up with whole
 # GPUs in one quota), a pool of whole GPUs with its driver pinned through
-# the GPU Operator, and a model with environment variables.
+# the GPU Operator, and a model with environment variables; isolation.hcl
+# adds a tainted pool, a sandboxed tenant and an autoscaled model.
 gpuform {
   stack       = "shared"
   scheduler   = "kueue"
