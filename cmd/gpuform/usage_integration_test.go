@@ -65,6 +65,13 @@ func usageHistory() []usageSeries {
 		{"DCGM_FI_DEV_GPU_UTIL", `gpu="1",UUID="GPU-b",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",Hostname="h100-1",namespace="risk",pod="train-1",container="main"`, constant(50)},
 		{"DCGM_FI_DEV_GPU_UTIL", `gpu="0",UUID="GPU-c",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="h100-2",namespace="fraud",pod="batch-1",container="main"`, between(30, 90, 80)},
 		{"DCGM_FI_DEV_GPU_UTIL", `gpu="2",UUID="GPU-d",device="nvidia2",modelName="NVIDIA H100 80GB HBM3",Hostname="h100-1"`, constant(30)},
+		// DCGM's profiling metric, per MIG instance (GPU_I_ID, GPU_I_PROFILE):
+		// infer-1's 3g.40gb slice 70% busy while it runs; the GPU's other
+		// instance, no pod's; and whole GPUs' engine activity, which the
+		// report leaves to DCGM_FI_DEV_GPU_UTIL (not counted twice).
+		{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", `gpu="0",UUID="GPU-e",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB",GPU_I_PROFILE="3g.40gb",GPU_I_ID="1",Hostname="a100-1",namespace="risk",pod="infer-1",container="main"`, between(-10, 60, 0.7)},
+		{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", `gpu="0",UUID="GPU-e",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB",GPU_I_PROFILE="3g.40gb",GPU_I_ID="2",Hostname="a100-1"`, constant(0)},
+		{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", `gpu="0",UUID="GPU-a",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="h100-1",namespace="risk",pod="train-1",container="main"`, constant(0.9)},
 		// Quotas (gpuform's ResourceQuota gpuform-quota).
 		{"kube_resourcequota", `namespace="risk",resourcequota="gpuform-quota",resource="requests.nvidia.com/gpu",type="hard"`, constant(4)},
 		{"kube_resourcequota", `namespace="risk",resourcequota="gpuform-quota",resource="requests.nvidia.com/gpu",type="used"`, constant(2)},
@@ -108,6 +115,7 @@ func openMetrics(series []usageSeries) []byte {
 //	risk/h100:  allocated 2 GPUs × 2 h = 4; used (1 + 0.5) × 2 h = 3;
 //	            quota 4 × 2 h = 8, idle (4 - 2) × 2 h = 4; cost 4 × 4 = 16.00
 //	risk/a100:  allocated 1 slice × 3/7 × 1 h = 0.428571 (then Succeeded);
+//	            used: the slice's engine active 0.7 × 3/7 × 1 h = 0.3 (70%);
 //	            quota 2 × 3/7 × 2 h = 1.714286, idle (1 × 1 h + 2 × 1 h) × 3/7
 //	            = 1.285714; cost 0.428571 × 2.8 = 1.20
 //	fraud/h100: allocated 1 GPU × 1 h (Running minutes 30-89) = 1; used
@@ -144,7 +152,7 @@ func TestUsageAgainstPrometheus(t *testing.T) {
 		allocated, used, quota, idle, cost float64
 	}{
 		{"fraud", "h100", 1, 0.8, 4, 3, 4},
-		{"risk", "a100", 3.0 / 7, 0, 12.0 / 7, 9.0 / 7, 3.0 / 7 * 2.8},
+		{"risk", "a100", 3.0 / 7, 0.3, 12.0 / 7, 9.0 / 7, 3.0 / 7 * 2.8},
 		{"risk", "h100", 4, 3, 8, 4, 16},
 		{"search", "a100", 0, 0, 12.0 / 7, 12.0 / 7, 0},
 	}

@@ -118,10 +118,11 @@ func Rules(s Scope, t Thresholds) []Rule {
 func (s Scope) rule(name string, t Thresholds) Rule {
 	switch name {
 	case UtilizationLow:
+		below := " < " + num(t.UtilizationBelow)
 		return Rule{Alert: "GPUUtilizationLow", For: t.UtilizationFor,
-			Expr:        s.gpus("DCGM_FI_DEV_GPU_UTIL") + " < " + num(t.UtilizationBelow),
+			Expr:        s.gpus("DCGM_FI_DEV_GPU_UTIL") + below + " or " + s.migInstances("100 * ", EngineActive) + below,
 			Labels:      map[string]string{"severity": SeverityInfo},
-			Annotations: about("GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is less than "+num(t.UtilizationBelow)+"% busy", "Its utilization has stayed below "+num(t.UtilizationBelow)+"% for "+t.UtilizationFor+" (now {{ $value }}%): a GPU held but barely used.")}
+			Annotations: about("GPU {{ $labels.gpu }}"+migInstance+" on {{ $labels.Hostname }} is less than "+num(t.UtilizationBelow)+"% busy", "Its utilization has stayed below "+num(t.UtilizationBelow)+"% for "+t.UtilizationFor+" (now {{ $value }}%): a GPU held but barely used.")}
 	case MemoryHigh:
 		used, free := s.gpus("DCGM_FI_DEV_FB_USED"), s.gpus("DCGM_FI_DEV_FB_FREE")
 		if s.Pool != "" {
@@ -167,6 +168,27 @@ func (s Scope) gpus(metric string) string {
 		return "(" + metric + " and on (Hostname) " + s.poolNodes() + ")"
 	}
 	return fmt.Sprintf("%s{namespace=%q}", metric, s.Namespace)
+}
+
+// EngineActive is the DCGM exporter's profiling metric of the time a GPU's
+// graphics or compute engine was busy (a ratio, 0 to 1). DCGM reports it per
+// MIG instance (labels GPU_I_ID and GPU_I_PROFILE), which has no
+// DCGM_FI_DEV_GPU_UTIL; the exporter collects it with DCGM's profiling (DCP)
+// metrics on.
+const EngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+
+// migInstance names a MIG instance in an annotation, after its GPU: nothing
+// for a whole GPU.
+const migInstance = "{{ with $labels.GPU_I_PROFILE }} MIG instance {{ $labels.GPU_I_ID }} ({{ . }}){{ end }}"
+
+// migInstances is scale × metric of the MIG instances (series with a
+// GPU_I_PROFILE) the scope watches: a tenant's namespace, or the pool's
+// nodes.
+func (s Scope) migInstances(scale, metric string) string {
+	if s.Pool != "" {
+		return "(" + scale + metric + `{GPU_I_PROFILE!=""} and on (Hostname) ` + s.poolNodes() + ")"
+	}
+	return fmt.Sprintf(`%s%s{namespace=%q, GPU_I_PROFILE!=""}`, scale, metric, s.Namespace)
 }
 
 // poolNodes is one series per node of the pool with the node's name in

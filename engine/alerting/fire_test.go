@@ -35,6 +35,15 @@ func dcgm(metric, host, gpu, ns, values string) string {
 	return "  " + l + "} " + values + "\n"
 }
 
+// dcgmMIG is one DCGM exporter series of MIG instance gi (profile) of GPU
+// gpu on host, as the exporter labels a GPU instance's series (GPU_I_ID,
+// GPU_I_PROFILE beside the GPU's own labels), held by a pod of namespace ns
+// ("" when none).
+func dcgmMIG(metric, host, gpu, gi, profile, ns, values string) string {
+	l := dcgm(metric, host, gpu, ns, values)
+	return strings.Replace(l, `, Hostname=`, `, GPU_I_PROFILE="`+profile+`", GPU_I_ID="`+gi+`", Hostname=`, 1)
+}
+
 // TestBuiltinAlertsFire evaluates each built-in alert with Prometheus's
 // own rule engine, once a minute over 40 minutes of synthetic series: it
 // fires for the series that should trip it (and only once its "for" has
@@ -54,49 +63,69 @@ func TestBuiltinAlertsFire(t *testing.T) {
 		// minute at which the first of them fires.
 		fire    []string
 		firstAt int
+		// summary, when set, is the first firing alert's summary.
+		summary string
 	}{
 		{"pool utilization low", pool, UtilizationLow,
 			dcgm("DCGM_FI_DEV_GPU_UTIL", "node-a", "0", "", "10x40") + // idle: trips
 				dcgm("DCGM_FI_DEV_GPU_UTIL", "node-a", "1", "", "80x40") + // busy
 				dcgm("DCGM_FI_DEV_GPU_UTIL", "node-a", "2", "", "80x9 10x9 80x20") + // a 10-minute dip, shorter than 15m
 				dcgm("DCGM_FI_DEV_GPU_UTIL", "node-b", "0", "", "5x40"), // idle, other pool
-			[]string{"Hostname=node-a gpu=0"}, 15},
+			[]string{"Hostname=node-a gpu=0"}, 15, "GPU 0 on node-a is less than 30% busy"},
+		// MIG instances have no DCGM_FI_DEV_GPU_UTIL: their engine activity
+		// (a ratio) is read instead, per GPU instance.
+		{"pool utilization low, MIG instances", pool, UtilizationLow,
+			dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "0", "1", "3g.40gb", "", "0.1x40") + // idle: trips
+				dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "0", "2", "3g.40gb", "", "0.8x40") + // busy
+				dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "1", "1", "1g.10gb", "", "0.8x9 0.1x9 0.8x20") + // a short dip
+				dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-b", "0", "1", "3g.40gb", "", "0.05x40") + // idle, other pool
+				// a whole GPU: read from DCGM_FI_DEV_GPU_UTIL (busy), not from
+				// its engine activity
+				dcgm("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "3", "", "0.05x40") +
+				dcgm("DCGM_FI_DEV_GPU_UTIL", "node-a", "3", "", "80x40"),
+			[]string{"GPU_I_ID=1 Hostname=node-a gpu=0"}, 15, "GPU 0 MIG instance 1 (3g.40gb) on node-a is less than 30% busy"},
+		{"tenant utilization low, MIG instances", tenant, UtilizationLow,
+			dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "0", "1", "3g.40gb", "risk", "0.2x40") +
+				dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "0", "2", "3g.40gb", "risk", "0.9x40") +
+				dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-a", "0", "3", "1g.10gb", "", "0x40") + // no pod's
+				dcgmMIG("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "node-b", "0", "1", "3g.40gb", "chatbot", "0x40"),
+			[]string{"GPU_I_ID=1 Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 15, ""},
 		{"tenant utilization low", tenant, UtilizationLow,
 			dcgm("DCGM_FI_DEV_GPU_UTIL", "node-a", "0", "risk", "12x40") +
 				dcgm("DCGM_FI_DEV_GPU_UTIL", "node-a", "1", "risk", "95x40") +
 				dcgm("DCGM_FI_DEV_GPU_UTIL", "node-b", "0", "chatbot", "0x40"),
-			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 15},
+			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 15, ""},
 		{"pool memory high", pool, MemoryHigh,
 			dcgm("DCGM_FI_DEV_FB_USED", "node-a", "0", "", "76000x40") + dcgm("DCGM_FI_DEV_FB_FREE", "node-a", "0", "", "4000x40") + // 95%
 				dcgm("DCGM_FI_DEV_FB_USED", "node-a", "1", "", "40000x40") + dcgm("DCGM_FI_DEV_FB_FREE", "node-a", "1", "", "40000x40") + // 50%
 				dcgm("DCGM_FI_DEV_FB_USED", "node-b", "0", "", "79000x40") + dcgm("DCGM_FI_DEV_FB_FREE", "node-b", "0", "", "1000x40"),
-			[]string{"Hostname=node-a gpu=0"}, 5},
+			[]string{"Hostname=node-a gpu=0"}, 5, ""},
 		{"tenant memory high", tenant, MemoryHigh,
 			dcgm("DCGM_FI_DEV_FB_USED", "node-a", "0", "risk", "78000x40") + dcgm("DCGM_FI_DEV_FB_FREE", "node-a", "0", "risk", "2000x40") +
 				dcgm("DCGM_FI_DEV_FB_USED", "node-a", "1", "risk", "1000x40") + dcgm("DCGM_FI_DEV_FB_FREE", "node-a", "1", "risk", "79000x40") +
 				dcgm("DCGM_FI_DEV_FB_USED", "node-b", "0", "chatbot", "79000x40") + dcgm("DCGM_FI_DEV_FB_FREE", "node-b", "0", "chatbot", "1000x40"),
-			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 5},
+			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 5, ""},
 		{"pool temperature high", pool, TemperatureHigh,
 			dcgm("DCGM_FI_DEV_GPU_TEMP", "node-a", "0", "", "70x4 92x36") +
 				dcgm("DCGM_FI_DEV_GPU_TEMP", "node-a", "1", "", "65x40") +
 				dcgm("DCGM_FI_DEV_GPU_TEMP", "node-a", "2", "", "70x10 90x3 70x27") + // 3 minutes hot: shorter than 5m
 				dcgm("DCGM_FI_DEV_GPU_TEMP", "node-b", "0", "", "95x40"),
-			[]string{"Hostname=node-a gpu=0"}, 10},
+			[]string{"Hostname=node-a gpu=0"}, 10, ""},
 		{"tenant temperature high", tenant, TemperatureHigh,
 			dcgm("DCGM_FI_DEV_GPU_TEMP", "node-a", "0", "risk", "91x40") +
 				dcgm("DCGM_FI_DEV_GPU_TEMP", "node-a", "1", "risk", "60x40") +
 				dcgm("DCGM_FI_DEV_GPU_TEMP", "node-b", "0", "chatbot", "99x40"),
-			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 5},
+			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 5, ""},
 		{"pool XID errors", pool, XIDErrors,
 			dcgm("DCGM_FI_DEV_XID_ERRORS", "node-a", "0", "", "0x20 79x20") +
 				dcgm("DCGM_FI_DEV_XID_ERRORS", "node-a", "1", "", "0x40") +
 				dcgm("DCGM_FI_DEV_XID_ERRORS", "node-b", "0", "", "48x40"),
-			[]string{"Hostname=node-a gpu=0"}, 21},
+			[]string{"Hostname=node-a gpu=0"}, 21, ""},
 		{"tenant XID errors", tenant, XIDErrors,
 			dcgm("DCGM_FI_DEV_XID_ERRORS", "node-a", "0", "risk", "0x10 13x30") +
 				dcgm("DCGM_FI_DEV_XID_ERRORS", "node-a", "1", "risk", "0x40") +
 				dcgm("DCGM_FI_DEV_XID_ERRORS", "node-b", "0", "chatbot", "31x40"),
-			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 11},
+			[]string{"Hostname=node-a gpu=0 namespace=risk pod=risk-worker"}, 11, ""},
 		{"tenant quota saturation", tenant, QuotaSaturation, `
   kube_resourcequota{namespace="risk", resourcequota="gpuform", resource="requests.nvidia.com/mig-3g.40gb", type="hard"} 4x40
   kube_resourcequota{namespace="risk", resourcequota="gpuform", resource="requests.nvidia.com/mig-3g.40gb", type="used"} 2x5 4x35
@@ -106,7 +135,7 @@ func TestBuiltinAlertsFire(t *testing.T) {
   kube_resourcequota{namespace="risk", resourcequota="gpuform", resource="requests.cpu", type="used"} 64x40
   kube_resourcequota{namespace="chatbot", resourcequota="gpuform", resource="requests.nvidia.com/gpu", type="hard"} 4x40
   kube_resourcequota{namespace="chatbot", resourcequota="gpuform", resource="requests.nvidia.com/gpu", type="used"} 4x40
-`, []string{"namespace=risk resource=requests.nvidia.com/mig-3g.40gb"}, 21},
+`, []string{"namespace=risk resource=requests.nvidia.com/mig-3g.40gb"}, 21, ""},
 		{"tenant slices pending", tenant, SlicesPending, `
   kube_pod_container_resource_requests{namespace="risk", pod="train-0", uid="u0", container="main", node="", resource="nvidia_com_mig_3g_40gb", unit="integer"} 1x40
   kube_pod_status_scheduled{namespace="risk", pod="train-0", uid="u0", condition="false"} 1x40
@@ -118,16 +147,19 @@ func TestBuiltinAlertsFire(t *testing.T) {
   kube_pod_status_scheduled{namespace="risk", pod="etl-0", uid="u2", condition="false"} 1x40
   kube_pod_container_resource_requests{namespace="chatbot", pod="llm-0", uid="u3", container="main", node="", resource="nvidia_com_gpu", unit="integer"} 2x40
   kube_pod_status_scheduled{namespace="chatbot", pod="llm-0", uid="u3", condition="false"} 1x40
-`, []string{"namespace=risk pod=train-0"}, 10},
+`, []string{"namespace=risk pod=train-0"}, 10, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rule := builtinRule(t, tc.scope, th, tc.alert)
-			fired, first := evaluate(t, rule, clusterSeries+strings.TrimPrefix(tc.series, "\n"), 40)
+			fired, first, summary := evaluate(t, rule, clusterSeries+strings.TrimPrefix(tc.series, "\n"), 40)
 			if !slices.Equal(fired, tc.fire) {
 				t.Errorf("%s fired for %q; want %q\nexpr: %s", rule.Alert, fired, tc.fire, rule.Expr)
 			}
 			if first != tc.firstAt {
 				t.Errorf("%s first fired at minute %d; want %d (its for is %s)", rule.Alert, first, tc.firstAt, rule.For)
+			}
+			if tc.summary != "" && summary != tc.summary {
+				t.Errorf("%s's summary: %q; want %q", rule.Alert, summary, tc.summary)
 			}
 		})
 	}
@@ -151,9 +183,9 @@ var alertNames = map[string]string{UtilizationLow: "GPUUtilizationLow", MemoryHi
 
 // evaluate runs r with Prometheus's rule engine (the engine's defaults:
 // 5-minute lookback) once a minute from 0 to minutes over series, and
-// returns the identities of the alerts that fired, sorted, and the minute
-// the first fired (-1 when none did).
-func evaluate(t *testing.T, r Rule, series string, minutes int) ([]string, int) {
+// returns the identities of the alerts that fired, sorted, the minute the
+// first fired (-1 when none did) and its summary annotation.
+func evaluate(t *testing.T, r Rule, series string, minutes int) ([]string, int, string) {
 	t.Helper()
 	st := promqltest.LoadedStorage(t, series)
 	t.Cleanup(func() { _ = st.Close() })
@@ -168,7 +200,7 @@ func evaluate(t *testing.T, r Rule, series string, minutes int) ([]string, int) 
 	}
 	ar := rules.NewAlertingRule(r.Alert, expr, hold, 0, labels.FromMap(r.Labels), labels.FromMap(r.Annotations), labels.EmptyLabels(), "", true, nil)
 	fired := map[string]bool{}
-	first := -1
+	first, summary := -1, ""
 	for m := 0; m <= minutes; m++ {
 		ts := time.Unix(0, 0).Add(time.Duration(m) * time.Minute)
 		if _, err := ar.Eval(context.Background(), 0, ts, rules.EngineQueryFunc(engine, st), nil, 0); err != nil {
@@ -183,7 +215,7 @@ func evaluate(t *testing.T, r Rule, series string, minutes int) ([]string, int) 
 			}
 			fired[identity(a.Labels)] = true
 			if first < 0 {
-				first = m
+				first, summary = m, a.Annotations.Get("summary")
 			}
 		}
 	}
@@ -192,13 +224,13 @@ func evaluate(t *testing.T, r Rule, series string, minutes int) ([]string, int) 
 		out = append(out, k)
 	}
 	slices.Sort(out)
-	return out, first
+	return out, first, summary
 }
 
 // identity names the series an alert is about.
 func identity(l labels.Labels) string {
 	var parts []string
-	for _, k := range []string{"Hostname", "gpu", "namespace", "pod", "resource"} {
+	for _, k := range []string{"GPU_I_ID", "Hostname", "gpu", "namespace", "pod", "resource"} {
 		if v := l.Get(k); v != "" {
 			parts = append(parts, k+"="+v)
 		}

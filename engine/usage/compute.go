@@ -51,7 +51,7 @@ func (w Window) index(t time.Time) (int, bool) {
 func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalog, w Window) (*Report, error) {
 	results := map[string][]Series{}
 	last := w.To.Add(-w.Step)
-	for _, query := range []string{QueryNodes, QueryAllocated, QueryUsed, QueryQuota} {
+	for _, query := range []string{QueryNodes, QueryAllocated, QueryUsed, QueryUsedMIG, QueryQuota} {
 		s, err := q.QueryRange(ctx, query, w.From, last, w.Step)
 		if err != nil {
 			return nil, fmt.Errorf("querying Prometheus for %s: %w", query, err)
@@ -69,7 +69,10 @@ func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalo
 		a.allocated(s)
 	}
 	for _, s := range results[QueryUsed] {
-		a.used(s)
+		a.used(s, MetricName(mig.ResourceGPU), false)
+	}
+	for _, s := range results[QueryUsedMIG] {
+		a.used(s, MetricName(mig.Resource(s.Labels["GPU_I_PROFILE"])), true)
 	}
 	for _, s := range results[QueryQuota] {
 		a.quota(s)
@@ -152,18 +155,42 @@ func (a *accumulator) allocated(s Series) {
 	})
 }
 
-func (a *accumulator) used(s Series) {
+// used adds a series of busy fractions of resource (a whole GPU's
+// utilization, or a MIG instance's engine activity, which slice scales by
+// the instance's share of its GPU).
+func (a *accumulator) used(s Series, resource string, slice bool) {
 	hours := a.w.Step.Hours()
+	host := s.Labels["Hostname"]
 	tn := a.t.tenants[s.Labels["namespace"]]
 	if tn == nil {
-		a.each(s, func(_ int, v float64) { a.unUsed += v * hours })
+		share := a.sliceShare(a.nodes[host], resource, slice)
+		a.each(s, func(_ int, v float64) { a.unUsed += v * share * hours })
 		return
 	}
-	r, line := a.row(tn, a.pool(tn, s.Labels["Hostname"], MetricName(mig.ResourceGPU))), a.lines[tn.Name]
+	pool := a.pool(tn, host, resource)
+	r, line, share := a.row(tn, pool), a.lines[tn.Name], a.sliceShare(pool, resource, slice)
 	a.each(s, func(k int, v float64) {
-		r.Used += v * hours
-		line.Used[k] += v
+		r.Used += v * share * hours
+		line.Used[k] += v * share
 	})
+}
+
+// sliceShare is the GPU share of a MIG instance of resource on pool (1 for
+// a whole GPU): the pool's, else, when the pool is not known, that of the
+// first pool whose GPU offers the profile (0 when none does).
+func (a *accumulator) sliceShare(pool, resource string, slice bool) float64 {
+	if !slice {
+		return 1
+	}
+	if p := a.t.pools[pool]; p != nil {
+		return p.share[resource]
+	}
+	for _, name := range a.t.order {
+		if v := a.t.pools[name].share[resource]; v > 0 {
+			return v
+		}
+	}
+	return 0
 }
 
 // quota adds a ResourceQuota series (type hard or used) of one resource to

@@ -1,5 +1,6 @@
 // Package usage computes gpuform usage's chargeback: per tenant and pool,
-// the GPU-hours allocated (running pods' requests), used (DCGM utilization),
+// the GPU-hours allocated (running pods' requests), used (DCGM utilization of
+// whole GPUs, engine activity of MIG instances),
 // the quota left idle and their cost at the pools' prices, from range queries
 // over kube-state-metrics' and the DCGM exporter's series. It reads through a
 // Querier and does no I/O of its own.
@@ -19,6 +20,13 @@ const (
 	// QueryUsed is the busy fraction of the GPUs the DCGM exporter
 	// attributes to a pod, by namespace and node (label Hostname).
 	QueryUsed = `sum by (namespace, Hostname) (DCGM_FI_DEV_GPU_UTIL{namespace!=""}) / 100`
+	// QueryUsedMIG is the busy fraction of the MIG instances the DCGM
+	// exporter attributes to a pod, by namespace, node and profile: the
+	// profiling metric DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio of the
+	// instance's time), which DCGM reports per GPU instance (labels
+	// GPU_I_ID and GPU_I_PROFILE) where it has no DCGM_FI_DEV_GPU_UTIL.
+	// Series without GPU_I_PROFILE (whole GPUs) are left to QueryUsed.
+	QueryUsedMIG = `sum by (namespace, Hostname, GPU_I_PROFILE) (DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace!="", GPU_I_PROFILE!=""})`
 	// QueryQuota is the tenants' ResourceQuota limits and usage of GPU
 	// resources (type hard or used), by namespace and resource.
 	QueryQuota = `sum by (namespace, resource, type) (kube_resourcequota{resource=~"requests\\.nvidia\\.com/.+"})`

@@ -93,8 +93,9 @@ func steady(t0 time.Time, n int, v float64, labels ...string) Series {
 // samples: a node labelled for a pool puts a sample there; without node
 // labels the one pool of the tenant's quotas holding the resource does
 // (the MIG slice); a resource two of its pools hold goes to "-"; quota
-// series split by the quota blocks, idle quota counted step by step;
-// other namespaces are unattributed.
+// series split by the quota blocks, idle quota counted step by step; a MIG
+// instance's engine activity counts its share of the GPU; other namespaces
+// are unattributed.
 func TestComputeAttributes(t *testing.T) {
 	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(usageConfig)}, config.Options{})
 	if diags.HasErrors() {
@@ -115,6 +116,12 @@ func TestComputeAttributes(t *testing.T) {
 			steady(t0.Add(-time.Hour), 10, 9, "namespace", "risk", "node", "n1", "resource", "nvidia_com_gpu"),
 		},
 		QueryUsed: {steady(t0, 60, 1.5, "namespace", "risk", "Hostname", "n1")},
+		// MIG instances: risk's 3g.40gb slice half busy for its half hour
+		// (the profile places it in a100), and another namespace's.
+		QueryUsedMIG: {
+			steady(t0, 30, 0.5, "namespace", "risk", "Hostname", "unlabelled", "GPU_I_PROFILE", "3g.40gb"),
+			steady(t0, 60, 1, "namespace", "other", "Hostname", "unlabelled", "GPU_I_PROFILE", "3g.40gb"),
+		},
 		QueryQuota: {
 			steady(t0, 60, 4, "namespace", "risk", "resource", "requests.nvidia.com/gpu", "type", "hard"),
 			steady(t0, 60, 3, "namespace", "risk", "resource", "requests.nvidia.com/gpu", "type", "used"),
@@ -132,9 +139,10 @@ func TestComputeAttributes(t *testing.T) {
 		// 2 GPUs on n1 for 1 h; the quota's 4 GPUs split 3:1 with l4.
 		"h100": {Allocated: 2, Used: 1.5, Quota: 3, Idle: 0.75, Price: 4, Cost: 8},
 		"l4":   {Quota: 0.25, Idle: 0.0625, Price: 1},
-		// one 3g.40gb slice for half an hour: 3/7 × 0.5; quota 2 slices
-		// for 1 h, idle 2 slices for the half hour nothing was over it.
-		"a100": {Allocated: 1.5 / 7, Quota: 6.0 / 7, Idle: 3.0 / 7, Price: 2.8, Cost: 1.5 / 7 * 2.8},
+		// one 3g.40gb slice for half an hour: 3/7 × 0.5, used half of
+		// that; quota 2 slices for 1 h, idle 2 slices for the half hour
+		// nothing was over it.
+		"a100": {Allocated: 1.5 / 7, Used: 0.75 / 7, Quota: 6.0 / 7, Idle: 3.0 / 7, Price: 2.8, Cost: 1.5 / 7 * 2.8},
 		// nvidia.com/gpu on an unlabelled node: h100 or l4.
 		"-": {Allocated: 1},
 	}
@@ -151,8 +159,8 @@ func TestComputeAttributes(t *testing.T) {
 			}
 		}
 	}
-	if math.Abs(rep.UnattributedAllocated-5) > 1e-9 {
-		t.Errorf("unattributed: got %v, want 5", rep.UnattributedAllocated)
+	if math.Abs(rep.UnattributedAllocated-5) > 1e-9 || math.Abs(rep.UnattributedUsed-3.0/7) > 1e-9 {
+		t.Errorf("unattributed: got %v allocated, %v used; want 5 and 3/7 (a busy 3g.40gb slice for 1 h)", rep.UnattributedAllocated, rep.UnattributedUsed)
 	}
 	if len(rep.Tenants) != 1 || len(rep.Times) != 60 || rep.Tenants[0].Allocated[0] != 2+3.0/7+1 || rep.Tenants[0].Allocated[59] != 3 {
 		t.Errorf("timeline: %d tenants, %d times, %+v", len(rep.Tenants), len(rep.Times), rep.Tenants)

@@ -56,11 +56,10 @@ pool "a100" {
   price_per_gpu_hour = 2.80
   currency           = "EUR"
   # gpuform's GPU alerts over the pool's nodes, at their defaults but for
-  # temperature (A100 SXM runs warm); utilization is not reported on MIG
-  # GPUs, so that alert is off.
+  # temperature (A100 SXM runs warm); utilization of MIG instances needs the
+  # DCGM exporter's profiling metrics (docs/observability.md).
   alerts {
     temperature_above = 88
-    disabled          = ["utilization_low"]
     labels            = { team = "platform" }
   }
 }

@@ -19,10 +19,9 @@ mig_layout "halves" {
 pool "a100" {
   gpu        = "A100-80GB"
   mig_layout = mig_layout.halves
-  # gpuform's GPU alerts (a PrometheusRule): memory, temperature, XID errors.
-  alerts {
-    disabled = ["utilization_low"] # not reported on MIG GPUs
-  }
+  # gpuform's GPU alerts (a PrometheusRule): utilization, memory,
+  # temperature, XID errors.
+  alerts {}
 }
 
 tenant "research" {
