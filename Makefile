@@ -35,11 +35,19 @@ demo: build
 	$(GPUFORM) --chdir $(DEMO) inventory
 	$(GPUFORM) --chdir examples/bank validate
 
-## test: every test (with the benchmark driver's, which ./... skips under testdata), vet and
-## formatting; builds the API server harness, the Kueue controller manager and Prometheus
-## first, and installs Chromium (for the usage report's screenshot) when it is missing
-test: lint $(KUBEAPI_BIN) $(KUEUE) $(PROMETHEUS) chromium
+## test: every test (with the benchmark driver's, which ./... skips under testdata, and the
+## device plugin's config code on gpuform's configs), vet and formatting; builds the API server
+## harness, the Kueue controller manager and Prometheus first, and installs Chromium (for the
+## usage report's screenshot) when it is missing
+test: lint test-deviceplugin $(KUBEAPI_BIN) $(KUEUE) $(PROMETHEUS) chromium
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) PROMETHEUS_BIN=$(CURDIR)/$(PROMETHEUS_BIN) PROMTOOL_BIN=$(CURDIR)/$(PROMTOOL_BIN) CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
+
+## test-deviceplugin: the NVIDIA device plugin's own config parsing and validation
+## (k8s-device-plugin v0.20.0, committed under testdata/deviceplugin, a separate module) on the
+## device-plugin configs gpuform writes (testdata/deviceplugin/configs, goldens of engine/compile)
+.PHONY: test-deviceplugin
+test-deviceplugin:
+	cd testdata/deviceplugin && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## chromium: headless Chromium for the HTML usage report's screenshot test
 ## (the Debian package chromium, installed with apt-get when missing; CHROMIUM

@@ -32,6 +32,7 @@ func newDevicePlugin(s *config.Settings) *devicePlugin {
 // api/config/v1/config.go, NewConfig) and renameByDefault only when set: the plugin then advertises the replicas
 // as nvidia.com/gpu.shared. It ignores per-resource renames and devices in
 // v0.20.0 (DisableResourceNamingInConfig), so gpuform writes neither.
+// testdata/deviceplugin runs the plugin's own code on these configs.
 func (d *devicePlugin) Pool(p *config.Pool, np *engine.NodePool) {
 	np.Labels[engine.LabelDPConfig] = p.Name
 	s := p.Shared()
