@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
 // listDecoders are the ways a list is decoded: whole (decodeList), and as
@@ -203,5 +205,45 @@ func TestDecodeListManyItems(t *testing.T) {
 		if items, _, err := dec.decode(bad, gvk, true); err == nil || !strings.Contains(err.Error(), "Namespace") {
 			t.Errorf("%s: a bad item 1000 gave %d items, error %v", dec.name, len(items), err)
 		}
+	}
+}
+
+// Trimming also leaves out the metadata nothing reads after a refresh (uid,
+// creationTimestamp, generation; the time and type of gpuform's
+// managedFields entries) and keeps what the diff, apply, a saved plan's
+// re-check and the outputs do read.
+func TestDecodeListTrimUnreadMetadata(t *testing.T) {
+	body := `{"items":[{"metadata":{"name":"q","namespace":"a","uid":"6f1c2b1e","resourceVersion":"42","generation":3,
+		"creationTimestamp":"2026-12-01T17:56:08Z","labels":{"gpuform.dev/stack":"s"},"annotations":{"a":"1"},
+		"managedFields":[{"manager":"gpuform","operation":"Apply","apiVersion":"v1","time":"2026-12-01T17:56:08Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},
+		"spec":{"hard":{"pods":"10"}}}]}`
+	items, _, err := decodeList([]byte(body), schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := items[0].Object["metadata"].(map[string]any)
+	for _, k := range []string{"uid", "creationTimestamp", "generation"} {
+		if _, ok := md[k]; ok {
+			t.Errorf("metadata.%s kept", k)
+		}
+	}
+	for _, k := range []string{"name", "namespace", "resourceVersion", "labels", "annotations", "managedFields"} {
+		if _, ok := md[k]; !ok {
+			t.Errorf("metadata.%s dropped", k)
+		}
+	}
+	e := md["managedFields"].([]any)[0].(map[string]any)
+	for _, k := range []string{"time", "fieldsType"} {
+		if _, ok := e[k]; ok {
+			t.Errorf("managedFields[0].%s kept", k)
+		}
+	}
+	for _, k := range []string{"manager", "operation", "apiVersion", "fieldsV1"} {
+		if _, ok := e[k]; !ok {
+			t.Errorf("managedFields[0].%s dropped", k)
+		}
+	}
+	if !engine.Owned(items[0], "s") {
+		t.Error("the trimmed object is no longer gpuform's")
 	}
 }
