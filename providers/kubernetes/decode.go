@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,6 +152,9 @@ func (p *itemPool) add(raws [][]byte) {
 
 func (p *itemPool) work() {
 	d := &decoder{strings: map[string]string{}}
+	if p.trim {
+		d.leaves = map[string]map[string]any{}
+	}
 	for job := range p.jobs {
 		out := make([]*unstructured.Unstructured, 0, len(job.raws))
 		var err error
@@ -211,9 +215,56 @@ func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*uns
 	return u, nil
 }
 
-// decoder reads JSON values as unstructured content, interning strings.
+// decoder reads JSON values as unstructured content, interning strings
+// and, with leaves set, sharing small maps of scalars (see shareLeaf).
 type decoder struct {
 	strings map[string]string
+	leaves  map[string]map[string]any
+}
+
+// maxSharedLeaf bounds the maps shareLeaf shares: a small map's storage is
+// one group of eight slots.
+const maxSharedLeaf = 8
+
+// shareLeaf returns the one copy this decoder keeps of a small map whose
+// values are all scalars (a Pod's resources, a node selector, a label
+// set), when it shares leaves (a stack's own objects, which are only read
+// once refreshed): the same few such maps recur in thousands of objects,
+// and each map costs some 300 bytes however few its entries.
+func (d *decoder) shareLeaf(m map[string]any) map[string]any {
+	if d.leaves == nil || len(m) == 0 || len(m) > maxSharedLeaf {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		switch v := m[k].(type) {
+		case string:
+			b.WriteString("\x00s")
+			b.WriteString(v)
+		case int64:
+			b.WriteString("\x00i")
+			b.WriteString(strconv.FormatInt(v, 10))
+		case bool:
+			b.WriteString("\x00b")
+			b.WriteString(strconv.FormatBool(v))
+		case nil:
+			b.WriteString("\x00n")
+		default: // floats and nested values: not shared
+			return m
+		}
+		b.WriteByte(1)
+	}
+	if c, ok := d.leaves[b.String()]; ok {
+		return c
+	}
+	d.leaves[b.String()] = m
+	return m
 }
 
 // intern returns the one copy of s this decoder keeps.
@@ -237,7 +288,7 @@ func (d *decoder) value(it *jsoniter.Iterator) any {
 			m[d.intern(key)] = d.value(it)
 			return it.Error == nil
 		})
-		return m
+		return d.shareLeaf(m)
 	case jsoniter.ArrayValue:
 		a := []any{}
 		it.ReadArrayCB(func(it *jsoniter.Iterator) bool {

@@ -247,3 +247,44 @@ func TestDecodeListTrimUnreadMetadata(t *testing.T) {
 		t.Error("the trimmed object is no longer gpuform's")
 	}
 }
+
+// A stack's objects share one copy of each small map of scalars that
+// recurs (resources, selectors, label sets), with equal content only; the
+// untrimmed decode (Nodes, foreign objects) shares nothing.
+func TestDecodeListSharesLeaves(t *testing.T) {
+	body := `{"items":[
+		{"metadata":{"name":"a"},"spec":{"sel":{"pool":"x"},"res":{"gpu":"1","n":2},"f":{"v":1.5},"b":{"ok":true,"z":null}}},
+		{"metadata":{"name":"b"},"spec":{"sel":{"pool":"x"},"res":{"gpu":"1","n":2},"f":{"v":1.5},"b":{"ok":true,"z":null}}},
+		{"metadata":{"name":"c"},"spec":{"sel":{"pool":"y"},"res":{"gpu":"1","n":"2"},"f":{"v":1.5},"b":{"ok":false,"z":null}}}]}`
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	leaf := func(u *unstructured.Unstructured, k string) map[string]any {
+		return u.Object["spec"].(map[string]any)[k].(map[string]any)
+	}
+	same := func(a, b map[string]any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	items, _, err := decodeList([]byte(body), gvk, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := items[0], items[1], items[2]
+	for _, k := range []string{"sel", "res", "b"} {
+		if !same(leaf(a, k), leaf(b, k)) {
+			t.Errorf("equal %s maps are not shared", k)
+		}
+		if same(leaf(a, k), leaf(c, k)) {
+			t.Errorf("different %s maps are shared: %v and %v", k, leaf(a, k), leaf(c, k))
+		}
+	}
+	if same(leaf(a, "f"), leaf(b, "f")) {
+		t.Error("a map holding a float is shared")
+	}
+	if !reflect.DeepEqual(leaf(c, "res"), map[string]any{"gpu": "1", "n": "2"}) {
+		t.Errorf("res of c = %v", leaf(c, "res"))
+	}
+	full, _, err := decodeList([]byte(body), gvk, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same(leaf(full[0], "sel"), leaf(full[1], "sel")) {
+		t.Error("the untrimmed decode shares maps")
+	}
+}
