@@ -220,6 +220,8 @@ func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*uns
 type decoder struct {
 	strings map[string]string
 	leaves  map[string]map[string]any
+	// leafKey is shareLeaf's reused buffer.
+	leafKey []byte
 }
 
 // maxSharedLeaf bounds the maps shareLeaf shares: a small map's storage is
@@ -235,35 +237,38 @@ func (d *decoder) shareLeaf(m map[string]any) map[string]any {
 	if d.leaves == nil || len(m) == 0 || len(m) > maxSharedLeaf {
 		return m
 	}
-	keys := make([]string, 0, len(m))
+	var keys [maxSharedLeaf]string
+	ks := keys[:0]
 	for k := range m {
-		keys = append(keys, k)
+		ks = append(ks, k)
 	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
+	slices.Sort(ks)
+	b := d.leafKey[:0]
+	for _, k := range ks {
+		b = append(b, k...)
 		switch v := m[k].(type) {
 		case string:
-			b.WriteString("\x00s")
-			b.WriteString(v)
+			b = append(b, 0, 's')
+			b = append(b, v...)
 		case int64:
-			b.WriteString("\x00i")
-			b.WriteString(strconv.FormatInt(v, 10))
+			b = append(b, 0, 'i')
+			b = strconv.AppendInt(b, v, 10)
 		case bool:
-			b.WriteString("\x00b")
-			b.WriteString(strconv.FormatBool(v))
+			b = append(b, 0, 'b')
+			b = strconv.AppendBool(b, v)
 		case nil:
-			b.WriteString("\x00n")
+			b = append(b, 0, 'n')
 		default: // floats and nested values: not shared
+			d.leafKey = b
 			return m
 		}
-		b.WriteByte(1)
+		b = append(b, 1)
 	}
-	if c, ok := d.leaves[b.String()]; ok {
+	d.leafKey = b
+	if c, ok := d.leaves[string(b)]; ok {
 		return c
 	}
-	d.leaves[b.String()] = m
+	d.leaves[string(b)] = m
 	return m
 }
 
