@@ -1,9 +1,9 @@
 package compile
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gpuform/gpuform/engine"
 )
@@ -20,75 +20,90 @@ const maxSharedLeaf = 8
 // maps (a commit stamp replaces the annotations map whole), so sharing is
 // safe once every backend has added what it adds.
 func shareLeaves(objs []*engine.Object) {
-	seen := map[string]map[string]any{}
+	s := &sharer{seen: map[string]map[string]any{}}
 	for _, o := range objs {
-		shareIn(o.Object.Object, seen)
+		s.in(o.Object.Object)
 	}
 }
 
-// shareIn replaces, below m, every small map of scalars by the copy in
-// seen with the same content, recording those seen first.
-func shareIn(m map[string]any, seen map[string]map[string]any) {
+// sharer remembers the small maps of scalars seen, by content.
+type sharer struct {
+	seen map[string]map[string]any
+	// key is a reused buffer for the content of one map.
+	key []byte
+}
+
+// in replaces, below m, every small map of scalars by the copy seen first
+// with the same content.
+func (s *sharer) in(m map[string]any) {
 	for k, v := range m {
-		switch v.(type) {
-		case map[string]any, []any:
-			m[k] = share(v, seen)
-		}
-	}
-}
-
-// share returns v, or the copy in seen when v is a small map of scalars
-// recorded there, sharing within v first.
-func share(v any, seen map[string]map[string]any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		if key, ok := leafKey(v); ok {
-			if c, found := seen[key]; found {
-				return c
+		switch v := v.(type) {
+		case map[string]any:
+			if c := s.share(v); c != nil {
+				m[k] = c
 			}
-			seen[key] = v
-			return v
-		}
-		shareIn(v, seen)
-	case []any:
-		for i, e := range v {
-			v[i] = share(e, seen)
+		case []any:
+			for i, e := range v {
+				if em, ok := e.(map[string]any); ok {
+					if c := s.share(em); c != nil {
+						v[i] = c
+					}
+				}
+			}
 		}
 	}
-	return v
 }
 
-// leafKey is the content of a small map of scalars as a string that tells
-// the values' types apart; ok is false for any other map.
-func leafKey(m map[string]any) (string, bool) {
+// share returns the copy seen of m when m is a small map of scalars seen
+// before, and nil otherwise (having recorded m, or shared within it).
+func (s *sharer) share(m map[string]any) map[string]any {
+	if !s.leafKey(m) {
+		s.in(m)
+		return nil
+	}
+	if c, ok := s.seen[string(s.key)]; ok {
+		if reflect.ValueOf(c).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
+			return nil
+		}
+		return c
+	}
+	s.seen[string(s.key)] = m
+	return nil
+}
+
+// leafKey puts in s.key the content of a small map of scalars, telling the
+// values' types apart; false for any other map.
+func (s *sharer) leafKey(m map[string]any) bool {
 	if len(m) == 0 || len(m) > maxSharedLeaf {
-		return "", false
+		return false
 	}
-	keys := make([]string, 0, len(m))
+	var keys [maxSharedLeaf]string
+	ks := keys[:0]
 	for k := range m {
-		keys = append(keys, k)
+		ks = append(ks, k)
 	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
+	slices.Sort(ks)
+	b := s.key[:0]
+	defer func() { s.key = b }()
+	for _, k := range ks {
+		b = append(b, k...)
 		switch v := m[k].(type) {
 		case string:
-			b.WriteString("\x00s")
-			b.WriteString(v)
+			b = append(b, 0, 's')
+			b = append(b, v...)
 		case int:
-			b.WriteString("\x00i")
-			b.WriteString(strconv.Itoa(v))
+			b = append(b, 0, 'i')
+			b = strconv.AppendInt(b, int64(v), 10)
 		case int64:
-			b.WriteString("\x00I")
-			b.WriteString(strconv.FormatInt(v, 10))
+			b = append(b, 0, 'I')
+			b = strconv.AppendInt(b, v, 10)
 		case bool:
-			b.WriteString("\x00b")
-			b.WriteString(strconv.FormatBool(v))
+			b = append(b, 0, 'b')
+			b = strconv.AppendBool(b, v)
 		default: // floats, nil, nested values: not shared
-			return "", false
+			return false
 		}
-		b.WriteByte(1)
+		b = append(b, 1)
 	}
-	return b.String(), true
+	return true
 }
