@@ -14,12 +14,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/memlimit"
 	"github.com/gpuform/gpuform/internal/profile"
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 func main() {
 	quietClientGo()
+	memlimit.Set(os.DirFS("/"), os.Getenv) // a container's limit, unless GOMEMLIMIT says otherwise
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
 	env := os.Environ()

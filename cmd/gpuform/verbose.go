@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"k8s.io/client-go/transport"
-
 	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
@@ -18,14 +16,7 @@ import (
 // with it its curl-line debug transport) stays off at every level: see
 // quietClientGo.
 func (g *globals) kubeTransport() func(http.RoundTripper) http.RoundTripper {
-	log := kubernetes.LogRequests(g.stderr, g.verbosity)
-	switch {
-	case log == nil:
-		return g.wrapTransport
-	case g.wrapTransport == nil:
-		return log
-	}
-	return transport.Wrappers(g.wrapTransport, log)
+	return kubernetes.WrapWithLog(g.wrapTransport, g.stderr, g.verbosity)
 }
 
 // phase logs, at -v 1 or more, how long a phase of the pipeline took

@@ -51,6 +51,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 		c.runtimeClassPolicy()
 	}
 	c.alerts()
+	shareLeaves(c.d.Objects)
 	return c.d, nil
 }
 

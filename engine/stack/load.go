@@ -21,7 +21,8 @@ type loaded struct {
 }
 
 // compileMode says how a call loads: plan-like calls report the phases'
-// times and drop the syntax tree once compiled; drift keeps it.
+// times; plan, apply, preview and drift drop the syntax tree once the
+// configuration is valid (compiling reads only the typed model).
 type compileMode struct {
 	timed, dropSyntax bool
 	// valid, when set, runs once the configuration is valid, before it
@@ -86,6 +87,11 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 	if mode.timed {
 		start = s.phase("load", start)
 	}
+	if mode.dropSyntax {
+		// Compiling reads only the typed model: free the syntax tree
+		// before the desired objects are built and the cluster's arrive.
+		cfg.DropSyntax()
+	}
 	if mode.valid != nil {
 		if err := mode.valid(cfg); err != nil {
 			return nil, err
@@ -99,10 +105,6 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 		s.phase("compile", start)
 	}
 	desired.StampCommit(files.Origin.Stamp())
-	if mode.dropSyntax {
-		// Free the syntax tree before the cluster's objects arrive.
-		cfg.DropSyntax()
-	}
 	s.head = &loaded{cfg: cfg, desired: desired, origin: files.Origin, when: files.Time}
 	return s.head, nil
 }

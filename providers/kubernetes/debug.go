@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/transport"
+
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
@@ -50,6 +52,20 @@ func LogRequests(w io.Writer, level int) func(http.RoundTripper) http.RoundTripp
 	return func(rt http.RoundTripper) http.RoundTripper {
 		return loggingTransport{next: rt, log: l}
 	}
+}
+
+// WrapWithLog returns wrap (nil: none) with LogRequests(w, level) inside
+// it: the transport wrapper of every client the CLI builds. nil when there
+// is neither.
+func WrapWithLog(wrap func(http.RoundTripper) http.RoundTripper, w io.Writer, level int) func(http.RoundTripper) http.RoundTripper {
+	log := LogRequests(w, level)
+	switch {
+	case log == nil:
+		return wrap
+	case wrap == nil:
+		return log
+	}
+	return transport.Wrappers(wrap, log)
 }
 
 // requestLog serialises the lines of every transport it wraps.

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
 // listDecoders are the ways a list is decoded: whole (decodeList), and as
@@ -203,5 +205,86 @@ func TestDecodeListManyItems(t *testing.T) {
 		if items, _, err := dec.decode(bad, gvk, true); err == nil || !strings.Contains(err.Error(), "Namespace") {
 			t.Errorf("%s: a bad item 1000 gave %d items, error %v", dec.name, len(items), err)
 		}
+	}
+}
+
+// Trimming also leaves out the metadata nothing reads after a refresh (uid,
+// creationTimestamp, generation; the time and type of gpuform's
+// managedFields entries) and keeps what the diff, apply, a saved plan's
+// re-check and the outputs do read.
+func TestDecodeListTrimUnreadMetadata(t *testing.T) {
+	body := `{"items":[{"metadata":{"name":"q","namespace":"a","uid":"6f1c2b1e","resourceVersion":"42","generation":3,
+		"creationTimestamp":"2026-12-01T17:56:08Z","labels":{"gpuform.dev/stack":"s"},"annotations":{"a":"1"},
+		"managedFields":[{"manager":"gpuform","operation":"Apply","apiVersion":"v1","time":"2026-12-01T17:56:08Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},
+		"spec":{"hard":{"pods":"10"}}}]}`
+	items, _, err := decodeList([]byte(body), schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := items[0].Object["metadata"].(map[string]any)
+	for _, k := range []string{"uid", "creationTimestamp", "generation"} {
+		if _, ok := md[k]; ok {
+			t.Errorf("metadata.%s kept", k)
+		}
+	}
+	for _, k := range []string{"name", "namespace", "resourceVersion", "labels", "annotations", "managedFields"} {
+		if _, ok := md[k]; !ok {
+			t.Errorf("metadata.%s dropped", k)
+		}
+	}
+	e := md["managedFields"].([]any)[0].(map[string]any)
+	for _, k := range []string{"time", "fieldsType"} {
+		if _, ok := e[k]; ok {
+			t.Errorf("managedFields[0].%s kept", k)
+		}
+	}
+	for _, k := range []string{"manager", "operation", "apiVersion", "fieldsV1"} {
+		if _, ok := e[k]; !ok {
+			t.Errorf("managedFields[0].%s dropped", k)
+		}
+	}
+	if !engine.Owned(items[0], "s") {
+		t.Error("the trimmed object is no longer gpuform's")
+	}
+}
+
+// A stack's objects share one copy of each small map of scalars that
+// recurs (resources, selectors, label sets), with equal content only; the
+// untrimmed decode (Nodes, foreign objects) shares nothing.
+func TestDecodeListSharesLeaves(t *testing.T) {
+	body := `{"items":[
+		{"metadata":{"name":"a"},"spec":{"sel":{"pool":"x"},"res":{"gpu":"1","n":2},"f":{"v":1.5},"b":{"ok":true,"z":null}}},
+		{"metadata":{"name":"b"},"spec":{"sel":{"pool":"x"},"res":{"gpu":"1","n":2},"f":{"v":1.5},"b":{"ok":true,"z":null}}},
+		{"metadata":{"name":"c"},"spec":{"sel":{"pool":"y"},"res":{"gpu":"1","n":"2"},"f":{"v":1.5},"b":{"ok":false,"z":null}}}]}`
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	leaf := func(u *unstructured.Unstructured, k string) map[string]any {
+		return u.Object["spec"].(map[string]any)[k].(map[string]any)
+	}
+	same := func(a, b map[string]any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	items, _, err := decodeList([]byte(body), gvk, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := items[0], items[1], items[2]
+	for _, k := range []string{"sel", "res", "b"} {
+		if !same(leaf(a, k), leaf(b, k)) {
+			t.Errorf("equal %s maps are not shared", k)
+		}
+		if same(leaf(a, k), leaf(c, k)) {
+			t.Errorf("different %s maps are shared: %v and %v", k, leaf(a, k), leaf(c, k))
+		}
+	}
+	if same(leaf(a, "f"), leaf(b, "f")) {
+		t.Error("a map holding a float is shared")
+	}
+	if !reflect.DeepEqual(leaf(c, "res"), map[string]any{"gpu": "1", "n": "2"}) {
+		t.Errorf("res of c = %v", leaf(c, "res"))
+	}
+	full, _, err := decodeList([]byte(body), gvk, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same(leaf(full[0], "sel"), leaf(full[1], "sel")) {
+		t.Error("the untrimmed decode shares maps")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -30,6 +31,7 @@ func table(rs []*sizeResult) string {
 			r.size.Name, r.objects, cell(r.applyG), cell(r.applyK),
 			perSec(r.objects, g), perSec(r.objects, k), ratioX(k, g), r.applyReqs, r.applyWrites, r.applyRSS>>20)
 	}
+	driftTable(&b, rs)
 	b.WriteString("\n#### Scaling\n\n")
 	b.WriteString("| size | objects | plan no-op | plan ms per 1,000 objects | plan requests | raw LIST requests |\n")
 	b.WriteString("|---|---:|---|---:|---:|---:|\n")
@@ -72,4 +74,33 @@ func perSec(n int, d time.Duration) float64 {
 		return 0
 	}
 	return float64(n) / d.Seconds()
+}
+
+// podMemory is the container memory limit drift is measured against, and
+// podGoMemLimit the soft limit gpuform sets in it (90%, internal/memlimit).
+const (
+	podMemory     = 512 << 20
+	podGoMemLimit = "460MiB"
+)
+
+// fitsPod says whether a peak RSS fits a podMemory container.
+func fitsPod(rss int64) string {
+	if rss > 0 && rss <= podMemory {
+		return "yes"
+	}
+	return "no"
+}
+
+// driftTable renders drift's peak RSS in a podMemory container, when it
+// was measured.
+func driftTable(b *strings.Builder, rs []*sizeResult) {
+	if !slices.ContainsFunc(rs, func(r *sizeResult) bool { return r.driftPodRSS > 0 }) {
+		return
+	}
+	fmt.Fprintf(b, "\n#### Drift in a %d MiB container (GOMEMLIMIT=%s, what gpuform sets there)\n\n", podMemory>>20, podGoMemLimit)
+	b.WriteString("| size | objects | drift peak RSS | fits |\n")
+	b.WriteString("|---|---:|---:|---|\n")
+	for _, r := range rs {
+		fmt.Fprintf(b, "| %s | %d | %d MB | %s |\n", r.size.Name, r.objects, r.driftPodRSS>>20, fitsPod(r.driftPodRSS))
+	}
 }

@@ -26,11 +26,14 @@ type sizeResult struct {
 	size             gen.Size
 	objects, changed int
 
-	applyG, applyK         sample
-	planNoop, planChanged  sample
-	load, list, diffK      sample
-	planRSS, applyRSS      int64
-	planNoopRSS            int64 // of the no-op plans only (planRSS: of every plan)
+	applyG, applyK        sample
+	planNoop, planChanged sample
+	load, list, diffK     sample
+	planRSS, applyRSS     int64
+	planNoopRSS           int64 // of the no-op plans only (planRSS: of every plan)
+	// driftPodRSS is the peak RSS of drift with the soft memory limit
+	// gpuform sets in a podMemory container (podGoMemLimit).
+	driftPodRSS            int64
 	planReqs, applyReqs    int
 	changedReqs, listReqs  int
 	planLists, applyWrites int
@@ -227,6 +230,12 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 		return fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
 	}
 	res.load = append(res.load, r.wall)
+
+	r, err = run(ctx, []string{"GOMEMLIMIT=" + podGoMemLimit}, b.gpuformBin, "--kubeconfig", kept.Kubeconfig, "--no-color", "--chdir", f.full, "drift")
+	if err != nil || r.exit != 0 {
+		return fmt.Errorf("gpuform drift (GOMEMLIMIT=%s) exit %d, want 0: %v\n%s", podGoMemLimit, r.exit, err, trim(r.stderr))
+	}
+	res.driftPodRSS = max(res.driftPodRSS, r.maxRSS)
 
 	d, n, err := floorLists(ctx, cfg, lists)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -55,4 +56,28 @@ func TestRunMeasuresTheChild(t *testing.T) {
 		t.Errorf("peak RSS of sh is %d MB, want (0, 100] MB with the parent holding %d MB", r.maxRSS>>20, len(ballast)>>20)
 	}
 	runtime.KeepAlive(ballast)
+}
+
+// A drift fits the container when its peak RSS is at most the container's
+// limit, and an unmeasured one never does.
+func TestFitsPod(t *testing.T) {
+	for _, c := range []struct {
+		rss  int64
+		want string
+	}{{300 << 20, "yes"}, {podMemory, "yes"}, {podMemory + 1, "no"}, {0, "no"}} {
+		if got := fitsPod(c.rss); got != c.want {
+			t.Errorf("fitsPod(%d) = %s, want %s", c.rss, got, c.want)
+		}
+	}
+}
+
+// Drift's table is there only when drift was measured, one row per size.
+func TestDriftTable(t *testing.T) {
+	r := sizeM()
+	r.driftPodRSS = 300 << 20
+	got := table([]*sizeResult{r})
+	want := "\n#### Drift in a 512 MiB container (GOMEMLIMIT=460MiB, what gpuform sets there)\n\n| size | objects | drift peak RSS | fits |\n|---|---:|---:|---|\n| M | 10516 | 300 MB | yes |\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("table lacks the drift row %q:\n%s", want, got)
+	}
 }

@@ -1,0 +1,109 @@
+package compile
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// maxSharedLeaf bounds the maps shareLeaves shares: a small map's storage
+// is one group of eight slots.
+const maxSharedLeaf = 8
+
+// shareLeaves makes the desired objects share one copy of each small map
+// of scalars that recurs among them (a model's resources, its node
+// selector and model format, a label set): at size L the same few such
+// maps recur in tens of thousands of objects, and each map costs some 300
+// bytes however few its entries. Nothing writes into a compiled object's
+// maps (a commit stamp replaces the annotations map whole), so sharing is
+// safe once every backend has added what it adds.
+func shareLeaves(objs []*engine.Object) {
+	s := &sharer{seen: map[string]map[string]any{}}
+	for _, o := range objs {
+		s.in(o.Object.Object)
+	}
+}
+
+// sharer remembers the small maps of scalars seen, by content.
+type sharer struct {
+	seen map[string]map[string]any
+	// key is a reused buffer for the content of one map.
+	key []byte
+}
+
+// in replaces, below m, every small map of scalars by the copy seen first
+// with the same content.
+func (s *sharer) in(m map[string]any) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			if c := s.share(v); c != nil {
+				m[k] = c
+			}
+		case []any:
+			for i, e := range v {
+				if em, ok := e.(map[string]any); ok {
+					if c := s.share(em); c != nil {
+						v[i] = c
+					}
+				}
+			}
+		}
+	}
+}
+
+// share returns the copy seen of m when m is a small map of scalars seen
+// before, and nil otherwise (having recorded m, or shared within it).
+func (s *sharer) share(m map[string]any) map[string]any {
+	if !s.leafKey(m) {
+		s.in(m)
+		return nil
+	}
+	if c, ok := s.seen[string(s.key)]; ok {
+		if reflect.ValueOf(c).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
+			return nil
+		}
+		return c
+	}
+	s.seen[string(s.key)] = m
+	return nil
+}
+
+// leafKey puts in s.key the content of a small map of scalars, telling the
+// values' types apart; false for any other map.
+func (s *sharer) leafKey(m map[string]any) bool {
+	if len(m) == 0 || len(m) > maxSharedLeaf {
+		return false
+	}
+	var keys [maxSharedLeaf]string
+	ks := keys[:0]
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	b := s.key[:0]
+	defer func() { s.key = b }()
+	for _, k := range ks {
+		b = append(b, k...)
+		switch v := m[k].(type) {
+		case string:
+			b = append(b, 0, 's')
+			b = append(b, v...)
+		case int:
+			b = append(b, 0, 'i')
+			b = strconv.AppendInt(b, int64(v), 10)
+		case int64:
+			b = append(b, 0, 'I')
+			b = strconv.AppendInt(b, v, 10)
+		case bool:
+			b = append(b, 0, 'b')
+			b = strconv.AppendBool(b, v)
+		default: // floats, nil, nested values: not shared
+			return false
+		}
+		b = append(b, 1)
+	}
+	return true
+}
