@@ -29,7 +29,8 @@ func gb200() *GPU {
 // media engine (+me.all); placements as `nvidia-smi mig -lgipp` lists them
 // ({0,1,2,3}:1, {0,2}:2, {0}:4). The GPU Operator's default configuration
 // names its device ID (filter 'RTX-PRO-6000-96GB', all-balanced 1g.24gb x2,
-// 2g.48gb). Memory: 97887 MiB, as NVML reports on the Server Edition.
+// 2g.48gb). Memory: 97887 MiB, an NVML reading reported for the Server
+// Edition, not from an NVIDIA table (docs/gpus.md).
 func rtxPro6000() *GPU {
 	return &GPU{
 		Key: "RTX-PRO-6000-96GB",

@@ -23,7 +23,8 @@ func h100With96GB() *GPU {
 		// GH200 (96GB), H100 96GB, H20.
 		PCIDeviceIDs: []uint32{0x234210DE, 0x233D10DE, 0x232910DE},
 		Name:         "NVIDIA H100 96GB (GH200, H20)",
-		// 96 GiB less the driver's reserve, as on the other Hopper boards.
+		// 96 GiB less the driver's reserve, as on the other Hopper boards:
+		// an estimate, not from an NVIDIA table (docs/gpus.md).
 		MemoryMiB:     97871,
 		MIG:           true,
 		MemorySlots:   8,
