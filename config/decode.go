@@ -323,35 +323,15 @@ func isCurrencyCode(s string) bool {
 // when absent; failOne is the plugin's default of
 // fail_requests_greater_than_one for that strategy.
 func (l *loader) decodeSharing(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, typ string, failOne bool) *Sharing {
-	ts := schemaBlock(schema, typ)
 	var out *Sharing
-	for _, b := range content.Blocks {
-		if b.Type != typ {
-			continue
-		}
-		if out != nil {
-			d.fail("Duplicate "+typ+" block", "A pool takes at most one "+typ+" block.", b.DefRange)
-			continue
-		}
-		c, diags := b.Body.Content(ts.hclSchema())
-		d.l.diags = append(d.l.diags, diags...)
-		if diags.HasErrors() {
-			d.ok = false
-			continue
-		}
-		out = &Sharing{Meta: Meta{Type: typ, Address: d.meta.Address + "." + typ, DeclRange: b.DefRange}}
-		vals, ok := d.l.attrValues(&out.Meta, ts, c, ctx, "")
-		td := decoder{l: d.l, meta: &out.Meta, vals: vals, ok: true}
+	l.decodeOneBlock(d, content, ctx, schema, typ, func(meta Meta, td *decoder) {
+		out = &Sharing{Meta: meta}
 		// The device plugin's limits (2 replicas at least, 48 MPS clients
 		// at most) are checked by engine/compile's Validate.
 		out.Replicas = td.int("replicas", 1)
 		out.RenameByDefault = td.bool("rename_by_default", false)
 		out.FailRequestsGreaterThanOne = td.bool("fail_requests_greater_than_one", failOne)
-		if !ok || !td.ok {
-			d.ok = false
-		}
-		d.meta.Ranges[typ] = b.DefRange
-	}
+	})
 	return out
 }
 

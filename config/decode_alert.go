@@ -44,7 +44,7 @@ func (l *loader) decodeAlert(d *decoder, ok bool) {
 // (the built-in alerts are off).
 func (l *loader) decodePoolAlerts(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema) *PoolAlerts {
 	var out *PoolAlerts
-	l.decodeAlertsBlock(d, content, ctx, schema, func(meta Meta, ad *decoder) {
+	l.decodeOneBlock(d, content, ctx, schema, "alerts", func(meta Meta, ad *decoder) {
 		out = &PoolAlerts{Meta: meta}
 		out.UtilizationBelow, out.UtilizationFor = ad.float("utilization_below", DefaultUtilizationBelow), ad.str("utilization_for", DefaultUtilizationFor)
 		out.MemoryAbove, out.MemoryFor = ad.float("memory_above", DefaultMemoryAbove), ad.str("memory_for", DefaultMemoryFor)
@@ -58,7 +58,7 @@ func (l *loader) decodePoolAlerts(d *decoder, content *hcl.BodyContent, ctx *hcl
 // none.
 func (l *loader) decodeTenantAlerts(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema) *TenantAlerts {
 	var out *TenantAlerts
-	l.decodeAlertsBlock(d, content, ctx, schema, func(meta Meta, ad *decoder) {
+	l.decodeOneBlock(d, content, ctx, schema, "alerts", func(meta Meta, ad *decoder) {
 		out = &TenantAlerts{Meta: meta}
 		out.UtilizationBelow, out.UtilizationFor = ad.float("utilization_below", DefaultUtilizationBelow), ad.str("utilization_for", DefaultUtilizationFor)
 		out.MemoryAbove, out.MemoryFor = ad.float("memory_above", DefaultMemoryAbove), ad.str("memory_for", DefaultMemoryFor)
@@ -70,33 +70,33 @@ func (l *loader) decodeTenantAlerts(d *decoder, content *hcl.BodyContent, ctx *h
 	return out
 }
 
-// decodeAlertsBlock evaluates the one alerts block of d's block and hands
-// its values to set; a second alerts block is an error.
-func (l *loader) decodeAlertsBlock(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, set func(Meta, *decoder)) {
-	as := schemaBlock(schema, "alerts")
+// decodeOneBlock evaluates the one nested block typ of d's block and hands
+// its values to set; a second block typ is an error.
+func (l *loader) decodeOneBlock(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema, typ string, set func(Meta, *decoder)) {
+	bs := schemaBlock(schema, typ)
 	seen := false
 	for _, b := range content.Blocks {
-		if b.Type != "alerts" {
+		if b.Type != typ {
 			continue
 		}
 		if seen {
-			d.fail("Duplicate alerts block", fmt.Sprintf("A %s takes at most one alerts block.", d.meta.Type), b.DefRange)
+			d.fail("Duplicate "+typ+" block", fmt.Sprintf("A %s takes at most one %s block.", d.meta.Type, typ), b.DefRange)
 			continue
 		}
 		seen = true
-		c, diags := b.Body.Content(l.bodySchema(as))
+		c, diags := b.Body.Content(l.bodySchema(bs))
 		d.l.diags = append(d.l.diags, diags...)
 		if diags.HasErrors() {
 			d.ok = false
 			continue
 		}
-		meta := Meta{Type: "alerts", Address: d.meta.Address + ".alerts", DeclRange: b.DefRange}
-		vals, ok := d.l.attrValues(&meta, as, c, ctx, "")
-		ad := decoder{l: d.l, meta: &meta, vals: vals, ok: true}
-		set(meta, &ad)
-		if !ok || !ad.ok {
+		meta := Meta{Type: typ, Address: d.meta.Address + "." + typ, DeclRange: b.DefRange}
+		vals, ok := d.l.attrValues(&meta, bs, c, ctx, "")
+		bd := decoder{l: d.l, meta: &meta, vals: vals, ok: true}
+		set(meta, &bd)
+		if !ok || !bd.ok {
 			d.ok = false
 		}
-		d.meta.Ranges["alerts"] = b.DefRange
+		d.meta.Ranges[typ] = b.DefRange
 	}
 }

@@ -54,31 +54,11 @@ func (l *loader) decodeTaints(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 // decodeAutoscaling decodes a model's autoscaling block: one metric (the
 // GPU utilization, or a Prometheus query with its target) and a cool-down.
 func (l *loader) decodeAutoscaling(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalContext, schema *BlockSchema) *Autoscaling {
-	as := schemaBlock(schema, "autoscaling")
 	var out *Autoscaling
-	for _, b := range content.Blocks {
-		if b.Type != "autoscaling" {
-			continue
-		}
-		if out != nil {
-			d.fail("Duplicate autoscaling block", "A model takes at most one autoscaling block.", b.DefRange)
-			continue
-		}
-		c, diags := b.Body.Content(l.bodySchema(as))
-		d.l.diags = append(d.l.diags, diags...)
-		if diags.HasErrors() {
-			d.ok = false
-			continue
-		}
-		out = &Autoscaling{Meta: Meta{Type: "autoscaling", Address: d.meta.Address + ".autoscaling", DeclRange: b.DefRange}}
-		vals, ok := d.l.attrValues(&out.Meta, as, c, ctx, "")
-		ad := decoder{l: d.l, meta: &out.Meta, vals: vals, ok: true}
+	l.decodeOneBlock(d, content, ctx, schema, "autoscaling", func(meta Meta, ad *decoder) {
+		out = &Autoscaling{Meta: meta}
 		ad.autoscaling(out)
-		if !ok || !ad.ok {
-			d.ok = false
-		}
-		d.meta.Ranges["autoscaling"] = b.DefRange
-	}
+	})
 	return out
 }
 

@@ -362,9 +362,10 @@ type TenantAlerts struct {
 }
 
 // AlertSettings is what an alerts block sets, the same for a pool and a
-// tenant (a pool's quota and pending settings are empty).
+// tenant (a pool's quota and pending settings are empty). Its fields are
+// those of engine/alerting's Thresholds, in the same order, so that the one
+// converts to the other.
 type AlertSettings struct {
-	Meta             *Meta
 	UtilizationBelow float64
 	UtilizationFor   string
 	MemoryAbove      float64
@@ -380,14 +381,14 @@ type AlertSettings struct {
 
 // Settings returns the pool's alert settings.
 func (a *PoolAlerts) Settings() AlertSettings {
-	return AlertSettings{Meta: &a.Meta, UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
+	return AlertSettings{UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
 		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
 		Disabled: a.Disabled, Labels: a.Labels}
 }
 
 // Settings returns the tenant's alert settings.
 func (a *TenantAlerts) Settings() AlertSettings {
-	return AlertSettings{Meta: &a.Meta, UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
+	return AlertSettings{UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
 		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
 		QuotaAbove: a.QuotaAbove, QuotaFor: a.QuotaFor, PendingFor: a.PendingFor, Disabled: a.Disabled, Labels: a.Labels}
 }

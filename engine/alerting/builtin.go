@@ -48,7 +48,9 @@ type Rule struct {
 }
 
 // Thresholds are the settings of an alerts block: percentages, degrees C
-// and Prometheus durations. Disabled names alerts left out.
+// and Prometheus durations. Disabled names alerts left out. Package compile
+// converts config's AlertSettings, which has the same fields in the same
+// order, to it.
 type Thresholds struct {
 	UtilizationBelow float64
 	UtilizationFor   string

@@ -72,7 +72,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 			}
 		}
 		if len(members) == 0 {
-			diags = append(diags, problem(p.Range("node_selector"), "Pool selects no node", "Pool %s selects nodes labelled %s, and no node of the cluster has those labels. Label the GPU nodes, or fix node_selector.", p.Name, selectorString(p.NodeSelector)))
+			diags = append(diags, problem(p.Range("node_selector"), "Pool selects no node", "Pool %s selects nodes labelled %s, and no node of the cluster has those labels. Label the GPU nodes, or fix node_selector.", p.Name, SelectorString(p.NodeSelector)))
 			continue
 		}
 		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
@@ -310,8 +310,9 @@ func quotaRange(cfg *config.Config, p *config.Pool, r string) hcl.Range {
 	return p.DeclRange
 }
 
-// selectorString renders a node selector as k=v,k=v in key order.
-func selectorString(sel map[string]string) string {
+// SelectorString renders a node selector as k=v,k=v in key order: the same
+// selector always reads the same.
+func SelectorString(sel map[string]string) string {
 	keys := make([]string, 0, len(sel))
 	for k := range sel {
 		keys = append(keys, k)

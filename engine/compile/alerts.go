@@ -3,7 +3,6 @@ package compile
 import (
 	"strings"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/alerting"
 )
@@ -14,14 +13,14 @@ import (
 func (c *compiler) alerts() {
 	for _, p := range c.cfg.Pools {
 		if p.Alerts != nil {
-			rules := alerting.Rules(alerting.Scope{Stack: c.stack, Pool: p.Name}, thresholds(p.Alerts.Settings()))
+			rules := alerting.Rules(alerting.Scope{Stack: c.stack, Pool: p.Name}, alerting.Thresholds(p.Alerts.Settings()))
 			c.prometheusRule(p.Address, poolRuleName(c.stack, p.Name), rules)
 		}
 	}
 	for _, t := range c.cfg.Tenants {
 		if t.Alerts != nil {
 			scope := alerting.Scope{Stack: c.stack, Tenant: t.Name, Namespace: t.Namespace, ResourceQuota: engine.QuotaName}
-			c.prometheusRule(t.Address, tenantRuleName(c.stack, t.Namespace), alerting.Rules(scope, thresholds(t.Alerts.Settings())))
+			c.prometheusRule(t.Address, tenantRuleName(c.stack, t.Namespace), alerting.Rules(scope, alerting.Thresholds(t.Alerts.Settings())))
 		}
 	}
 	for _, a := range c.cfg.Alerts {
@@ -44,17 +43,6 @@ func tenantRuleName(stack, namespace string) string {
 }
 func alertRuleName(stack, alert string) string {
 	return "gpuform-" + stack + "-alert-" + strings.ReplaceAll(strings.ToLower(alert), "_", "-")
-}
-
-// thresholds converts an alerts block's settings.
-func thresholds(s config.AlertSettings) alerting.Thresholds {
-	return alerting.Thresholds{
-		UtilizationBelow: s.UtilizationBelow, UtilizationFor: s.UtilizationFor,
-		MemoryAbove: s.MemoryAbove, MemoryFor: s.MemoryFor,
-		TemperatureAbove: s.TemperatureAbove, TemperatureFor: s.TemperatureFor,
-		QuotaAbove: s.QuotaAbove, QuotaFor: s.QuotaFor, PendingFor: s.PendingFor,
-		Disabled: s.Disabled, Labels: s.Labels,
-	}
 }
 
 // prometheusRule adds a PrometheusRule of one group, named as the object,

@@ -2,15 +2,9 @@ package compile
 
 import (
 	"reflect"
-	"slices"
-	"strconv"
 
 	"github.com/gpuform/gpuform/engine"
 )
-
-// maxSharedLeaf bounds the maps shareLeaves shares: a small map's storage
-// is one group of eight slots.
-const maxSharedLeaf = 8
 
 // shareLeaves makes the desired objects share one copy of each small map
 // of scalars that recurs among them (a model's resources, its node
@@ -57,7 +51,8 @@ func (s *sharer) in(m map[string]any) {
 // share returns the copy seen of m when m is a small map of scalars seen
 // before, and nil otherwise (having recorded m, or shared within it).
 func (s *sharer) share(m map[string]any) map[string]any {
-	if !s.leafKey(m) {
+	var ok bool
+	if s.key, ok = engine.AppendLeafKey(s.key[:0], m); !ok {
 		s.in(m)
 		return nil
 	}
@@ -69,41 +64,4 @@ func (s *sharer) share(m map[string]any) map[string]any {
 	}
 	s.seen[string(s.key)] = m
 	return nil
-}
-
-// leafKey puts in s.key the content of a small map of scalars, telling the
-// values' types apart; false for any other map.
-func (s *sharer) leafKey(m map[string]any) bool {
-	if len(m) == 0 || len(m) > maxSharedLeaf {
-		return false
-	}
-	var keys [maxSharedLeaf]string
-	ks := keys[:0]
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	b := s.key[:0]
-	defer func() { s.key = b }()
-	for _, k := range ks {
-		b = append(b, k...)
-		switch v := m[k].(type) {
-		case string:
-			b = append(b, 0, 's')
-			b = append(b, v...)
-		case int:
-			b = append(b, 0, 'i')
-			b = strconv.AppendInt(b, int64(v), 10)
-		case int64:
-			b = append(b, 0, 'I')
-			b = strconv.AppendInt(b, v, 10)
-		case bool:
-			b = append(b, 0, 'b')
-			b = strconv.AppendBool(b, v)
-		default: // floats, nil, nested values: not shared
-			return false
-		}
-		b = append(b, 1)
-	}
-	return true
 }

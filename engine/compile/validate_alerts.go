@@ -29,12 +29,12 @@ func (v *validator) alerts() {
 	}
 	for _, p := range v.cfg.Pools {
 		if p.Alerts != nil {
-			v.alertSettings(p.Alerts.Settings(), alerting.PoolAlerts)
+			v.alertSettings(&p.Alerts.Meta, p.Alerts.Settings(), alerting.PoolAlerts)
 		}
 	}
 	for _, t := range v.cfg.Tenants {
 		if t.Alerts != nil {
-			v.alertSettings(t.Alerts.Settings(), alerting.TenantAlerts)
+			v.alertSettings(&t.Alerts.Meta, t.Alerts.Settings(), alerting.TenantAlerts)
 		}
 	}
 	names := map[string]*config.Alert{}
@@ -50,9 +50,9 @@ func (v *validator) alerts() {
 	}
 }
 
-// alertSettings checks an alerts block whose alerts are names.
-func (v *validator) alertSettings(s config.AlertSettings, names []string) {
-	m := s.Meta
+// alertSettings checks the settings s of the alerts block m, whose alerts
+// are names.
+func (v *validator) alertSettings(m *config.Meta, s config.AlertSettings, names []string) {
 	for _, pc := range []struct {
 		attr string
 		val  float64

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // maxMPSReplicas is the most MPS clients one GPU's MPS server takes, and so
@@ -126,25 +127,11 @@ func (v *validator) driverPins() {
 			v.errorf(p.Range("driver_version"), "Driver pin is not one version", "pin_drivers installs driver_version on pool %s's nodes through a GPU Operator NVIDIADriver, which takes one version; %q is a range. Give the exact version, like \"550.54.15\".", p.Name, p.DriverVersion)
 			continue
 		}
-		sel := selectorKey(p.NodeSelector)
+		sel := capacity.SelectorString(p.NodeSelector)
 		if prev, dup := seen[sel]; dup {
 			v.errorf(p.Range("driver_version"), "Overlapping driver pins", "Pools %s and %s select the same nodes (%s), and the GPU Operator refuses two NVIDIADrivers for one node. Pin the driver on one of them.", prev.Name, p.Name, sel)
 			continue
 		}
 		seen[sel] = p
 	}
-}
-
-// selectorKey renders a node selector as k=v,k=v in key order.
-func selectorKey(sel map[string]string) string {
-	keys := make([]string, 0, len(sel))
-	for k := range sel {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + sel[k]
-	}
-	return strings.Join(parts, ",")
 }

@@ -36,12 +36,14 @@ const (
 
 // Series is one time series of a range query's result.
 type Series struct {
+	// Labels are the series' labels; Points its samples in time order.
 	Labels map[string]string
 	Points []Point
 }
 
 // Point is one sample of a Series.
 type Point struct {
+	// T is the sample's time, V its value.
 	T time.Time
 	V float64
 }
@@ -61,7 +63,10 @@ type Window struct {
 
 // Report is the chargeback of one window.
 type Report struct {
-	Window   Window
+	// Window is the span the report covers.
+	Window Window
+	// Currency is the ISO 4217 code of the prices: that of the first pool
+	// with a price, USD when none has one.
 	Currency string
 	// Rows are one per tenant and pool, sorted by tenant then pool.
 	Rows []Row
@@ -78,6 +83,8 @@ type Report struct {
 // GPU-hours: a MIG slice counts its share of a GPU (compute slices of the
 // profile / compute slices of the GPU), a time-slicing replica 1/replicas.
 type Row struct {
+	// Tenant and Pool name the tenant and pool; Namespace is the tenant's
+	// namespace.
 	Tenant    string `json:"tenant"`
 	Namespace string `json:"namespace"`
 	Pool      string `json:"pool"`
@@ -106,6 +113,9 @@ func (r Row) Utilization() float64 {
 // Timeline is one tenant's GPUs (in GPU equivalents) at each of the
 // report's Times.
 type Timeline struct {
-	Tenant                 string
+	// Tenant names the tenant.
+	Tenant string
+	// Allocated, Used and Quota are the GPUs its running pods requested,
+	// kept busy and its quotas allow, one value per Time.
 	Allocated, Used, Quota []float64
 }

@@ -12,6 +12,8 @@ import (
 
 // Quote is a line of a document's fenced code block that runs the command.
 type Quote struct {
+	// Line is the number (from 1) of the document's line that starts the
+	// command (a command continued over lines with a backslash is one Quote).
 	Line int
 	// Text is the line without the prompt ("$ ").
 	Text string

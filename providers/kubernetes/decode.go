@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,51 +223,23 @@ type decoder struct {
 	leafKey []byte
 }
 
-// maxSharedLeaf bounds the maps shareLeaf shares: a small map's storage is
-// one group of eight slots.
-const maxSharedLeaf = 8
-
 // shareLeaf returns the one copy this decoder keeps of a small map whose
 // values are all scalars (a Pod's resources, a node selector, a label
 // set), when it shares leaves (a stack's own objects, which are only read
 // once refreshed): the same few such maps recur in thousands of objects,
 // and each map costs some 300 bytes however few its entries.
 func (d *decoder) shareLeaf(m map[string]any) map[string]any {
-	if d.leaves == nil || len(m) == 0 || len(m) > maxSharedLeaf {
+	if d.leaves == nil {
 		return m
 	}
-	var keys [maxSharedLeaf]string
-	ks := keys[:0]
-	for k := range m {
-		ks = append(ks, k)
+	var ok bool
+	if d.leafKey, ok = engine.AppendLeafKey(d.leafKey[:0], m); !ok {
+		return m
 	}
-	slices.Sort(ks)
-	b := d.leafKey[:0]
-	for _, k := range ks {
-		b = append(b, k...)
-		switch v := m[k].(type) {
-		case string:
-			b = append(b, 0, 's')
-			b = append(b, v...)
-		case int64:
-			b = append(b, 0, 'i')
-			b = strconv.AppendInt(b, v, 10)
-		case bool:
-			b = append(b, 0, 'b')
-			b = strconv.AppendBool(b, v)
-		case nil:
-			b = append(b, 0, 'n')
-		default: // floats and nested values: not shared
-			d.leafKey = b
-			return m
-		}
-		b = append(b, 1)
-	}
-	d.leafKey = b
-	if c, ok := d.leaves[string(b)]; ok {
+	if c, ok := d.leaves[string(d.leafKey)]; ok {
 		return c
 	}
-	d.leaves[string(b)] = m
+	d.leaves[string(d.leafKey)] = m
 	return m
 }
 

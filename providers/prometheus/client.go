@@ -158,7 +158,7 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 	u := c.base.JoinPath("api/v1/query_range")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("building the range query request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
