@@ -15,8 +15,9 @@ import (
 const ExpandLimit = 200
 
 // ExpandInline is the longest one-line form (FormatValue) of a value that
-// still prints on one line when it holds a list of maps.
-const ExpandInline = 80
+// still prints on one line when it holds a list of maps: the length past
+// which a string prints as a heredoc.
+const ExpandInline = 120
 
 // Leaf is one leaf field of an expanded value: its path, FormatPath's
 // spelling, and its value (a scalar, a list of scalars, or an empty list

@@ -78,10 +78,13 @@ func TestExpandedFields(t *testing.T) {
 `,
 	}, {
 		name:  "removed",
-		field: engine.FieldDiff{Path: "spec.resourceGroups[0].flavors", Op: engine.FieldRemove, Before: []any{a100}},
+		field: engine.FieldDiff{Path: "spec.resourceGroups[0].flavors", Op: engine.FieldRemove, Before: []any{a100, h100}},
 		want: `- spec.resourceGroups[0].flavors[a100-80gb-pool].name = "a100-80gb-pool" -> null
 - spec.resourceGroups[0].flavors[a100-80gb-pool].resources[nvidia.com/mig-3g.40gb].name = "nvidia.com/mig-3g.40gb" -> null
 - spec.resourceGroups[0].flavors[a100-80gb-pool].resources[nvidia.com/mig-3g.40gb].nominalQuota = "2" -> null
+- spec.resourceGroups[0].flavors[h100-80gb-pool].name = "h100-80gb-pool" -> null
+- spec.resourceGroups[0].flavors[h100-80gb-pool].resources[nvidia.com/mig-3g.40gb].name = "nvidia.com/mig-3g.40gb" -> null
+- spec.resourceGroups[0].flavors[h100-80gb-pool].resources[nvidia.com/mig-3g.40gb].nominalQuota = "4" -> null
 `,
 	}, {
 		name:  "changed: an element added, one changed, one removed",
@@ -96,12 +99,12 @@ func TestExpandedFields(t *testing.T) {
 `,
 	}, {
 		name:  "short: one line",
-		field: engine.FieldDiff{Path: "spec.tolerations", Op: engine.FieldAdd, After: []any{map[string]any{"key": "gpu", "effect": "NoSchedule"}}},
-		want:  `+ spec.tolerations = [{"effect":"NoSchedule","key":"gpu"}]` + "\n",
+		field: engine.FieldDiff{Path: "spec.tolerations", Op: engine.FieldAdd, After: []any{map[string]any{"key": "gpuform.dev/dedicated", "operator": "Equal", "value": "secure", "effect": "NoSchedule"}}},
+		want:  `+ spec.tolerations = [{"effect":"NoSchedule","key":"gpuform.dev/dedicated","operator":"Equal","value":"secure"}]` + "\n",
 	}, {
 		name:  "list of scalars: one line",
-		field: engine.FieldDiff{Path: "spec.x", Op: engine.FieldAdd, After: []any{strings.Repeat("a", 50), strings.Repeat("b", 50)}},
-		want:  `+ spec.x = ["` + strings.Repeat("a", 50) + `","` + strings.Repeat("b", 50) + `"]` + "\n",
+		field: engine.FieldDiff{Path: "spec.x", Op: engine.FieldAdd, After: []any{strings.Repeat("a", 70), strings.Repeat("b", 70)}},
+		want:  `+ spec.x = ["` + strings.Repeat("a", 70) + `","` + strings.Repeat("b", 70) + `"]` + "\n",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
