@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -109,8 +111,9 @@ func (t *textRenderer) driftItem(it drift.Item) {
 		note += ", applied from " + drift.ShortCommit(it.AppliedCommit)
 	}
 	textsafe.Fprintf(t.w, "  %s %s  %s\n", t.symbol(sym), it.Key(), t.paint("2", "# "+note))
+	gvk := schema.FromAPIVersionAndKind(it.APIVersion, it.Kind)
 	for _, f := range it.Fields {
-		t.field(f, it.Sensitive)
+		t.field(f, it.Sensitive, gvk)
 	}
 	for _, d := range it.Details {
 		textsafe.Fprintf(t.w, "      %s\n", d)

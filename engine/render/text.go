@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -160,21 +161,29 @@ func (r *textRenderer) change(c *engine.Change) {
 		header += r.paint("2", "  # not in the configuration any more")
 	}
 	textsafe.Fprintln(r.w, header)
+	gvk := schema.FromAPIVersionAndKind(c.APIVersion, c.Key.Kind)
 	switch c.Action {
 	case engine.ActionCreate:
 		for _, f := range flatten(c.After.Object) {
-			r.field(engine.FieldDiff{Path: f.path, Op: engine.FieldAdd, After: f.value}, c.Sensitive)
+			r.field(engine.FieldDiff{Path: f.path, Op: engine.FieldAdd, After: f.value}, c.Sensitive, gvk)
 		}
 	case engine.ActionUpdate, engine.ActionAdopt:
 		for _, f := range c.Fields {
-			r.field(f, c.Sensitive)
+			r.field(f, c.Sensitive, gvk)
 		}
 	case engine.ActionConflict:
 		textsafe.Fprintf(r.w, "      %s\n", c.Reason)
 	}
 }
 
-func (r *textRenderer) field(f engine.FieldDiff, sensitive bool) {
+// field writes one field change of an object of kind gvk: one line, a
+// heredoc for a long string, or one line per leaf for a long value that
+// holds a list of maps (expanded). A sensitive object's values print as
+// engine.SensitiveValue, on one line.
+func (r *textRenderer) field(f engine.FieldDiff, sensitive bool, gvk schema.GroupVersionKind) {
+	if !sensitive && r.expanded(f, gvk) {
+		return
+	}
 	sym := r.symbol(string(f.Op))
 	show := func(v any) string {
 		if sensitive {
