@@ -171,7 +171,9 @@ func ApplyCRDs(ctx context.Context, cfg *rest.Config, sets ...string) error {
 
 // WaitForCRDs waits until every CRD is Established, discovery serves each
 // of its served versions (per group and in the aggregated list) and a
-// LIST of each succeeds, so that clients made next see the whole API.
+// LIST of each succeeds, so that clients made next see the whole API. Each
+// poll asks once for all the CRDs: one LIST of the CRDs, one discovery
+// document per group version and one aggregated list.
 func WaitForCRDs(ctx context.Context, cfg *rest.Config, crds ...*unstructured.Unstructured) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -182,10 +184,15 @@ func WaitForCRDs(ctx context.Context, cfg *rest.Config, crds ...*unstructured.Un
 		return err
 	}
 	deadline := time.Now().Add(crdWait)
-	wait := func(what string, ok func() bool) error {
-		for !ok() {
+	// wait polls missing until it names nothing.
+	wait := func(what string, missing func() []string) error {
+		for {
+			m := missing()
+			if len(m) == 0 {
+				return nil
+			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s after %s", what, crdWait)
+				return fmt.Errorf("%s after %s: %s", what, crdWait, strings.Join(m, ", "))
 			}
 			select {
 			case <-ctx.Done():
@@ -193,16 +200,37 @@ func WaitForCRDs(ctx context.Context, cfg *rest.Config, crds ...*unstructured.Un
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
-		return nil
 	}
-	for _, c := range crds {
-		n := c.GetName()
-		if err := wait("CRD "+n+" not established", func() bool {
-			u, err := dyn.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
-			return err == nil && established(u)
-		}); err != nil {
-			return err
+	if err := wait("CRDs not established", func() []string { return notEstablished(ctx, dyn, crds) }); err != nil {
+		return err
+	}
+	kinds := servedKinds(crds)
+	if err := wait("discovery does not serve", func() []string { return notServed(dc, kinds) }); err != nil {
+		return err
+	}
+	// The first LISTs of a new CRD may be answered 503 Retry-After while
+	// its storage starts.
+	return wait("not listable", func() []string {
+		var out []string
+		for _, k := range kinds {
+			if _, err := dyn.Resource(k.gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+				out = append(out, k.gvr.String())
+			}
 		}
+		return out
+	})
+}
+
+// servedKind is a served version of a CRD: its resource and kind.
+type servedKind struct {
+	gvr  schema.GroupVersionResource
+	kind string
+}
+
+// servedKinds lists the served versions of crds.
+func servedKinds(crds []*unstructured.Unstructured) []servedKind {
+	var out []servedKind
+	for _, c := range crds {
 		group, _, _ := unstructured.NestedString(c.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(c.Object, "spec", "names", "kind")
 		plural, _, _ := unstructured.NestedString(c.Object, "spec", "names", "plural")
@@ -210,55 +238,64 @@ func WaitForCRDs(ctx context.Context, cfg *rest.Config, crds ...*unstructured.Un
 		for _, v := range versions {
 			vm, _ := v.(map[string]any)
 			name, _ := vm["name"].(string)
-			if isServed, _ := vm["served"].(bool); !isServed {
-				continue
-			}
-			if err := wait(fmt.Sprintf("discovery does not serve %s %s/%s", kind, group, name), func() bool { return served(dc, group+"/"+name, kind) }); err != nil {
-				return err
-			}
-			// The first LISTs of a new CRD may be answered 503 Retry-After
-			// while its storage starts.
-			gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
-			if err := wait(gvr.String()+" is not listable", func() bool {
-				_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
-				return err == nil
-			}); err != nil {
-				return err
+			if isServed, _ := vm["served"].(bool); isServed {
+				out = append(out, servedKind{gvr: schema.GroupVersionResource{Group: group, Version: name, Resource: plural}, kind: kind})
 			}
 		}
 	}
-	return nil
+	return out
 }
 
-// served reports whether discovery lists kind in groupVersion, both in
-// the per-group document and in the aggregated /apis list.
-func served(dc *discovery.DiscoveryClient, groupVersion, kind string) bool {
-	rl, err := dc.ServerResourcesForGroupVersion(groupVersion)
-	if err != nil {
-		return false
+// notEstablished names the CRDs among crds that one LIST of the cluster's
+// CRDs does not show Established (all of them when the LIST fails).
+func notEstablished(ctx context.Context, dyn dynamic.Interface, crds []*unstructured.Unstructured) []string {
+	ok := map[string]bool{}
+	if list, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{}); err == nil {
+		for i := range list.Items {
+			ok[list.Items[i].GetName()] = established(&list.Items[i])
+		}
 	}
-	found := false
-	for _, r := range rl.APIResources {
-		found = found || r.Kind == kind
+	var out []string
+	for _, c := range crds {
+		if !ok[c.GetName()] {
+			out = append(out, c.GetName())
+		}
 	}
-	if !found {
-		return false
-	}
-	_, lists, err := dc.ServerGroupsAndResources()
-	if err != nil {
-		return false
-	}
-	for _, l := range lists {
-		if l.GroupVersion != groupVersion {
+	return out
+}
+
+// notServed names the kinds that discovery does not list in their group
+// version, in the per-group document or in the aggregated /apis list.
+func notServed(dc *discovery.DiscoveryClient, kinds []servedKind) []string {
+	perGroup := map[string]map[string]bool{}
+	for _, k := range kinds {
+		gv := k.gvr.GroupVersion().String()
+		if _, done := perGroup[gv]; done {
 			continue
 		}
-		for _, r := range l.APIResources {
-			if r.Kind == kind {
-				return true
+		perGroup[gv] = map[string]bool{}
+		if rl, err := dc.ServerResourcesForGroupVersion(gv); err == nil {
+			for _, r := range rl.APIResources {
+				perGroup[gv][r.Kind] = true
 			}
 		}
 	}
-	return false
+	aggregated := map[string]bool{}
+	if _, lists, err := dc.ServerGroupsAndResources(); err == nil {
+		for _, l := range lists {
+			for _, r := range l.APIResources {
+				aggregated[l.GroupVersion+" "+r.Kind] = true
+			}
+		}
+	}
+	var out []string
+	for _, k := range kinds {
+		gv := k.gvr.GroupVersion().String()
+		if !perGroup[gv][k.kind] || !aggregated[gv+" "+k.kind] {
+			out = append(out, k.kind+" "+gv)
+		}
+	}
+	return out
 }
 
 func established(u *unstructured.Unstructured) bool {
