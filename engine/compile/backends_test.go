@@ -225,8 +225,8 @@ func TestSchedulerArgumentsExist(t *testing.T) {
 	}
 	for path, names := range users {
 		block, attr := splitArgument(path)
-		if _, ok := blocksOf(&config.Config{}, block); !ok {
-			t.Errorf("%s (of %v): blocksOf does not know block %q", path, names, block)
+		if _, ok := (&config.Config{}).Blocks(block); !ok {
+			t.Errorf("%s (of %v): config.Blocks does not know block %q", path, names, block)
 		}
 		if !schemaHas(config.Schema(), strings.Split(block, "."), attr) {
 			t.Errorf("%s (of %v): no argument %q in block %q of config.Schema", path, names, attr, block)

@@ -44,7 +44,7 @@ func foreignArguments(cfg *config.Config, scheduler string, sched Scheduler, use
 	var diags hcl.Diagnostics
 	for _, path := range args {
 		block, attr := splitArgument(path)
-		metas, _ := blocksOf(cfg, block)
+		metas, _ := cfg.Blocks(block)
 		for _, m := range metas {
 			if !m.HasAttr(attr) {
 				continue
@@ -65,60 +65,6 @@ func splitArgument(path string) (block, attr string) {
 		return "", path
 	}
 	return path[:i], path[i+1:]
-}
-
-// blocksOf returns the instances of the blocks at path ("tenant",
-// "tenant.quota"; see config.Schema) in cfg, and false for a path it does
-// not know (TestSchedulerArgumentsExist keeps every declared path known).
-func blocksOf(cfg *config.Config, path string) ([]*config.Meta, bool) {
-	var out []*config.Meta
-	switch path {
-	case config.TypeGpuform:
-		if cfg.Settings != nil {
-			out = append(out, &cfg.Settings.Meta)
-		}
-	case config.TypePriority:
-		for _, p := range cfg.Priorities {
-			out = append(out, &p.Meta)
-		}
-	case config.TypeMIGLayout:
-		for _, l := range cfg.MIGLayouts {
-			out = append(out, &l.Meta)
-		}
-	case config.TypeMIGLayout + ".device":
-		for _, l := range cfg.MIGLayouts {
-			for _, d := range l.Devices {
-				out = append(out, &d.Meta)
-			}
-		}
-	case config.TypePool:
-		for _, p := range cfg.Pools {
-			out = append(out, &p.Meta)
-		}
-	case config.TypePool + ".time_slicing":
-		for _, p := range cfg.Pools {
-			if p.TimeSlicing != nil {
-				out = append(out, &p.TimeSlicing.Meta)
-			}
-		}
-	case config.TypeTenant:
-		for _, t := range cfg.Tenants {
-			out = append(out, &t.Meta)
-		}
-	case config.TypeTenant + ".quota":
-		for _, t := range cfg.Tenants {
-			for _, q := range t.Quotas {
-				out = append(out, &q.Meta)
-			}
-		}
-	case config.TypeModel:
-		for _, m := range cfg.Models {
-			out = append(out, &m.Meta)
-		}
-	default:
-		return nil, false
-	}
-	return out, true
 }
 
 // quotedList is names quoted and joined: "kueue", or "kueue" or "volcano".
