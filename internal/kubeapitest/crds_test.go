@@ -167,6 +167,20 @@ func TestStrictValidationRefusesWrongFields(t *testing.T) {
 			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"minReplica":1,"model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.minReplica"`},
 		{"InferenceService pod field that does not exist", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
 			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"schedulerQueue":"q","model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.schedulerQueue"`},
+		// What gpuform writes for a model's autoscaling, sandboxed runtime and
+		// tainted pool, against the same schemas: KServe's autoScaling block
+		// (enums for the metric backend), the predictor's runtimeClassName,
+		// and Kueue's ResourceFlavor taints and tolerations.
+		{"InferenceService autoscaling backend outside the enum", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
+			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"autoScaling":{"metrics":[{"type":"External","external":{"metric":{"backend":"dcgm","query":"up"},"target":{"type":"Value","value":"70"}}}]},"model":{"modelFormat":{"name":"pytorch"}}}}}`, "spec.predictor.autoScaling.metrics[0].external.metric.backend"},
+		{"misspelt InferenceService scale-down window", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
+			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"autoScaling":{"behavior":{"scaleDown":{"stabilisationWindowSeconds":600}}},"model":{"modelFormat":{"name":"pytorch"}}}}}`, `unknown field "spec.predictor.autoScaling.behavior.scaleDown.stabilisationWindowSeconds"`},
+		{"InferenceService runtime class that is not a string", schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"},
+			`{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"wrong","namespace":"default"},"spec":{"predictor":{"runtimeClassName":5,"model":{"modelFormat":{"name":"pytorch"}}}}}`, "spec.predictor.runtimeClassName"},
+		{"misspelt ResourceFlavor taint field", schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"},
+			`{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"wrong"},"spec":{"nodeTaints":[{"key":"k","effect":"NoSchedule","valu":"v"}]}}`, `unknown field "spec.nodeTaints[0].valu"`},
+		{"misspelt ResourceFlavor toleration field", schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"},
+			`{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"wrong"},"spec":{"tolerations":[{"key":"k","operator":"Exists","efect":"NoSchedule"}]}}`, `unknown field "spec.tolerations[0].efect"`},
 		// The GPU Operator's NVIDIADriver (a pool's driver pin): its driver
 		// and kernel module types are enums, and its fields typed.
 		{"NVIDIADriver of an unknown kernel module type", schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "nvidiadrivers"},
