@@ -143,8 +143,13 @@ func (l *loader) addNode(n *node, what string) {
 	l.order = append(l.order, n)
 }
 
-// evaluate resolves variables, links references, orders and evaluates the graph.
-func (l *loader) evaluate(varFiles []VarFile, opts Options) *Config {
+// evaluate resolves variables, links references, orders and evaluates the
+// graph. Once the references are linked, the files keep only an outline of
+// their syntax (Config.DropSyntax) and each block's syntax is freed as it is
+// evaluated, so that a large configuration never holds its whole syntax tree
+// beside its typed model. ok is false when a concurrent evaluation spent a
+// budget: the configuration must then be loaded again one block at a time.
+func (l *loader) evaluate(varFiles []VarFile, opts Options) (cfg *Config, ok bool) {
 	l.cfg = &Config{Files: l.files}
 	l.decodeSettings()
 	vars := l.loadVariables(varFiles, opts)
@@ -156,9 +161,12 @@ func (l *loader) evaluate(varFiles []VarFile, opts Options) *Config {
 	}
 	l.link()
 	l.checkCycles()
-	l.visitAll()
+	l.cfg.DropSyntax()
+	if !l.visitAll() {
+		return nil, false
+	}
 	l.insts.finish(l.cfg)
-	return l.cfg
+	return l.cfg, true
 }
 
 // link resolves every reference of every node to the node it names.
@@ -393,6 +401,8 @@ func (l *loader) evalNode(n *node) {
 		n.value = l.evalResource(n, ctx)
 	}
 	nameBlock(l.diags[from:], n.addr)
+	// Nothing reads a node's syntax once it is evaluated: free it.
+	n.block, n.expr = nil, nil
 }
 
 // evalContext builds the evaluation context of n from the values of its

@@ -74,7 +74,8 @@ func (b *budgets) exceeded() bool {
 
 // visitAll evaluates every node after the nodes it refers to, with the
 // result (values, instances and diagnostics in order) of visiting them one
-// by one in declaration order.
+// by one in declaration order. It returns false when the evaluation must be
+// done again one block at a time from a fresh parse (see below).
 //
 // A large configuration's blocks are evaluated concurrently: a block as
 // soon as the blocks it refers to are, on one goroutine per processor
@@ -84,20 +85,21 @@ func (b *budgets) exceeded() bool {
 // one-by-one visit reaches the nodes. Should the evaluation spend a
 // configuration-wide budget, which block went over depends on timing: the
 // evaluation is then done again one block at a time, so that the
-// diagnostic names the same block on every run.
-func (l *loader) visitAll() {
+// diagnostic names the same block on every run. Evaluating a block frees
+// its syntax (see evalNode), so that is a new load (loadFS), not a replay.
+func (l *loader) visitAll() bool {
 	seq := l.visitOrder()
 	if workers := l.workersFor(len(seq)); workers > 1 {
-		before := l.saveEval(seq)
-		if l.visitConcurrently(seq, workers) {
-			l.concurrent = true
-			return
+		if !l.visitConcurrently(seq, workers) {
+			return false
 		}
-		l.restoreEval(seq, before)
+		l.concurrent = true
+		return true
 	}
 	for _, n := range seq {
 		l.evalNode(n)
 	}
+	return true
 }
 
 // workersFor returns how many goroutines evaluate n nodes.
@@ -225,48 +227,4 @@ func (l *loader) visitConcurrently(seq []*node, workers int) bool {
 		l.diags = append(l.diags, d...)
 	}
 	return true
-}
-
-// evalState is what evaluating nodes changes, saved so that a concurrent
-// evaluation can be undone.
-type evalState struct {
-	nodes         []nodeState
-	diags         int
-	instances     int64
-	forIterations int64
-	bytes         int64
-}
-
-type nodeState struct {
-	value cty.Value
-	state int
-	bad   bool
-}
-
-func (l *loader) saveEval(seq []*node) evalState {
-	s := evalState{
-		nodes:         make([]nodeState, len(seq)),
-		diags:         len(l.diags),
-		instances:     l.spent.instances.Load(),
-		forIterations: l.spent.forIterations.Load(),
-		bytes:         l.spent.bytes.Load(),
-	}
-	for i, n := range seq {
-		s.nodes[i] = nodeState{n.value, n.state, n.bad}
-	}
-	return s
-}
-
-func (l *loader) restoreEval(seq []*node, s evalState) {
-	for i, n := range seq {
-		n.value, n.state, n.bad = s.nodes[i].value, s.nodes[i].state, s.nodes[i].bad
-	}
-	l.diags = l.diags[:s.diags]
-	l.spent.instances.Store(s.instances)
-	l.spent.forIterations.Store(s.forIterations)
-	l.spent.bytes.Store(s.bytes)
-	l.insts = newInstances()
-	l.caches.mu.Lock()
-	l.caches.groups = nil
-	l.caches.mu.Unlock()
 }

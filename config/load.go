@@ -152,7 +152,13 @@ func loadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics, *loader) {
 	if l.diags.HasErrors() {
 		return &Config{Files: l.files}, CleanDiagnostics(l.diags), l
 	}
-	cfg := l.evaluate(varFiles, opts)
+	cfg, ok := l.evaluate(varFiles, opts)
+	if !ok {
+		// The syntax was freed as the blocks were evaluated: load again,
+		// one block at a time (see visitAll).
+		opts.workers = 1
+		return loadFS(fsys, opts)
+	}
 	nameBlock(l.diags, "")
 	cfg.Dir = "."
 	cfg.Hash = hashInputs(l.files, opts)

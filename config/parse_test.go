@@ -77,7 +77,12 @@ func TestParseChunksDiagnostics(t *testing.T) {
 	if got != want || !strings.Contains(got, `in model "m"`) || !strings.Contains(got, "pool.nope") {
 		t.Errorf("chunked:\n%s\nwhole file:\n%s", got, want)
 	}
-	if _, ok := cfg.Files["main.hcl"].Nav.(blockNav); !ok {
+	if f, _ := parseHCL(src, "main.hcl"); f == nil {
+		t.Errorf("the file did not parse")
+	} else if _, ok := f.Nav.(blockNav); !ok {
 		t.Errorf("the file was not parsed in chunks")
+	}
+	if _, ok := cfg.Files["main.hcl"].Nav.(outline); !ok {
+		t.Errorf("the loaded file kept its syntax, not an outline")
 	}
 }

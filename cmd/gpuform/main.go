@@ -21,7 +21,9 @@ import (
 
 func main() {
 	quietClientGo()
-	memlimit.Set(os.DirFS("/"), os.Getenv) // a container's limit, unless GOMEMLIMIT says otherwise
+	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
+		memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
 	env := os.Environ()

@@ -7,11 +7,11 @@ import (
 
 // LoadGCPercent is the garbage collector's GOGC the CLI sets while a
 // configuration is loaded and validated (Options.LoadGCPercent). Loading
-// is the most garbage-heavy part of a run (the HCL lexer's tokens; the
-// syntax tree is dropped after compiling) while what it keeps is small, so
-// collecting half as often there saves CPU without raising the run's peak
-// memory, which comes later, when the cluster's objects are held beside
-// the desired ones (measured in docs/performance.md).
+// is the most garbage-heavy part of a run (the HCL lexer's tokens; each
+// block's syntax is freed as it is evaluated) while what it keeps is
+// small, so collecting half as often there saves CPU; in a large
+// configuration the CLI's memory budget (internal/memlimit.Tune) caps the
+// heap that this lets grow (measured in docs/performance.md).
 const LoadGCPercent = 200
 
 // loadGC sets GOGC to Options.LoadGCPercent for the load and returns the
