@@ -356,7 +356,8 @@ func (l *loader) decodeQuotas(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 			continue
 		}
 		q := &Quota{PoolName: pool, Meta: Meta{Type: "quota", Label: pool, Address: fmt.Sprintf("%s.quota[%q]", d.meta.Address, pool), DeclRange: b.DefRange}}
-		q.Ranges = map[string]hcl.Range{"pool": b.LabelRanges[0]}
+		q.ranges.grow(1 + rangeCount(c))
+		q.setRange("pool", b.LabelRanges[0])
 		vals, ok := d.l.attrValues(&q.Meta, qs, c, ctx, "")
 		qd := decoder{l: d.l, meta: &q.Meta, vals: vals, ok: true}
 		q.Slices = qd.intMap("slices")

@@ -52,10 +52,10 @@ type Meta struct {
 	Name string
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
-	// Ranges maps attribute (and nested block) names to the range of their value.
-	Ranges map[string]hcl.Range
-	// KeyRanges maps map-valued attributes to the range of each literal key's item.
-	KeyRanges map[string]map[string]hcl.Range
+	// ranges are the ranges of the attributes (and nested blocks) written,
+	// and of each literal key's item in a map-valued attribute: what
+	// Range, KeyRange, HasAttr and AttrRanges answer.
+	ranges rangeTable
 	// Sensitive names the attributes whose value derives from a sensitive variable.
 	Sensitive map[string]bool
 }
@@ -63,7 +63,7 @@ type Meta struct {
 // Range returns the source range of attribute attr, or the block header when
 // the attribute was not written (a default).
 func (m *Meta) Range(attr string) hcl.Range {
-	if r, ok := m.Ranges[attr]; ok {
+	if r, ok := m.ranges.get(attr, "", false); ok {
 		return r
 	}
 	return m.DeclRange
@@ -72,7 +72,7 @@ func (m *Meta) Range(attr string) hcl.Range {
 // KeyRange returns the source range of key in map attribute attr, falling back
 // to the attribute's range when the key was not a literal.
 func (m *Meta) KeyRange(attr, key string) hcl.Range {
-	if r, ok := m.KeyRanges[attr][key]; ok {
+	if r, ok := m.ranges.get(attr, key, true); ok {
 		return r
 	}
 	return m.Range(attr)
@@ -83,7 +83,7 @@ func (m *Meta) IsSensitive(attr string) bool { return m.Sensitive[attr] }
 
 // HasAttr reports whether attribute attr was written in the source.
 func (m *Meta) HasAttr(attr string) bool {
-	_, ok := m.Ranges[attr]
+	_, ok := m.ranges.get(attr, "", false)
 	return ok
 }
 

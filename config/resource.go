@@ -256,22 +256,15 @@ func instanceMeta(n *node, k instanceKey) Meta {
 func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyContent, ctx *hcl.EvalContext, prefix string) (map[string]cty.Value, bool) {
 	out := make(map[string]cty.Value, len(content.Attributes))
 	ok := true
-	if meta.Ranges == nil {
-		meta.Ranges = map[string]hcl.Range{}
-	}
+	meta.ranges.grow(rangeCount(content))
 	for _, as := range schema.Attrs {
 		a, present := content.Attributes[as.Name]
 		if !present {
 			continue
 		}
 		key := prefix + as.Name
-		meta.Ranges[key] = a.Expr.Range()
-		if kr := keyRanges(a.Expr); kr != nil {
-			if meta.KeyRanges == nil {
-				meta.KeyRanges = map[string]map[string]hcl.Range{}
-			}
-			meta.KeyRanges[key] = kr
-		}
+		meta.setRange(key, a.Expr.Range())
+		setKeyRanges(meta, key, a.Expr)
 		v, diags := a.Expr.Value(ctx)
 		l.diags = append(l.diags, l.hideSensitive(diags, a.Expr, ctx)...)
 		if diags.HasErrors() {
@@ -412,22 +405,38 @@ func convertElement(err error) (string, bool) {
 	return "", false
 }
 
-// keyRanges returns, for an object constructor with literal keys, the range
-// of each item (key through value).
-func keyRanges(expr hcl.Expression) map[string]hcl.Range {
+// setKeyRanges records, for an object constructor with literal keys, the
+// range of each item (key through value) under attribute attr.
+func setKeyRanges(meta *Meta, attr string, expr hcl.Expression) {
 	oc, ok := expr.(*hclsyntax.ObjectConsExpr)
 	if !ok {
-		return nil
+		return
 	}
-	out := make(map[string]hcl.Range, len(oc.Items))
 	for _, it := range oc.Items {
 		k, diags := it.KeyExpr.Value(nil)
 		if diags.HasErrors() || !k.IsKnown() || k.IsNull() || k.Type() != cty.String {
 			continue
 		}
-		out[k.AsString()] = hcl.RangeBetween(it.KeyExpr.Range(), it.ValueExpr.Range())
+		meta.setKeyRange(attr, k.AsString(), hcl.RangeBetween(it.KeyExpr.Range(), it.ValueExpr.Range()))
 	}
-	return out
+}
+
+// rangeCount is about how many ranges attrValues and the nested blocks
+// record for content: its attributes, their literal keys and one per type
+// of nested block, so that they take one allocation.
+func rangeCount(content *hcl.BodyContent) int {
+	n := len(content.Attributes)
+	for _, a := range content.Attributes {
+		if oc, ok := a.Expr.(*hclsyntax.ObjectConsExpr); ok {
+			n += len(oc.Items)
+		}
+	}
+	for i, b := range content.Blocks {
+		if i == 0 || b.Type != content.Blocks[i-1].Type {
+			n++
+		}
+	}
+	return n
 }
 
 // objectValue is the value an instance exposes to references: its written

@@ -139,13 +139,13 @@ func (l *loader) decodeVariable(b *hcl.Block, schema *BlockSchema) *varDecl {
 		return nil
 	}
 	d := &varDecl{
-		v:        &Variable{Meta: Meta{Type: TypeVariable, Label: b.Labels[0], Name: b.Labels[0], Address: rootVar + "." + b.Labels[0], DeclRange: b.DefRange, Ranges: map[string]hcl.Range{}}},
+		v:        &Variable{Meta: Meta{Type: TypeVariable, Label: b.Labels[0], Name: b.Labels[0], Address: rootVar + "." + b.Labels[0], DeclRange: b.DefRange}},
 		typ:      cty.DynamicPseudoType,
 		nullable: true,
 	}
 	ok := true
 	for name, a := range content.Attributes {
-		d.v.Ranges[name] = a.Expr.Range()
+		d.v.setRange(name, a.Expr.Range())
 		if vars := a.Expr.Variables(); len(vars) > 0 && name != "type" {
 			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Variables not allowed", Detail: fmt.Sprintf("The %s of a variable must be a constant; it may not refer to %s.", name, vars[0].RootName()), Subject: vars[0].SourceRange().Ptr()})
 			ok = false

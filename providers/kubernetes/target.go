@@ -24,7 +24,7 @@ import (
 type Selection struct {
 	Kubeconfig, Context, Simulated string
 	// Ranges are where the cluster block sets each argument, by name
-	// (config.Meta.Ranges): Resolve's errors about the block start with
+	// (config.Meta.AttrRanges): Resolve's errors about the block start with
 	// the file, line and column. Nil for flags.
 	Ranges map[string]hcl.Range
 }
@@ -36,7 +36,7 @@ func BlockSelection(cfg *config.Config) Selection {
 		return Selection{}
 	}
 	cl := cfg.Cluster
-	return Selection{Kubeconfig: cl.Kubeconfig, Context: cl.Context, Simulated: cl.Simulated, Ranges: cl.Ranges}
+	return Selection{Kubeconfig: cl.Kubeconfig, Context: cl.Context, Simulated: cl.Simulated, Ranges: cl.AttrRanges()}
 }
 
 // MaxKubeconfigSize bounds a kubeconfig file that the cluster block names.
