@@ -24,6 +24,9 @@ type instances struct {
 	models     map[string]*Model
 	alerts     map[string]*Alert
 	cfg        Config
+	// keyNames are the names of key ranges (attr, NUL, key) made so far:
+	// 20,000 models' replicas = { min, max } share two strings.
+	keyNames map[[2]string]string
 }
 
 func newInstances() *instances {
@@ -34,7 +37,21 @@ func newInstances() *instances {
 		tenants:    map[string]*Tenant{},
 		models:     map[string]*Model{},
 		alerts:     map[string]*Alert{},
+		keyNames:   map[[2]string]string{},
 	}
+}
+
+// keyName returns the name of the range of key in map attribute attr, the
+// same string for every instance that names it.
+func (in *instances) keyName(attr, key string) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	name, ok := in.keyNames[[2]string{attr, key}]
+	if !ok {
+		name = attr + keySep + key
+		in.keyNames[[2]string{attr, key}] = name
+	}
+	return name
 }
 
 // lookup returns the instance of m at addr, or nil.

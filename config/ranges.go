@@ -170,12 +170,6 @@ func (t *rangeTable) attrs() map[string]hcl.Range {
 // setRange records the range of attribute (or nested block) attr.
 func (m *Meta) setRange(attr string, r hcl.Range) { m.ranges.set(attr, r) }
 
-// setKeyRange records the range of the item of literal key in map
-// attribute attr.
-func (m *Meta) setKeyRange(attr, key string, r hcl.Range) {
-	m.ranges.set(attr+keySep+key, r)
-}
-
 // AttrRanges returns the source range of every attribute and nested block
 // written in the block, by name: a new map, which the caller may keep.
 func (m *Meta) AttrRanges() map[string]hcl.Range { return m.ranges.attrs() }

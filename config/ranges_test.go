@@ -70,7 +70,7 @@ func TestRangeTableAnswersAsMaps(t *testing.T) {
 				continue
 			}
 			key := names[r.IntN(len(names))]
-			m.setKeyRange(attr, key, rng)
+			m.ranges.set(attr+keySep+key, rng)
 			if want.keyRanges[attr] == nil {
 				want.keyRanges[attr] = map[string]hcl.Range{}
 			}

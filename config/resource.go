@@ -264,7 +264,7 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 		}
 		key := prefix + as.Name
 		meta.setRange(key, a.Expr.Range())
-		setKeyRanges(meta, key, a.Expr)
+		setKeyRanges(meta, key, a.Expr, l.insts)
 		v, diags := a.Expr.Value(ctx)
 		l.diags = append(l.diags, l.hideSensitive(diags, a.Expr, ctx)...)
 		if diags.HasErrors() {
@@ -406,8 +406,9 @@ func convertElement(err error) (string, bool) {
 }
 
 // setKeyRanges records, for an object constructor with literal keys, the
-// range of each item (key through value) under attribute attr.
-func setKeyRanges(meta *Meta, attr string, expr hcl.Expression) {
+// range of each item (key through value) under attribute attr, with names
+// shared through in.
+func setKeyRanges(meta *Meta, attr string, expr hcl.Expression, in *instances) {
 	oc, ok := expr.(*hclsyntax.ObjectConsExpr)
 	if !ok {
 		return
@@ -417,7 +418,7 @@ func setKeyRanges(meta *Meta, attr string, expr hcl.Expression) {
 		if diags.HasErrors() || !k.IsKnown() || k.IsNull() || k.Type() != cty.String {
 			continue
 		}
-		meta.setKeyRange(attr, k.AsString(), hcl.RangeBetween(it.KeyExpr.Range(), it.ValueExpr.Range()))
+		meta.ranges.set(in.keyName(attr, k.AsString()), hcl.RangeBetween(it.KeyExpr.Range(), it.ValueExpr.Range()))
 	}
 }
 
