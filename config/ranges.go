@@ -13,7 +13,7 @@ import (
 // map of hcl.Range per instance and a map of maps per map-valued
 // attribute, which at 25,000 instances held about 48 MB (a small Go map
 // costs some 300 bytes however few its entries, an hcl.Range 64): here one
-// instance holds one slice of 40-byte entries, sorted by name, with the
+// instance holds one slice of 32-byte entries, sorted by name, with the
 // file named once.
 type rangeTable struct {
 	// file is the file of every entry of entries: the file of the first
@@ -24,45 +24,53 @@ type rangeTable struct {
 	// name holds no NUL, so the two never meet).
 	entries []rangeEntry
 	// wide holds, by the same names, the rare ranges an entry cannot:
-	// those in another file or past 32 bits. Nil almost always.
+	// those in another file or too large for a compactRange. Nil almost
+	// always.
 	wide map[string]hcl.Range
 }
 
-// rangeEntry is one named range, stored in 32-bit fields.
+// rangeEntry is one named range: 32 bytes.
 type rangeEntry struct {
 	name string
 	rng  compactRange
 }
 
-// compactRange is an hcl.Range without its file name, with 32-bit fields.
+// compactRange is an hcl.Range without its file name in 16 bytes: the
+// byte offsets, the start line with the number of lines to the end, and
+// the columns. A range that does not fit (a line past 16M, a range over
+// 255 lines, a column past 65535) is kept whole in rangeTable.wide.
 type compactRange struct {
-	startLine, startCol, startByte uint32
-	endLine, endCol, endByte       uint32
+	startByte, endByte uint32
+	// lines is the start line << 8 | the end line - the start line.
+	lines            uint32
+	startCol, endCol uint16
 }
 
 // keySep joins a map attribute's name and a literal key in an entry's name.
 const keySep = "\x00"
 
-// compact returns r without its file, and whether every field fits.
+// compact returns r without its file, and whether it fits.
 func compact(r hcl.Range) (compactRange, bool) {
-	fields := [6]int{r.Start.Line, r.Start.Column, r.Start.Byte, r.End.Line, r.End.Column, r.End.Byte}
-	for _, f := range fields {
-		if f < 0 || f > math.MaxUint32 {
-			return compactRange{}, false
-		}
+	s, e := r.Start, r.End
+	if s.Byte < 0 || s.Byte > math.MaxUint32 || e.Byte < 0 || e.Byte > math.MaxUint32 ||
+		s.Line < 0 || s.Line >= 1<<24 || e.Line < s.Line || e.Line-s.Line >= 1<<8 ||
+		s.Column < 0 || s.Column > math.MaxUint16 || e.Column < 0 || e.Column > math.MaxUint16 {
+		return compactRange{}, false
 	}
 	return compactRange{
-		startLine: uint32(r.Start.Line), startCol: uint32(r.Start.Column), startByte: uint32(r.Start.Byte),
-		endLine: uint32(r.End.Line), endCol: uint32(r.End.Column), endByte: uint32(r.End.Byte),
+		startByte: uint32(s.Byte), endByte: uint32(e.Byte),
+		lines:    uint32(s.Line)<<8 | uint32(e.Line-s.Line),
+		startCol: uint16(s.Column), endCol: uint16(e.Column),
 	}, true
 }
 
 // expand returns c as an hcl.Range in file.
 func (c compactRange) expand(file string) hcl.Range {
+	line := int(c.lines >> 8)
 	return hcl.Range{
 		Filename: file,
-		Start:    hcl.Pos{Line: int(c.startLine), Column: int(c.startCol), Byte: int(c.startByte)},
-		End:      hcl.Pos{Line: int(c.endLine), Column: int(c.endCol), Byte: int(c.endByte)},
+		Start:    hcl.Pos{Line: line, Column: int(c.startCol), Byte: int(c.startByte)},
+		End:      hcl.Pos{Line: line + int(c.lines&0xff), Column: int(c.endCol), Byte: int(c.endByte)},
 	}
 }
 

@@ -40,8 +40,8 @@ func (m *mapMeta) HasAttr(attr string) bool {
 // TestRangeTableAnswersAsMaps sets random attribute and key ranges on a
 // Meta and on the maps it replaced, and checks that every Range, KeyRange,
 // HasAttr and AttrRanges answer is the same: names that prefix each other,
-// keys holding NUL or empty, a range in another file, fields past 32 bits
-// and negative ones, and ranges set twice.
+// keys holding NUL or empty, a range in another file, fields at and past
+// what a compactRange holds (and negative ones), and ranges set twice.
 func TestRangeTableAnswersAsMaps(t *testing.T) {
 	names := []string{"", "a", "ab", "a\x00", "labels", "labels_x", "label", "slices", "z", "\x00", "a\x00b"}
 	attrs := []string{"a", "ab", "b", "labels", "labelsx", "label", "slices", "replicas", "z", "taint"}
@@ -52,17 +52,27 @@ func TestRangeTableAnswersAsMaps(t *testing.T) {
 			return hcl.Pos{Line: math.MaxUint32 + 1, Column: 1, Byte: 7}
 		case 1:
 			return hcl.Pos{Line: 1, Column: -1, Byte: math.MaxUint32}
+		case 2:
+			return hcl.Pos{Line: 1<<24 - 1 + r.IntN(2), Column: math.MaxUint16 + r.IntN(2), Byte: math.MaxUint32 + r.IntN(2)}
 		}
-		return hcl.Pos{Line: r.IntN(1000) + 1, Column: r.IntN(120) + 1, Byte: r.IntN(1 << 24)}
+		return hcl.Pos{Line: r.IntN(300) + 1, Column: r.IntN(120) + 1, Byte: r.IntN(1 << 24)}
 	}
-	for seed := range uint64(300) {
+	// end is a position after start most of the time, up to 300 lines on.
+	end := func(r *rand.Rand, start hcl.Pos) hcl.Pos {
+		if r.IntN(5) == 0 {
+			return pos(r)
+		}
+		return hcl.Pos{Line: start.Line + r.IntN(300), Column: r.IntN(70000), Byte: start.Byte + r.IntN(1000)}
+	}
+	for seed := range uint64(1000) {
 		r := rand.New(rand.NewPCG(seed, 19))
 		decl := hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 9, Byte: 8}}
 		var m Meta
 		m.DeclRange = decl
 		want := mapMeta{decl: decl, ranges: map[string]hcl.Range{}, keyRanges: map[string]map[string]hcl.Range{}}
 		for range r.IntN(30) {
-			rng := hcl.Range{Filename: files[r.IntN(len(files))], Start: pos(r), End: pos(r)}
+			start := pos(r)
+			rng := hcl.Range{Filename: files[r.IntN(len(files))], Start: start, End: end(r, start)}
 			attr := attrs[r.IntN(len(attrs))]
 			if r.IntN(2) == 0 {
 				m.setRange(attr, rng)
