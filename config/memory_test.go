@@ -14,9 +14,9 @@ import (
 // and values. A plan keeps it to the end, so at size L it is a floor under
 // the plan's peak. Measured as the heap in use after a collection, which
 // does not depend on the machine's load. Lower it when a change holds
-// less. Before the ranges were kept as 32-bit slices (config/ranges.go)
-// it was 2.0 MiB.
-const modelHeapBudget int64 = 1 << 20 // 1 MiB
+// less. Before the source ranges were kept compact (config/ranges.go) it
+// was 2.0 MiB.
+const modelHeapBudget int64 = 7 << 17 // 0.875 MiB
 
 // TestModelMemoryBudget fails when the model of size S holds more than
 // its budget by over 20%, or less than half of it (lower the budget then).
