@@ -24,9 +24,11 @@ type instances struct {
 	models     map[string]*Model
 	alerts     map[string]*Alert
 	cfg        Config
-	// keyNames are the names of key ranges (attr, NUL, key) made so far:
-	// 20,000 models' replicas = { min, max } share two strings.
-	keyNames map[[2]string]string
+	// names are the names of ranges made so far, attributes' and keys'
+	// (attr, NUL, key), so that each is one string however many instances
+	// write it: 20,000 models' replicas = { min, max } share three.
+	names    map[string]*string
+	keyNames map[[2]string]*string
 }
 
 func newInstances() *instances {
@@ -37,21 +39,43 @@ func newInstances() *instances {
 		tenants:    map[string]*Tenant{},
 		models:     map[string]*Model{},
 		alerts:     map[string]*Alert{},
-		keyNames:   map[[2]string]string{},
+		names:      map[string]*string{},
+		keyNames:   map[[2]string]*string{},
 	}
 }
 
-// keyName returns the name of the range of key in map attribute attr, the
-// same string for every instance that names it.
-func (in *instances) keyName(attr, key string) string {
+// name returns the shared string for the range named s; a string of its
+// own when in is nil.
+func (in *instances) name(s string) *string {
+	if in == nil {
+		return &s
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	name, ok := in.keyNames[[2]string{attr, key}]
+	p, ok := in.names[s]
 	if !ok {
-		name = attr + keySep + key
-		in.keyNames[[2]string{attr, key}] = name
+		p = &s
+		in.names[s] = p
 	}
-	return name
+	return p
+}
+
+// keyName returns the shared string for the range of key in map attribute
+// attr.
+func (in *instances) keyName(attr, key string) *string {
+	if in == nil {
+		s := attr + keySep + key
+		return &s
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	p, ok := in.keyNames[[2]string{attr, key}]
+	if !ok {
+		s := attr + keySep + key
+		p = &s
+		in.keyNames[[2]string{attr, key}] = p
+	}
+	return p
 }
 
 // lookup returns the instance of m at addr, or nil.
@@ -374,7 +398,7 @@ func (l *loader) decodeQuotas(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 		}
 		q := &Quota{PoolName: pool, Meta: Meta{Type: "quota", Label: pool, Address: fmt.Sprintf("%s.quota[%q]", d.meta.Address, pool), DeclRange: b.DefRange}}
 		q.ranges.grow(1 + rangeCount(c))
-		q.setRange("pool", b.LabelRanges[0])
+		q.setRange(d.l.insts, "pool", b.LabelRanges[0])
 		vals, ok := d.l.attrValues(&q.Meta, qs, c, ctx, "")
 		qd := decoder{l: d.l, meta: &q.Meta, vals: vals, ok: true}
 		q.Slices = qd.intMap("slices")

@@ -97,6 +97,6 @@ func (l *loader) decodeOneBlock(d *decoder, content *hcl.BodyContent, ctx *hcl.E
 		if !ok || !bd.ok {
 			d.ok = false
 		}
-		d.meta.setRange(typ, b.DefRange)
+		d.meta.setRange(l.insts, typ, b.DefRange)
 	}
 }

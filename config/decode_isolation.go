@@ -46,7 +46,7 @@ func (l *loader) decodeTaints(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 		out = append(out, t)
 	}
 	if len(out) > 0 {
-		d.meta.setRange("taint", out[0].DeclRange)
+		d.meta.setRange(l.insts, "taint", out[0].DeclRange)
 	}
 	return out
 }

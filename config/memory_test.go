@@ -16,7 +16,7 @@ import (
 // does not depend on the machine's load. Lower it when a change holds
 // less. Before the source ranges were kept compact (config/ranges.go) it
 // was 2.0 MiB.
-const modelHeapBudget int64 = 7 << 17 // 0.875 MiB
+const modelHeapBudget int64 = 850 << 10 // 850 KiB
 
 // TestModelMemoryBudget fails when the model of size S holds more than
 // its budget by over 20%, or less than half of it (lower the budget then).
@@ -42,7 +42,7 @@ func TestModelMemoryBudget(t *testing.T) {
 	cfg := load()
 	used := int64(heapInUse()) - int64(before)
 	runtime.KeepAlive(cfg)
-	t.Logf("model of size S: %.2f MiB (budget %.2f MiB)", float64(used)/(1<<20), float64(modelHeapBudget)/(1<<20))
+	t.Logf("model of size S: %d KiB (budget %d KiB)", used>>10, modelHeapBudget>>10)
 	if limit := modelHeapBudget * 6 / 5; used > limit {
 		t.Errorf("the model of size S holds %.2f MiB after DropSyntax, over its budget of %.2f MiB by more than 20%%: find what it keeps (a heap profile after LoadDir and DropSyntax, docs/performance.md)",
 			float64(used)/(1<<20), float64(modelHeapBudget)/(1<<20))

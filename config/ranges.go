@@ -13,8 +13,8 @@ import (
 // map of hcl.Range per instance and a map of maps per map-valued
 // attribute, which at 25,000 instances held about 48 MB (a small Go map
 // costs some 300 bytes however few its entries, an hcl.Range 64): here one
-// instance holds one slice of 32-byte entries, sorted by name, with the
-// file named once.
+// instance holds one slice of 24-byte entries, sorted by name, with the
+// file named once and each name a pointer to a string the load shares.
 type rangeTable struct {
 	// file is the file of every entry of entries: the file of the first
 	// range set.
@@ -29,9 +29,10 @@ type rangeTable struct {
 	wide map[string]hcl.Range
 }
 
-// rangeEntry is one named range: 32 bytes.
+// rangeEntry is one named range: 24 bytes. name points to a string shared
+// by every instance with that name (see instances.name).
 type rangeEntry struct {
-	name string
+	name *string
 	rng  compactRange
 }
 
@@ -84,13 +85,13 @@ func (t *rangeTable) grow(n int) {
 	}
 }
 
-// set records r under name, replacing what was there.
-func (t *rangeTable) set(name string, r hcl.Range) {
+// set records r under *name, replacing what was there; name is kept.
+func (t *rangeTable) set(name *string, r hcl.Range) {
 	if len(t.entries) == 0 && t.wide == nil {
 		t.file = r.Filename
 	}
 	c, fits := compact(r)
-	i, found := t.search(name, "", false)
+	i, found := t.search(*name, "", false)
 	if !fits || r.Filename != t.file {
 		if found {
 			t.entries = append(t.entries[:i], t.entries[i+1:]...)
@@ -98,10 +99,10 @@ func (t *rangeTable) set(name string, r hcl.Range) {
 		if t.wide == nil {
 			t.wide = map[string]hcl.Range{}
 		}
-		t.wide[name] = r
+		t.wide[*name] = r
 		return
 	}
-	delete(t.wide, name)
+	delete(t.wide, *name)
 	if found {
 		t.entries[i].rng = c
 		return
@@ -132,9 +133,9 @@ func (t *rangeTable) get(attr, key string, withKey bool) (hcl.Range, bool) {
 // without building the name, returning where it is or would go.
 func (t *rangeTable) search(attr, key string, withKey bool) (int, bool) {
 	i := sort.Search(len(t.entries), func(i int) bool {
-		return compareName(t.entries[i].name, attr, key, withKey) >= 0
+		return compareName(*t.entries[i].name, attr, key, withKey) >= 0
 	})
-	return i, i < len(t.entries) && compareName(t.entries[i].name, attr, key, withKey) == 0
+	return i, i < len(t.entries) && compareName(*t.entries[i].name, attr, key, withKey) == 0
 }
 
 // compareName compares name with attr, or with attr + keySep + key when
@@ -163,8 +164,8 @@ func compareName(name, attr, key string, withKey bool) int {
 func (t *rangeTable) attrs() map[string]hcl.Range {
 	out := map[string]hcl.Range{}
 	for _, e := range t.entries {
-		if !strings.Contains(e.name, keySep) {
-			out[e.name] = e.rng.expand(t.file)
+		if !strings.Contains(*e.name, keySep) {
+			out[*e.name] = e.rng.expand(t.file)
 		}
 	}
 	for name, r := range t.wide {
@@ -175,8 +176,11 @@ func (t *rangeTable) attrs() map[string]hcl.Range {
 	return out
 }
 
-// setRange records the range of attribute (or nested block) attr.
-func (m *Meta) setRange(attr string, r hcl.Range) { m.ranges.set(attr, r) }
+// setRange records the range of attribute (or nested block) attr, named
+// with in's shared string (a string of its own when in is nil).
+func (m *Meta) setRange(in *instances, attr string, r hcl.Range) {
+	m.ranges.set(in.name(attr), r)
+}
 
 // AttrRanges returns the source range of every attribute and nested block
 // written in the block, by name: a new map, which the caller may keep.

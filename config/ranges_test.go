@@ -69,18 +69,22 @@ func TestRangeTableAnswersAsMaps(t *testing.T) {
 		decl := hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 9, Byte: 8}}
 		var m Meta
 		m.DeclRange = decl
+		var in *instances // names of their own, or shared as a load's are
+		if seed%2 == 0 {
+			in = newInstances()
+		}
 		want := mapMeta{decl: decl, ranges: map[string]hcl.Range{}, keyRanges: map[string]map[string]hcl.Range{}}
 		for range r.IntN(30) {
 			start := pos(r)
 			rng := hcl.Range{Filename: files[r.IntN(len(files))], Start: start, End: end(r, start)}
 			attr := attrs[r.IntN(len(attrs))]
 			if r.IntN(2) == 0 {
-				m.setRange(attr, rng)
+				m.setRange(in, attr, rng)
 				want.ranges[attr] = rng
 				continue
 			}
 			key := names[r.IntN(len(names))]
-			m.ranges.set(attr+keySep+key, rng)
+			m.ranges.set(in.keyName(attr, key), rng)
 			if want.keyRanges[attr] == nil {
 				want.keyRanges[attr] = map[string]hcl.Range{}
 			}

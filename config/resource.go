@@ -263,7 +263,7 @@ func (l *loader) attrValues(meta *Meta, schema *BlockSchema, content *hcl.BodyCo
 			continue
 		}
 		key := prefix + as.Name
-		meta.setRange(key, a.Expr.Range())
+		meta.setRange(l.insts, key, a.Expr.Range())
 		setKeyRanges(meta, key, a.Expr, l.insts)
 		v, diags := a.Expr.Value(ctx)
 		l.diags = append(l.diags, l.hideSensitive(diags, a.Expr, ctx)...)

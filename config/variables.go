@@ -145,7 +145,7 @@ func (l *loader) decodeVariable(b *hcl.Block, schema *BlockSchema) *varDecl {
 	}
 	ok := true
 	for name, a := range content.Attributes {
-		d.v.setRange(name, a.Expr.Range())
+		d.v.setRange(l.insts, name, a.Expr.Range())
 		if vars := a.Expr.Variables(); len(vars) > 0 && name != "type" {
 			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Variables not allowed", Detail: fmt.Sprintf("The %s of a variable must be a constant; it may not refer to %s.", name, vars[0].RootName()), Subject: vars[0].SourceRange().Ptr()})
 			ok = false
