@@ -48,13 +48,16 @@ func newInstances() *instances {
 // own when in is nil.
 func (in *instances) name(s string) *string {
 	if in == nil {
-		return &s
+		p := new(string)
+		*p = s
+		return p
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	p, ok := in.names[s]
 	if !ok {
-		p = &s
+		p = new(string) // only here: &s would move every s to the heap
+		*p = s
 		in.names[s] = p
 	}
 	return p
