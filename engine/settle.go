@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Settler settles the live objects of a stack as a refresh reads them,
+// against the desired objects Diff will compare them with: an object that
+// the stack owns (Owned) and that DiffFields finds equal to its desired
+// object is kept as a slim copy (SlimLive) and its key recorded in
+// Live.Settled, so that a size-L refresh does not hold every live object
+// whole beside its desired copy, and Diff counts it unchanged without
+// comparing it again. Every other object (changed, not owned, without a
+// desired object, the lock's namespace) is kept whole.
+//
+// What a slim copy keeps is what every reader of Live.Objects after the
+// diff reads of an unchanged object: its identity, labels and annotations
+// (drift's commit and address stamps, prunes, Owner), its managedFields
+// entries without their fieldsV1 (Owned, recheck of a saved plan), its
+// resourceVersion and deletionTimestamp (ReadVersion: plan files,
+// StaleObjects), and, for the kinds capacity.CheckFrom reads (settledSpec:
+// ResourceQuota and ClusterQueue), its spec. A new reader of other fields
+// of live objects must add them here, or read only changed objects
+// (Change.Before, which are whole).
+//
+// A Settler is safe for concurrent use: Settle only reads it.
+type Settler struct {
+	d     *Desired
+	index map[Key]*Object
+}
+
+// NewSettler returns the Settler of the live objects of d's stack.
+func NewSettler(d *Desired) *Settler {
+	idx := make(map[Key]*Object, len(d.Objects))
+	dup := map[Key]bool{}
+	for _, o := range d.Objects {
+		k := o.Key()
+		if _, ok := idx[k]; ok {
+			dup[k] = true
+		}
+		idx[k] = o
+	}
+	for k := range dup {
+		// Two desired objects at one key: Diff compares both; settle neither.
+		delete(idx, k)
+	}
+	return &Settler{d: d, index: idx}
+}
+
+// Desired is the desired state the Settler settles against: the one the
+// Live it settles must be diffed with.
+func (s *Settler) Desired() *Desired { return s.d }
+
+// Settle returns what to keep of u, a live object of the stack as a
+// refresh decoded it, and whether it was settled: compared with its
+// desired object and found unchanged, so that what is kept is its slim
+// copy. u itself is not changed.
+func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	k := KeyOf(u)
+	o := s.index[k]
+	if o == nil || IsLockNamespace(k) || !Owned(u, s.d.Stack) {
+		return u, false
+	}
+	if len(DiffFields(o.Object.Object, u, FieldManager)) > 0 {
+		return u, false
+	}
+	return SlimLive(u), true
+}
+
+// settledSpec reports whether Live.Objects of kind k keep their spec when
+// settled: capacity.CheckFrom (appliedQuotas) reads the quota a stack
+// applied from ResourceQuotas' spec.hard and ClusterQueues'
+// spec.resourceGroups of every live object, changed or not.
+func settledSpec(k Key) bool {
+	return (k.Group == "" && k.Kind == "ResourceQuota") || (k.Group == "kueue.x-k8s.io" && k.Kind == "ClusterQueue")
+}
+
+// SlimLive returns the slim copy of a settled live object (see Settler):
+// its apiVersion and kind; its metadata without managedFields' fieldsV1
+// (and the times and types of the entries); its spec only for the kinds
+// whose spec is read past the diff. The maps kept are shared with u.
+func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := make(map[string]any, 4)
+	for _, f := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[f]; ok {
+			out[f] = v
+		}
+	}
+	if settledSpec(KeyOf(u)) {
+		if v, ok := u.Object["spec"]; ok {
+			out["spec"] = v
+		}
+	}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			if k == "managedFields" {
+				v = slimManagedFields(v)
+			}
+			m[k] = v
+		}
+		out["metadata"] = m
+	}
+	return &unstructured.Unstructured{Object: out}
+}
+
+// slimManagedFields keeps of each managedFields entry what Owned and
+// Owner read: its manager, operation and apiVersion.
+func slimManagedFields(v any) any {
+	entries, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(entries))
+	for _, e := range entries {
+		mf, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		slim := make(map[string]any, 3)
+		for _, f := range []string{"manager", "operation", "apiVersion"} {
+			if v, ok := mf[f]; ok {
+				slim[f] = v
+			}
+		}
+		out = append(out, slim)
+	}
+	return out
+}
