@@ -203,6 +203,12 @@ func TestSettledLiveGivesSameResults(t *testing.T) {
 			cfg, d := enginetest.Stamped(t, enginetest.C2, `gpus = 1`, `gpus = 3`)
 			return cfg, d, enginetest.DriftLive(t, applied)
 		}},
+		{"drift, kueue", func(t *testing.T) (*config.Config, *engine.Desired, *engine.Live) {
+			kueue := []string{`gpuform { stack = "d" }`, "gpuform {\n  stack     = \"d\"\n  scheduler = \"kueue\"\n}"}
+			_, applied := enginetest.Stamped(t, enginetest.C1, kueue...)
+			cfg, d := enginetest.Stamped(t, enginetest.C2, append(kueue, `gpus = 1`, `gpus = 3`)...)
+			return cfg, d, enginetest.DriftLive(t, applied)
+		}},
 		{"size S", func(t *testing.T) (*config.Config, *engine.Desired, *engine.Live) {
 			_, applied := sizeS(t, 0)
 			cfg, d := sizeS(t, 10)
