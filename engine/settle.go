@@ -61,7 +61,8 @@ func (s *Settler) Desired() *Desired { return s.d }
 // Settle returns what to keep of u, a live object of the stack as a
 // refresh decoded it, and whether it was settled: compared with its
 // desired object and found unchanged, so that what is kept is its slim
-// copy. u itself is not changed.
+// copy (SlimLive's content). Settle takes u over: a settled u is slimmed
+// in place, reusing its maps, and is what it returns.
 func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 	k := KeyOf(u)
 	o := s.index[k]
@@ -71,12 +72,12 @@ func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructur
 	if len(DiffFields(o.Object.Object, u, FieldManager)) > 0 {
 		return u, false
 	}
-	slim := SlimLive(u)
-	md := slim.Object["metadata"].(map[string]any) // SlimLive keeps the metadata of Owned objects
+	slimInPlace(u)
+	md := u.Object["metadata"].(map[string]any) // Owned read it
 	if mf, ok := md["managedFields"].([]any); ok {
 		md["managedFields"] = s.shared(mf)
 	}
-	return slim, true
+	return u, true
 }
 
 // shared returns the one copy the Settler keeps of a slim managedFields
@@ -126,12 +127,8 @@ func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
 			out[f] = v
 		}
 	}
-	if f := settledSpec(KeyOf(u)); f != "" {
-		if spec, ok := u.Object["spec"].(map[string]any); ok {
-			if v, ok := spec[f]; ok {
-				out["spec"] = map[string]any{f: v}
-			}
-		}
+	if spec := keptSpec(u); spec != nil {
+		out["spec"] = spec
 	}
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
 		m := make(map[string]any, len(md))
@@ -144,6 +141,40 @@ func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
 		out["metadata"] = m
 	}
 	return &unstructured.Unstructured{Object: out}
+}
+
+// slimInPlace makes u its slim copy (see SlimLive), changing its maps.
+func slimInPlace(u *unstructured.Unstructured) {
+	spec := keptSpec(u)
+	for f := range u.Object {
+		switch f {
+		case "apiVersion", "kind", "metadata":
+		default:
+			delete(u.Object, f)
+		}
+	}
+	if spec != nil {
+		u.Object["spec"] = spec
+	}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if mf, ok := md["managedFields"]; ok {
+			md["managedFields"] = slimManagedFields(mf)
+		}
+	}
+}
+
+// keptSpec is the spec a slim copy of u keeps (settledSpec), nil for none.
+func keptSpec(u *unstructured.Unstructured) map[string]any {
+	f := settledSpec(KeyOf(u))
+	if f == "" {
+		return nil
+	}
+	spec, _ := u.Object["spec"].(map[string]any)
+	v, ok := spec[f]
+	if !ok {
+		return nil
+	}
+	return map[string]any{f: v}
 }
 
 // slimManagedFields keeps of each managedFields entry what Owned and

@@ -249,16 +249,19 @@ func TestSettleKeepsUnchangedSlim(t *testing.T) {
 	s := engine.NewSettler(d2)
 	quotas := 0
 	for k, u := range live.Objects {
-		slim, ok := s.Settle(u)
+		slim, ok := s.Settle(u.DeepCopy())
 		changed := len(engine.DiffFields(d2.Objects[slices.IndexFunc(d2.Objects, func(o *engine.Object) bool { return o.Key() == k })].Object.Object, u, engine.FieldManager)) > 0
 		if ok == changed {
 			t.Fatalf("%s: settled %v, changed %v", k, ok, changed)
 		}
 		if !ok {
-			if slim != u {
+			if !reflect.DeepEqual(slim, u) {
 				t.Errorf("%s: a changed object is not kept whole", k)
 			}
 			continue
+		}
+		if !reflect.DeepEqual(slim, engine.SlimLive(u)) {
+			t.Errorf("%s: settled %v, want SlimLive's %v", k, slim.Object, engine.SlimLive(u).Object)
 		}
 		_, hasSpec := slim.Object["spec"]
 		keepsSpec := k.Kind == "ResourceQuota" || k.Kind == "ClusterQueue"

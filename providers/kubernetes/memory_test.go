@@ -28,8 +28,8 @@ import (
 // collection, which does not depend on the machine's load; a plan's peak
 // RSS follows it (the collector lets the heap grow to about twice what is
 // held). Lower it when a change holds less: settling took it from 7.3 to
-// 6.3 MiB.
-const planHeapBudget int64 = 13 << 19 // 6.5 MiB
+// 5.8 MiB.
+const planHeapBudget int64 = 12 << 19 // 6 MiB
 
 // A no-op plan of a fixed size holds no more than planHeapBudget plus a
 // fifth: a regression of more than 20% in what a plan holds fails here,
