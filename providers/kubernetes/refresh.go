@@ -92,7 +92,9 @@ const listsGrace = 200 * time.Millisecond
 // the Nodes and of the ClusterPolicies, so that the API server serves them
 // while the configuration compiles; the next Refresh of the same stack
 // waits for them instead of sending them. Call it only once the
-// configuration is valid: a bad configuration makes no cluster call.
+// configuration is valid: a bad configuration makes no cluster call. The
+// stack's items wait raw for that Refresh (see settleGate): a prefetch no
+// Refresh takes holds them until ctx ends or the next Prefetch.
 func (c *Client) Prefetch(ctx context.Context, stack string) {
 	kinds := engine.ManagedKinds()
 	// Without the desired objects, the apply order reversed puts the
@@ -101,8 +103,12 @@ func (c *Client) Prefetch(ctx context.Context, stack string) {
 	slices.Reverse(order)
 	sl := c.startLists(ctx, stack, kinds, order, listParallelism, newSettleGate())
 	c.prefetchMu.Lock()
+	old := c.prefetched
 	c.prefetched = sl
 	c.prefetchMu.Unlock()
+	if old != nil {
+		old.cancel() // never refreshed: its items would wait for the desired objects until ctx ends
+	}
 }
 
 // stackLists are the LISTs of a stack's kinds, its Nodes and its
