@@ -54,10 +54,6 @@ func NewSettler(d *Desired) *Settler {
 	return &Settler{d: d, index: idx}
 }
 
-// Desired is the desired state the Settler settles against: the one the
-// Live it settles must be diffed with.
-func (s *Settler) Desired() *Desired { return s.d }
-
 // Settle returns what to keep of u, a live object of the stack as a
 // refresh decoded it, and whether it was settled: compared with its
 // desired object and found unchanged, so that what is kept is its slim
