@@ -28,6 +28,9 @@ type DiffOptions struct {
 // that depend on each other in a cycle are a *DependencyCycleError.
 func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	reg := d.KindRegistry()
+	if len(live.Settled) > 0 && live.SettledFor != d {
+		return nil, fmt.Errorf("the live objects were settled against another desired state of stack %s than the one diffed", d.Stack)
+	}
 	if err := missingKinds(reg, d, live); err != nil {
 		return nil, err
 	}
@@ -79,7 +82,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 // the unchanged ones in s.
 func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change {
 	var changes []*Change
-	fields := diffObjects(d.Objects, live.Objects)
+	fields := diffObjects(d.Objects, live)
 	for i, o := range d.Objects {
 		k := o.Key()
 		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
@@ -93,7 +96,7 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 		case labelled && Owned(cur, d.Stack):
 			c.Before = cur
 			c.Fields = fields[i]
-			if len(c.Fields) == 0 {
+			if len(c.Fields) == 0 || live.Settled[k] {
 				s.Unchanged++
 				continue
 			}
@@ -176,9 +179,10 @@ func (s *Summary) count(changes []*Change) {
 const diffObjectsBatch = 512
 
 // diffObjects returns DiffFields of every desired object against its live
-// copy in the stack (nil where there is none), index by index, computed on
-// every processor: comparing the fields is most of a large diff's time.
-func diffObjects(objs []*Object, live map[Key]*unstructured.Unstructured) [][]FieldDiff {
+// copy in the stack (nil where there is none, or where the refresh settled
+// it: found no difference already), index by index, computed on every
+// processor: comparing the fields is most of a large diff's time.
+func diffObjects(objs []*Object, live *Live) [][]FieldDiff {
 	out := make([][]FieldDiff, len(objs))
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(objs)/diffObjectsBatch))
 	per := (len(objs) + workers - 1) / workers
@@ -187,7 +191,8 @@ func diffObjects(objs []*Object, live map[Key]*unstructured.Unstructured) [][]Fi
 		hi := min(lo+per, len(objs))
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
-				if cur, ok := live[objs[i].Key()]; ok {
+				k := objs[i].Key()
+				if cur, ok := live.Objects[k]; ok && !live.Settled[k] {
 					out[i] = DiffFields(objs[i].Object.Object, cur, FieldManager)
 				}
 			}

@@ -18,6 +18,14 @@ type Live struct {
 	// of a map: such an object encodes to JSON as it came, but
 	// runtime.DeepCopyJSON refuses it.
 	Objects map[Key]*unstructured.Unstructured
+	// Settled are the keys of Objects that the refresh settled (see
+	// Settler): compared with their desired objects and found unchanged,
+	// kept as slim copies (SlimLive). Diff counts them unchanged without
+	// comparing them again. Nil when the refresh settled none.
+	Settled map[Key]bool
+	// SettledFor is the desired state Settled was settled against: the only
+	// one this Live may be diffed with while Settled is not empty.
+	SettledFor *Desired
 	// Foreign are objects at a desired key that the stack does not own
 	// (unlabelled, or labelled with another stack), by key.
 	Foreign map[Key]*unstructured.Unstructured

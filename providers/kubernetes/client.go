@@ -56,6 +56,10 @@ type Client struct {
 	metadata metadata.Interface
 	mapper   meta.RESTMapper
 	pageSize int64
+	// keepWhole makes Refresh settle nothing (engine.Settler): every
+	// object of the stack is kept whole, as before settling (tests
+	// compare the two).
+	keepWhole bool
 	// prefetched holds the stack's LISTs that Prefetch started, until
 	// Refresh takes them.
 	prefetchMu sync.Mutex

@@ -33,7 +33,7 @@ import (
 // versions) share one copy across the list, since these objects stay in
 // memory for the whole plan.
 func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	return decodeListFrom(jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data), gvk, trim)
+	return objectsOf(decodeListFrom(jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, data), gvk, trim, nil))
 }
 
 // decodeStreamBuffer is the read buffer of decodeListStream.
@@ -43,7 +43,25 @@ const decodeStreamBuffer = 64 << 10
 // the items are decoded while the API server is still sending the rest,
 // and the raw list is never held whole.
 func decodeListStream(r io.Reader, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	return decodeListFrom(jsoniter.Parse(jsoniter.ConfigCompatibleWithStandardLibrary, r, decodeStreamBuffer), gvk, trim)
+	return objectsOf(decodeItemsStream(r, gvk, trim, nil))
+}
+
+// decodeItemsStream is decodeListStream settling the items through gate
+// (see listItem): nil decodes them all, settling none.
+func decodeItemsStream(r io.Reader, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
+	return decodeListFrom(jsoniter.Parse(jsoniter.ConfigCompatibleWithStandardLibrary, r, decodeStreamBuffer), gvk, trim, gate)
+}
+
+// objectsOf returns the objects of items all decoded (gate nil).
+func objectsOf(items []listItem, cont string, err error) ([]*unstructured.Unstructured, string, error) {
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]*unstructured.Unstructured, len(items))
+	for i, it := range items {
+		out[i] = it.obj
+	}
+	return out, cont, nil
 }
 
 // itemBatch is how many items of a list one worker decodes at a time.
@@ -56,8 +74,9 @@ const maxDecodeWorkers = 4
 // the stream here and decoded into objects by up to maxDecodeWorkers
 // goroutines, itemBatch at a time, so a long list (the 20,000
 // InferenceServices of size L) is decoded on every core while it arrives;
-// the items keep their order.
-func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
+// the items keep their order. Through gate, an item is settled as it is
+// decoded, or waits as its raw JSON while gate is closed (see listItem).
+func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
 	d := &decoder{strings: map[string]string{}}
 	cont := ""
 	if it.WhatIsNext() != jsoniter.ObjectValue {
@@ -66,7 +85,7 @@ func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim boo
 		}
 		return nil, "", fmt.Errorf("decode %s list: not a JSON object", gvk.Kind)
 	}
-	p := newItemPool(gvk, trim)
+	p := newItemPool(gvk, trim, gate)
 	var batch [][]byte
 	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
 		switch key {
@@ -116,13 +135,14 @@ func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim boo
 type itemPool struct {
 	gvk     schema.GroupVersionKind
 	trim    bool
+	gate    *settleGate
 	jobs    chan itemJob
 	wg      sync.WaitGroup
 	workers int
 	n       int
 
 	mu      sync.Mutex
-	results [][]*unstructured.Unstructured
+	results [][]listItem
 	err     error
 }
 
@@ -131,8 +151,8 @@ type itemJob struct {
 	raws  [][]byte
 }
 
-func newItemPool(gvk schema.GroupVersionKind, trim bool) *itemPool {
-	return &itemPool{gvk: gvk, trim: trim, jobs: make(chan itemJob, maxDecodeWorkers)}
+func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *itemPool {
+	return &itemPool{gvk: gvk, trim: trim, gate: gate, jobs: make(chan itemJob, maxDecodeWorkers)}
 }
 
 // add queues one batch, starting another worker while there are fewer
@@ -150,20 +170,9 @@ func (p *itemPool) add(raws [][]byte) {
 }
 
 func (p *itemPool) work() {
-	d := &decoder{strings: map[string]string{}}
-	if p.trim {
-		d.leaves = map[string]map[string]any{}
-	}
+	d := newDecoder(p.trim)
 	for job := range p.jobs {
-		out := make([]*unstructured.Unstructured, 0, len(job.raws))
-		var err error
-		for _, raw := range job.raws {
-			var u *unstructured.Unstructured
-			if u, err = d.item(raw, p.gvk, p.trim); err != nil {
-				break
-			}
-			out = append(out, u)
-		}
+		out, err := d.batch(job.raws, p.gvk, p.trim, p.gate)
 		p.mu.Lock()
 		p.results[job.index] = out
 		if err != nil && p.err == nil {
@@ -174,7 +183,7 @@ func (p *itemPool) work() {
 }
 
 // wait returns every item decoded, in list order, or the first error.
-func (p *itemPool) wait() ([]*unstructured.Unstructured, error) {
+func (p *itemPool) wait() ([]listItem, error) {
 	close(p.jobs)
 	p.wg.Wait()
 	if p.err != nil {
@@ -184,11 +193,33 @@ func (p *itemPool) wait() ([]*unstructured.Unstructured, error) {
 	for _, r := range p.results {
 		n += len(r)
 	}
-	items := make([]*unstructured.Unstructured, 0, n)
+	items := make([]listItem, 0, n)
 	for _, r := range p.results {
 		items = append(items, r...)
 	}
 	return items, nil
+}
+
+// newDecoder returns a decoder of one worker; with trim it shares leaves.
+func newDecoder(trim bool) *decoder {
+	d := &decoder{strings: map[string]string{}}
+	if trim {
+		d.leaves = map[string]map[string]any{}
+	}
+	return d
+}
+
+// batch decodes (or, while gate is closed, keeps raw) a batch of items.
+func (d *decoder) batch(raws [][]byte, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, error) {
+	out := make([]listItem, 0, len(raws))
+	for _, raw := range raws {
+		it, err := d.listItem(raw, gvk, trim, gate)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, it)
+	}
+	return out, nil
 }
 
 // item decodes one list item from its raw bytes.

@@ -25,8 +25,11 @@ import (
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
-// (see decodeList): the diff reads nothing else of them. LISTs that
-// Prefetch started for the same stack and kinds are used, not sent again.
+// (see decodeList): the diff reads nothing else of them. Each is settled
+// against d as it is decoded (engine.Settler): one the stack owns and d
+// has unchanged is kept as a slim copy, in live.Settled. LISTs that
+// Prefetch started for the same stack and kinds are used, not sent again:
+// the items they read before this call waited raw and are settled now.
 func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
 	par := opts.Parallelism
 	if par == 0 {
@@ -36,12 +39,19 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	sl := c.prefetched
 	c.prefetched = nil
 	c.prefetchMu.Unlock()
+	settler := engine.NewSettler(d)
+	if c.keepWhole {
+		settler = nil
+	}
 	if sl == nil || sl.stack != d.Stack || !slices.Equal(sl.kinds, d.Kinds) {
 		if sl != nil {
 			sl.cancel() // another stack's: its answers would be thrown away
 		}
-		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par)
+		gate := newSettleGate()
+		gate.open(settler)
+		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par, gate)
 	}
+	sl.gate.open(settler)
 	defer sl.cancel()
 	select {
 	case <-sl.done:
@@ -59,6 +69,9 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		return nil, sl.err
 	}
 	live := sl.live
+	if len(live.Settled) > 0 {
+		live.SettledFor = d
+	}
 	live.Foreign = map[engine.Key]*unstructured.Unstructured{}
 	live.Source = fmt.Sprintf("%s (context %s)", c.Server, c.Context)
 	if err := c.findForeign(ctx, d, live, sl.mappings, opts, par); err != nil {
@@ -79,26 +92,34 @@ const listsGrace = 200 * time.Millisecond
 // the Nodes and of the ClusterPolicies, so that the API server serves them
 // while the configuration compiles; the next Refresh of the same stack
 // waits for them instead of sending them. Call it only once the
-// configuration is valid: a bad configuration makes no cluster call.
+// configuration is valid: a bad configuration makes no cluster call. The
+// stack's items wait raw for that Refresh (see settleGate): a prefetch no
+// Refresh takes holds them until ctx ends or the next Prefetch.
 func (c *Client) Prefetch(ctx context.Context, stack string) {
 	kinds := engine.ManagedKinds()
 	// Without the desired objects, the apply order reversed puts the
 	// InferenceServices, the largest kind, first.
 	order := slices.Clone(kinds)
 	slices.Reverse(order)
-	sl := c.startLists(ctx, stack, kinds, order, listParallelism)
+	sl := c.startLists(ctx, stack, kinds, order, listParallelism, newSettleGate())
 	c.prefetchMu.Lock()
+	old := c.prefetched
 	c.prefetched = sl
 	c.prefetchMu.Unlock()
+	if old != nil {
+		old.cancel() // never refreshed: its items would wait for the desired objects until ctx ends
+	}
 }
 
 // stackLists are the LISTs of a stack's kinds, its Nodes and its
-// ClusterPolicies, in flight until done is closed.
+// ClusterPolicies, in flight until done is closed: done waits for gate to
+// open, so that the items that waited raw are settled.
 type stackLists struct {
 	stack    string
 	kinds    []engine.Kind
 	cancel   context.CancelFunc
 	done     chan struct{}
+	gate     *settleGate
 	live     *engine.Live
 	mappings map[schema.GroupKind]*meta.RESTMapping
 	err      error
@@ -106,19 +127,21 @@ type stackLists struct {
 
 // startLists sends the LISTs of stack's kinds (in the order of send, a
 // permutation of kinds, at most par at once), of the Nodes and of the
-// ClusterPolicies.
-func (c *Client) startLists(ctx context.Context, stack string, kinds, send []engine.Kind, par int) *stackLists {
+// ClusterPolicies; the stack's items are settled through gate.
+func (c *Client) startLists(ctx context.Context, stack string, kinds, send []engine.Kind, par int, gate *settleGate) *stackLists {
 	ctx, cancel := context.WithCancel(ctx)
 	sl := &stackLists{
 		cancel:   cancel,
 		stack:    stack,
 		kinds:    kinds,
 		done:     make(chan struct{}),
-		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}},
+		gate:     gate,
+		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
+	var pending []pendingItems
 	live := sl.live
-	selector := metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + stack}
+	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
@@ -141,15 +164,15 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 				}
 				return c.explain("discover "+k.Kind, err)
 			}
-			items, err := c.list(gctx, m, selector)
+			items, err := c.listItems(gctx, m, selector, gate)
 			if err != nil {
 				return c.explain("list "+k.Kind+"s", err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			sl.mappings[k.GroupKind()] = m
-			for _, u := range items {
-				live.Objects[engine.KeyOf(u)] = u
+			if p := addItems(live, m.GroupVersionKind, items); len(p.raws) > 0 {
+				pending = append(pending, p)
 			}
 			return nil
 		})
@@ -183,6 +206,10 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 	})
 	go func() {
 		sl.err = g.Wait()
+		if sl.err == nil {
+			sl.err = settlePending(ctx, gate, pending, live)
+		}
+		pending = nil
 		close(sl.done)
 	}()
 	return sl
@@ -294,10 +321,18 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 // size set, one request per page). A response cut off mid-stream is read
 // again, as the transport retries reads that fail before the response.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	cont := opts.Continue
+	items, err := c.listItems(ctx, m, opts.LabelSelector, nil)
+	out, _, err := objectsOf(items, "", err)
+	return out, err
+}
+
+// listItems is list with a label selector, settling the items through
+// gate (see listItem): nil decodes them all, settling none.
+func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector string, gate *settleGate) ([]listItem, error) {
+	var out []listItem
+	cont := ""
 	for {
-		items, next, err := c.listPage(ctx, m, opts.LabelSelector, cont)
+		items, next, err := c.listPage(ctx, m, selector, cont, gate)
 		if err != nil {
 			return nil, err
 		}
@@ -312,17 +347,17 @@ func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.List
 // listPage reads one LIST response, reading it again when the connection
 // breaks while the body arrives (the transport retries only failures
 // before the response).
-func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) (items []*unstructured.Unstructured, next string, err error) {
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) (items []listItem, next string, err error) {
 	err = retryWhile(ctx, readAttempts, readRetryMax, isBrokenBody, func() error {
 		var err error
-		items, next, err = c.streamPage(ctx, m, selector, cont)
+		items, next, err = c.streamPage(ctx, m, selector, cont, gate)
 		return err
 	})
 	return items, next, err
 }
 
 // streamPage sends one LIST request and decodes its response as it streams.
-func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) ([]*unstructured.Unstructured, string, error) {
+func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) ([]listItem, string, error) {
 	req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
 		SetHeader("Accept", "application/json")
 	if c.pageSize > 0 {
@@ -340,7 +375,7 @@ func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, 
 	}
 	defer body.Close()
 	r := &bodyReader{r: body}
-	items, next, err := decodeListStream(r, m.GroupVersionKind, selector != "")
+	items, next, err := decodeItemsStream(r, m.GroupVersionKind, selector != "", gate)
 	if rerr := r.err; rerr != nil && rerr != io.EOF {
 		if transientResponse(nil, rerr) {
 			return nil, "", &brokenBody{rerr}

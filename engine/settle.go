@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Settler settles the live objects of a stack as a refresh reads them,
+// against the desired objects Diff will compare them with: an object that
+// the stack owns (Owned) and that DiffFields finds equal to its desired
+// object is kept as a slim copy (SlimLive) and its key recorded in
+// Live.Settled, so that a size-L refresh does not hold every live object
+// whole beside its desired copy, and Diff counts it unchanged without
+// comparing it again. Every other object (changed, not owned, without a
+// desired object, the lock's namespace) is kept whole.
+//
+// What a slim copy keeps is what every reader of Live.Objects after the
+// diff reads of an unchanged object: its identity, labels and annotations
+// (drift's commit and address stamps, prunes, Owner), its managedFields
+// entries without their fieldsV1 (Owned, recheck of a saved plan), its
+// resourceVersion and deletionTimestamp (ReadVersion: plan files,
+// StaleObjects), and, for the kinds capacity.CheckFrom reads (settledSpec),
+// spec.hard of a ResourceQuota and spec.resourceGroups of a ClusterQueue. A new reader of other fields
+// of live objects must add them here, or read only changed objects
+// (Change.Before, which are whole).
+//
+// A Settler is safe for concurrent use.
+type Settler struct {
+	d     *Desired
+	index map[Key]*Object
+	// managed holds one copy of each slim managedFields list (see
+	// slimManagedFields), by its content: the 47,516 unchanged objects
+	// of size L have a handful of distinct ones.
+	managed sync.Map
+}
+
+// NewSettler returns the Settler of the live objects of d's stack.
+func NewSettler(d *Desired) *Settler {
+	idx := make(map[Key]*Object, len(d.Objects))
+	dup := map[Key]bool{}
+	for _, o := range d.Objects {
+		k := o.Key()
+		if _, ok := idx[k]; ok {
+			dup[k] = true
+		}
+		idx[k] = o
+	}
+	for k := range dup {
+		// Two desired objects at one key: Diff compares both; settle neither.
+		delete(idx, k)
+	}
+	return &Settler{d: d, index: idx}
+}
+
+// Settle returns what to keep of u, a live object of the stack as a
+// refresh decoded it, and whether it was settled: compared with its
+// desired object and found unchanged, so that what is kept is its slim
+// copy (SlimLive's content). Settle takes u over: a settled u is slimmed
+// in place, reusing its maps, and is what it returns.
+func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	k := KeyOf(u)
+	o := s.index[k]
+	if o == nil || IsLockNamespace(k) || !Owned(u, s.d.Stack) {
+		return u, false
+	}
+	if len(DiffFields(o.Object.Object, u, FieldManager)) > 0 {
+		return u, false
+	}
+	slimInPlace(u)
+	md := u.Object["metadata"].(map[string]any) // Owned read it
+	if mf, ok := md["managedFields"].([]any); ok {
+		md["managedFields"] = s.shared(mf)
+	}
+	return u, true
+}
+
+// shared returns the one copy the Settler keeps of a slim managedFields
+// list equal to mf. Slim objects are only read, never changed, so they may
+// share it.
+func (s *Settler) shared(mf []any) []any {
+	var key strings.Builder
+	for _, e := range mf {
+		m, _ := e.(map[string]any)
+		for _, f := range []string{"manager", "operation", "apiVersion"} {
+			v, ok := m[f].(string)
+			if !ok && m[f] != nil {
+				return mf // not as the API server writes it: keep it apart
+			}
+			key.WriteString(v)
+			key.WriteByte(0)
+		}
+		key.WriteByte(1)
+	}
+	c, _ := s.managed.LoadOrStore(key.String(), mf)
+	return c.([]any)
+}
+
+// settledSpec returns the field of the spec that a settled live object of
+// kind k keeps, "" for none: capacity.CheckFrom (appliedQuotas) reads the
+// quota a stack applied from ResourceQuotas' spec.hard and ClusterQueues'
+// spec.resourceGroups of every live object, changed or not.
+func settledSpec(k Key) string {
+	switch {
+	case k.Group == "" && k.Kind == "ResourceQuota":
+		return "hard"
+	case k.Group == "kueue.x-k8s.io" && k.Kind == "ClusterQueue":
+		return "resourceGroups"
+	}
+	return ""
+}
+
+// SlimLive returns the slim copy of a settled live object (see Settler):
+// its apiVersion and kind; its metadata without managedFields' fieldsV1
+// (and the times and types of the entries); of its spec only the field
+// read past the diff (settledSpec), for ResourceQuotas and ClusterQueues.
+// The maps kept are shared with u.
+func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := make(map[string]any, 4)
+	for _, f := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[f]; ok {
+			out[f] = v
+		}
+	}
+	if spec := keptSpec(u); spec != nil {
+		out["spec"] = spec
+	}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			if k == "managedFields" {
+				v = slimManagedFields(v)
+			}
+			m[k] = v
+		}
+		out["metadata"] = m
+	}
+	return &unstructured.Unstructured{Object: out}
+}
+
+// slimInPlace makes u its slim copy (see SlimLive), changing its maps.
+func slimInPlace(u *unstructured.Unstructured) {
+	spec := keptSpec(u)
+	for f := range u.Object {
+		switch f {
+		case "apiVersion", "kind", "metadata":
+		default:
+			delete(u.Object, f)
+		}
+	}
+	if spec != nil {
+		u.Object["spec"] = spec
+	}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if mf, ok := md["managedFields"]; ok {
+			md["managedFields"] = slimManagedFields(mf)
+		}
+	}
+}
+
+// keptSpec is the spec a slim copy of u keeps (settledSpec), nil for none.
+func keptSpec(u *unstructured.Unstructured) map[string]any {
+	f := settledSpec(KeyOf(u))
+	if f == "" {
+		return nil
+	}
+	spec, _ := u.Object["spec"].(map[string]any)
+	v, ok := spec[f]
+	if !ok {
+		return nil
+	}
+	return map[string]any{f: v}
+}
+
+// slimManagedFields keeps of each managedFields entry what Owned and
+// Owner read: its manager, operation and apiVersion.
+func slimManagedFields(v any) any {
+	entries, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(entries))
+	for _, e := range entries {
+		mf, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		slim := make(map[string]any, 3)
+		for _, f := range []string{"manager", "operation", "apiVersion"} {
+			if v, ok := mf[f]; ok {
+				slim[f] = v
+			}
+		}
+		out = append(out, slim)
+	}
+	return out
+}

@@ -1,0 +1,219 @@
+package kubernetes_test
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+	"github.com/gpuform/gpuform/providers/kubernetes"
+	"github.com/gpuform/gpuform/testdata/gen/gen"
+)
+
+// settleStack compiles a generated configuration with changePercent of
+// its tenants changed, keeping the objects of the kinds the test's API
+// server serves (it has no CRDs).
+func settleStack(t *testing.T, changePercent int) *engine.Desired {
+	t.Helper()
+	dir := t.TempDir()
+	if err := gen.Write(dir, gen.Options{Tenants: 12, Models: 40, Nodes: 4, ChangePercent: changePercent}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.LoadDir(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	d, err := compile.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Objects = slices.DeleteFunc(d.Objects, func(o *engine.Object) bool {
+		_, err := kubernetes.MappingOf(c, o.Object.GroupVersionKind())
+		return err != nil
+	})
+	d.Kinds = engine.ManagedKinds() // as Prefetch lists
+	return d
+}
+
+// TestSettledRefreshReadsWhatTheDiffNeeds applies a generated stack, edits
+// a share of its objects by hand (changed fields, deleted, relabelled,
+// taken over by another manager, an extra object to prune), and refreshes
+// it with settling (without a prefetch, and after one whose LISTs finished
+// before the refresh, so that every item waited raw) and without: each
+// settled refresh holds exactly the whole refresh's objects, the unchanged
+// ones as their slim copies (engine.SlimLive) and none of them whole, and
+// plans exactly the same.
+func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
+	ctx := kubeapitest.Context(t)
+	applyStack(t, settleStack(t, 0))
+	d := settleStack(t, 25)
+	whole, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubernetes.KeepWhole(whole)
+	liveW, err := whole.Refresh(ctx, d, engine.RefreshOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveW.ClusterPolicies = clusterPolicies()
+	want, err := engine.Diff(d, liveW, engine.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Summary.Unchanged == 0 || want.Summary.Change == 0 || want.Summary.Add == 0 || want.Summary.Destroy == 0 {
+		t.Fatalf("plan %+v: not every kind of difference", want.Summary)
+	}
+	for _, tt := range []struct {
+		name     string
+		prefetch time.Duration // how long the prefetch runs before the refresh; <0: none
+	}{{"no prefetch", -1}, {"refresh at once after the prefetch", 0}, {"prefetch finished first", time.Second}} {
+		prefetch := tt.prefetch
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prefetch >= 0 {
+				c.Prefetch(ctx, d.Stack)
+				time.Sleep(prefetch)
+			}
+			live, err := c.Refresh(ctx, d, engine.RefreshOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live.ClusterPolicies = clusterPolicies()
+			if !slices.Equal(slices.Sorted(maps.Keys(keyNames(live.Objects))), slices.Sorted(maps.Keys(keyNames(liveW.Objects)))) {
+				t.Fatalf("settled refresh read other objects")
+			}
+			for k, u := range live.Objects {
+				w := liveW.Objects[k]
+				if live.Settled[k] {
+					w = engine.SlimLive(w)
+				}
+				if !reflect.DeepEqual(u.Object, w.Object) {
+					t.Errorf("%s (settled %v): read\n%v\nwant\n%v", k, live.Settled[k], u.Object, w.Object)
+				}
+			}
+			got, err := engine.Diff(d, live, engine.DiffOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(live.Settled) != want.Summary.Unchanged {
+				t.Errorf("%d objects settled, %d unchanged: an unchanged object is kept whole", len(live.Settled), want.Summary.Unchanged)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("plans differ: %+v, want %+v", got.Summary, want.Summary)
+			}
+		})
+	}
+}
+
+// clusterPolicies stand for the GPU Operator, which the test's API server
+// lacks, set up as gpuform does.
+func clusterPolicies() []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"},
+		"spec": map[string]any{
+			"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
+			"mig":        map[string]any{"strategy": engine.MIGStrategyMixed},
+		},
+	}}}
+}
+
+// keyNames are the keys of objs as strings.
+func keyNames(objs map[engine.Key]*unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for k := range objs {
+		out[k.String()+" "+k.Group] = true
+	}
+	return out
+}
+
+// applyStack applies d's objects as gpuform does (namespaces first), then
+// edits some by hand: every 7th edited by another manager, every 7th+1
+// deleted, every 7th+2 relabelled out of the stack, and adds one object
+// of the stack that d does not have.
+func applyStack(t *testing.T, d *engine.Desired) {
+	t.Helper()
+	ctx := kubeapitest.Context(t)
+	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := slices.Clone(d.Objects)
+	slices.SortStableFunc(objs, func(a, b *engine.Object) int {
+		return boolInt(b.Key().Kind == "Namespace") - boolInt(a.Key().Kind == "Namespace")
+	})
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeapitest.CreateNamespaces(ctx, cfg, "gpu-operator"); err != nil {
+		t.Fatal(err)
+	}
+	extra := objs[0].Object.DeepCopy()
+	extra.SetName(extra.GetName() + "-pruned")
+	for _, o := range append(objs, &engine.Object{Object: extra}) {
+		if err := c.Apply(ctx, o.Object, true); err != nil {
+			t.Fatalf("apply %s: %v", o.Key(), err)
+		}
+	}
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	for i, o := range objs {
+		k := o.Key()
+		if k.Kind == "Namespace" || i%7 > 2 {
+			continue
+		}
+		m, err := kubernetes.MappingOf(c, o.Object.GroupVersionKind())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := dyn.Resource(m.Resource).Namespace(k.Namespace)
+		switch i % 7 {
+		case 1:
+			if err := r.Delete(ctx, k.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		u, err := r.Get(ctx, k.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 7 {
+		case 0:
+			a := u.GetAnnotations()
+			a["example.com/by-hand"] = "yes"
+			a[engine.AnnotAddress] = "edited." + a[engine.AnnotAddress]
+			u.SetAnnotations(a)
+		case 2:
+			l := u.GetLabels()
+			delete(l, engine.LabelStack)
+			u.SetLabels(l)
+		}
+		if _, err := r.Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
