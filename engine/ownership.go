@@ -25,10 +25,14 @@ func IsLockNamespace(k Key) bool { return k == lockNamespaceKey }
 // is no proof: anyone who may write an object may label it, and such an
 // object is never deleted, updated or counted as the stack's.
 func Owned(u *unstructured.Unstructured, stack string) bool {
-	if u == nil || u.GetLabels()[LabelStack] != stack {
+	if u == nil {
 		return false
 	}
 	md, _ := u.Object["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	if v, _ := labels[LabelStack].(string); v != stack {
+		return false
+	}
 	entries, _ := md["managedFields"].([]any)
 	for _, e := range entries {
 		mf, _ := e.(map[string]any)
