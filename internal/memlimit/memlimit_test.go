@@ -59,7 +59,7 @@ func TestLimit(t *testing.T) {
 	}
 }
 
-// Set gives the runtime Fraction of the cgroup's limit, and nothing when
+// Set gives the runtime ForCgroup of the cgroup's limit, and nothing when
 // GOMEMLIMIT is set or there is no limit.
 func TestSet(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
@@ -70,7 +70,10 @@ func TestSet(t *testing.T) {
 	}
 	noEnv := func(string) string { return "" }
 	cg := int64(536870912)
-	want := int64(float64(cg) * Fraction)
+	want := ForCgroup(cg)
+	if want != 416074956 { // 512 MiB x 0.9 - 64 MiB
+		t.Fatalf("ForCgroup(512 MiB) = %d", want)
+	}
 	if got := Set(fsys, noEnv); got != want {
 		t.Errorf("Set = %d, want %d", got, want)
 	}

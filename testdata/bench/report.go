@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/memlimit"
 )
 
 // table renders the results as Markdown: plan, apply and scaling.
@@ -76,12 +78,14 @@ func perSec(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// podMemory is the container memory limit drift is measured against, and
-// podGoMemLimit the soft limit gpuform sets in it (90%, internal/memlimit).
-const (
-	podMemory     = 512 << 20
-	podGoMemLimit = "460MiB"
-)
+// podMemory is the container memory limit drift is measured against.
+const podMemory = 512 << 20
+
+// podGoMemLimit is the soft limit gpuform sets in a podMemory container
+// (internal/memlimit), as GOMEMLIMIT spells it.
+func podGoMemLimit() string {
+	return fmt.Sprintf("%dMiB", memlimit.ForCgroup(podMemory)>>20)
+}
 
 // fitsPod says whether a peak RSS fits a podMemory container.
 func fitsPod(rss int64) string {
@@ -97,7 +101,7 @@ func driftTable(b *strings.Builder, rs []*sizeResult) {
 	if !slices.ContainsFunc(rs, func(r *sizeResult) bool { return r.driftPodRSS > 0 }) {
 		return
 	}
-	fmt.Fprintf(b, "\n#### Drift in a %d MiB container (GOMEMLIMIT=%s, what gpuform sets there)\n\n", podMemory>>20, podGoMemLimit)
+	fmt.Fprintf(b, "\n#### Drift in a %d MiB container (GOMEMLIMIT=%s, what gpuform sets there)\n\n", podMemory>>20, podGoMemLimit())
 	b.WriteString("| size | objects | drift peak RSS | fits |\n")
 	b.WriteString("|---|---:|---:|---|\n")
 	for _, r := range rs {

@@ -231,9 +231,9 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 	}
 	res.load = append(res.load, r.wall)
 
-	r, err = run(ctx, []string{"GOMEMLIMIT=" + podGoMemLimit}, b.gpuformBin, "--kubeconfig", kept.Kubeconfig, "--no-color", "--chdir", f.full, "drift")
+	r, err = run(ctx, []string{"GOMEMLIMIT=" + podGoMemLimit()}, b.gpuformBin, "--kubeconfig", kept.Kubeconfig, "--no-color", "--chdir", f.full, "drift")
 	if err != nil || r.exit != 0 {
-		return fmt.Errorf("gpuform drift (GOMEMLIMIT=%s) exit %d, want 0: %v\n%s", podGoMemLimit, r.exit, err, trim(r.stderr))
+		return fmt.Errorf("gpuform drift (GOMEMLIMIT=%s) exit %d, want 0: %v\n%s", podGoMemLimit(), r.exit, err, trim(r.stderr))
 	}
 	res.driftPodRSS = max(res.driftPodRSS, r.maxRSS)
 
