@@ -24,8 +24,14 @@ const liveMetric = "/gc/heap/live:bytes"
 // at a limit it cannot fit (which would make the collector run without
 // pause) and the heap stays within half again what is live.
 //
-// It changes nothing when GOMEMLIMIT was set (getenv) or a container's
-// limit applies (Set returned one): those are hard bounds, not a budget.
+// Between the budget and the live heap's needs the collector works harder
+// (at size L a plan's CPU grows by about a tenth); should what is live
+// need more than one and a half times itself (its spans' unused parts,
+// stacks, metadata), the runtime caps the collector at half the CPU.
+//
+// It changes nothing when GOMEMLIMIT was set (getenv; GOMEMLIMIT=off turns
+// the budget off) or a container's limit applies (Set returned one): those
+// are hard bounds, not a budget.
 func Tune(budget int64, getenv func(string) string) (stop func()) {
 	if getenv("GOMEMLIMIT") != "" {
 		return func() {}
