@@ -27,10 +27,5 @@ func (s *Stack) loadGC() (restore func()) {
 		}
 	}
 	prev := debug.SetGCPercent(s.opts.LoadGCPercent)
-	return func() {
-		debug.SetGCPercent(prev)
-		// The syntax is freed: give its pages back, so that a memory
-		// limit counts what is held, not the load's peak.
-		debug.FreeOSMemory()
-	}
+	return func() { debug.SetGCPercent(prev) }
 }
