@@ -182,3 +182,27 @@ func TestEvalBytesBudgetConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntaxFreedAsEvaluated: once a configuration is loaded, serially or
+// concurrently, no block keeps its syntax and every file is an outline, so
+// the load never holds the whole syntax tree beside the typed model.
+func TestSyntaxFreedAsEvaluated(t *testing.T) {
+	src := bigConfig(bigHead, 800, "")
+	for _, workers := range []int{1, 4} {
+		cfg, diags, l := loadFS(mapFS(map[string][]byte{"main.hcl": src}), Options{workers: workers})
+		if diags.HasErrors() {
+			t.Fatalf("workers %d: %s", workers, strings.Join(diagLines(diags), "\n"))
+		}
+		if workers > 1 && !l.concurrent {
+			t.Fatalf("workers %d: not evaluated concurrently", workers)
+		}
+		for _, n := range l.order {
+			if n.block != nil || n.expr != nil {
+				t.Fatalf("workers %d: %s kept its syntax after evaluation", workers, n.addr)
+			}
+		}
+		if _, ok := cfg.Files["main.hcl"].Nav.(outline); !ok {
+			t.Fatalf("workers %d: the file kept its syntax tree", workers)
+		}
+	}
+}
