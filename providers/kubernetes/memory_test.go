@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,7 +192,7 @@ func (c *memoryCluster) Refresh(ctx context.Context, d *engine.Desired, _ engine
 		s = nil
 	}
 	c.gate.open(s)
-	if err := settlePending(ctx, c.gate, c.pending, c.live); err != nil {
+	if err := settlePending(ctx, c.gate, c.pending, c.live, &sync.Mutex{}); err != nil {
 		return nil, err
 	}
 	c.pending = nil

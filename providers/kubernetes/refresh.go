@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -139,7 +140,8 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
-	var pending []pendingItems
+	var settling sync.WaitGroup
+	var settleErrs atomic.Pointer[error]
 	live := sl.live
 	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
@@ -172,7 +174,14 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 			defer mu.Unlock()
 			sl.mappings[k.GroupKind()] = m
 			if p := addItems(live, m.GroupVersionKind, items); len(p.raws) > 0 {
-				pending = append(pending, p)
+				// Settled once the desired objects exist, while the
+				// other LISTs still stream; not in this slot of the
+				// group, which Prefetch may still be waiting for.
+				settling.Go(func() {
+					if err := settlePending(ctx, gate, []pendingItems{p}, live, &mu); err != nil {
+						settleErrs.Store(&err)
+					}
+				})
 			}
 			return nil
 		})
@@ -206,10 +215,13 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 	})
 	go func() {
 		sl.err = g.Wait()
-		if sl.err == nil {
-			sl.err = settlePending(ctx, gate, pending, live)
+		if sl.err != nil {
+			cancel() // the settling of what was read stops too
 		}
-		pending = nil
+		settling.Wait()
+		if e := settleErrs.Load(); sl.err == nil && e != nil {
+			sl.err = *e
+		}
 		close(sl.done)
 	}()
 	return sl

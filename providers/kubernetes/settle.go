@@ -105,8 +105,8 @@ func addItems(live *engine.Live, gvk schema.GroupVersionKind, items []listItem) 
 
 // settlePending waits for gate to open (or ctx to end), then decodes and
 // settles the pending items on every processor, itemBatch at a time, and
-// adds them to live.
-func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems, live *engine.Live) error {
+// adds them to live under mu.
+func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems, live *engine.Live, mu *sync.Mutex) error {
 	type job struct {
 		gvk  schema.GroupVersionKind
 		raws [][]byte
@@ -139,6 +139,8 @@ func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems
 		})
 	}
 	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
 	for i, r := range results {
 		if errs[i] != nil {
 			return &decodeError{kind: jobs[i].gvk.Kind, err: errs[i]}
