@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"strings"
 	"sync"
 
@@ -117,26 +118,12 @@ func settledSpec(k Key) string {
 // read past the diff (settledSpec), for ResourceQuotas and ClusterQueues.
 // The maps kept are shared with u.
 func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
-	out := make(map[string]any, 4)
-	for _, f := range []string{"apiVersion", "kind"} {
-		if v, ok := u.Object[f]; ok {
-			out[f] = v
-		}
-	}
-	if spec := keptSpec(u); spec != nil {
-		out["spec"] = spec
-	}
+	c := &unstructured.Unstructured{Object: maps.Clone(u.Object)}
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
-		m := make(map[string]any, len(md))
-		for k, v := range md {
-			if k == "managedFields" {
-				v = slimManagedFields(v)
-			}
-			m[k] = v
-		}
-		out["metadata"] = m
+		c.Object["metadata"] = maps.Clone(md)
 	}
-	return &unstructured.Unstructured{Object: out}
+	slimInPlace(c) // changes only the two maps cloned
+	return c
 }
 
 // slimInPlace makes u its slim copy (see SlimLive), changing its maps.
