@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
@@ -41,17 +42,23 @@ pool "switch-a100" {
 func playOperatorLabels(t *testing.T, name string) {
 	t.Helper()
 	ctx := context.Background()
-	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	// As a controller does, read again and retry when the node changed in
+	// between (the node controllers of the harness update new nodes too).
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if _, ok := n.Labels[engine.LabelDeployMIGManager]; !ok {
+			n.Labels[engine.LabelDeployMIGManager] = "true"
+		}
+		if n.Labels[engine.LabelMIGConfig] == "" {
+			n.Labels[engine.LabelMIGConfig] = "all-disabled"
+		}
+		_, err = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "gpu-operator"})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := n.Labels[engine.LabelDeployMIGManager]; !ok {
-		n.Labels[engine.LabelDeployMIGManager] = "true"
-	}
-	if n.Labels[engine.LabelMIGConfig] == "" {
-		n.Labels[engine.LabelMIGConfig] = "all-disabled"
-	}
-	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "gpu-operator"}); err != nil {
 		t.Fatal(err)
 	}
 }
