@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -165,21 +166,59 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
-	var wg sync.WaitGroup
-	for _, j := range w.graph.Nodes() {
-		j.deps = w.graph.DependsOn(j)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ex.run(ctx, j)
-		}()
-	}
-	wg.Wait()
+	ex.walk(ctx, w.graph)
 	rep := &Report{}
 	for _, j := range w.changes {
 		rep.Results = append(rep.Results, j.result)
 	}
 	return rep
+}
+
+// walk runs every job of g, each once the jobs it depends on ended, on
+// opts.Parallelism goroutines (plus one): a job is handed to them only when
+// it is ready, so an apply of 47,000 changes holds a few dozen goroutines,
+// not one waiting per change (some 90 MB of stacks).
+func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
+	nodes := g.Nodes()
+	dependents := make(map[*job][]*job, len(nodes))
+	for _, j := range nodes {
+		j.deps = g.DependsOn(j)
+		j.waiting.Store(int32(len(j.deps)))
+		for _, d := range j.deps {
+			dependents[d] = append(dependents[d], j)
+		}
+	}
+	// Every job is sent once, so the buffer never blocks a sender.
+	ready := make(chan *job, len(nodes))
+	for _, j := range nodes {
+		if len(j.deps) == 0 {
+			ready <- j
+		}
+	}
+	var left atomic.Int64
+	left.Store(int64(len(nodes)))
+	if len(nodes) == 0 {
+		close(ready)
+	}
+	var wg sync.WaitGroup
+	// One more than the semaphore's slots, so that a job skipped or a
+	// barrier never waits behind the changes in flight.
+	for range ex.opts.Parallelism + 1 {
+		wg.Go(func() {
+			for j := range ready {
+				ex.run(ctx, j)
+				for _, dj := range dependents[j] {
+					if dj.waiting.Add(-1) == 0 {
+						ready <- dj
+					}
+				}
+				if left.Add(-1) == 0 {
+					close(ready)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // withDefaults fills in the zero options.
@@ -279,8 +318,10 @@ func (w *walk) refuse(err error) *Report {
 // job is one node of an apply's walk: a change, or a barrier that ends when
 // what it depends on ended.
 type job struct {
-	c       *Change
-	deps    []*job
+	c    *Change
+	deps []*job
+	// waiting counts the deps that have not ended yet.
+	waiting atomic.Int32
 	done    chan struct{}
 	result  *Result
 	barrier bool

@@ -3,7 +3,9 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/internal/enginetest"
 )
 
@@ -232,5 +235,35 @@ func TestApplyRepartitionsAtMostMaxUnavailable(t *testing.T) {
 	}
 	if r.calls[engine.Key{Kind: "NodeWait", Name: "n0"}] != 1 {
 		t.Error("apply did not wait for the node's MIG state")
+	}
+}
+
+// TestApplyGoroutinesFollowParallelism: an apply holds goroutines for the
+// changes in flight, not one per change waiting for its dependencies (at
+// size L that was 47,000 goroutines and some 90 MB of stacks).
+func TestApplyGoroutinesFollowParallelism(t *testing.T) {
+	d, err := compile.Compile(enginetest.SizeM(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
+	if len(p.Changes) < 5000 {
+		t.Fatalf("the plan has %d changes, want a large one", len(p.Changes))
+	}
+	const parallelism = 4
+	r := newRecorder()
+	base := runtime.NumGoroutine()
+	var most atomic.Int64
+	r.onStart = func(engine.Key) {
+		n := int64(runtime.NumGoroutine() - base)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+	}
+	rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: parallelism})
+	if !rep.OK() || len(rep.Results) != len(p.Changes) {
+		t.Fatalf("report: %d results of %d changes, ok=%v", len(rep.Results), len(p.Changes), rep.OK())
+	}
+	if got := most.Load(); got > 2*parallelism {
+		t.Errorf("an apply of %d changes at parallelism %d ran %d goroutines beside the test's, want at most %d", len(p.Changes), parallelism, got, 2*parallelism)
 	}
 }
