@@ -58,29 +58,12 @@ func parseChunks(src []byte, name string) (*hcl.File, bool) {
 	if len(src) == 0 {
 		return nil, false
 	}
-	type chunk struct {
-		start, end int
-		pos        hcl.Pos
-	}
-	var chunks []chunk
-	pos := hcl.InitialPos
-	for start := 0; start < len(src); {
-		end := chunkEnd(src, start)
-		chunks = append(chunks, chunk{start, end, pos})
-		pos = advance(pos, src[start:end])
-		start = end
-	}
+	chunks := splitChunks(src)
 	bodies := make([]*hclsyntax.Body, len(chunks))
 	var failed atomic.Bool
 	parseRun := func(lo, hi int) {
 		for i := lo; i < hi && !failed.Load(); i++ {
-			c := chunks[i]
-			f, diags := hclsyntax.ParseConfig(src[c.start:c.end], name, c.pos)
-			if len(diags) > 0 || f == nil {
-				failed.Store(true)
-				return
-			}
-			cb, ok := f.Body.(*hclsyntax.Body)
+			cb, ok := parseChunk(src[chunks[i].start:chunks[i].end], name, chunks[i].pos)
 			if !ok || len(cb.Attributes) > 0 {
 				failed.Store(true)
 				return
@@ -103,6 +86,40 @@ func parseChunks(src []byte, name string) (*hcl.File, bool) {
 		body.Blocks = append(body.Blocks, cb.Blocks...)
 	}
 	return &hcl.File{Body: body, Bytes: src, Nav: blockNav{body}}, true
+}
+
+// parseChunk parses one chunk: with parseFast when the chunk is in its
+// subset, else with hclsyntax. ok is false when the chunk has a diagnostic.
+func parseChunk(chunk []byte, name string, pos hcl.Pos) (*hclsyntax.Body, bool) {
+	if body, ok := parseFast(chunk, name, pos); ok {
+		return body, true
+	}
+	f, diags := hclsyntax.ParseConfig(chunk, name, pos)
+	if len(diags) > 0 || f == nil {
+		return nil, false
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	return body, ok
+}
+
+// chunk is one chunk of a file: src[start:end], which starts at pos.
+type chunk struct {
+	start, end int
+	pos        hcl.Pos
+}
+
+// splitChunks splits src into chunks that each end after a line holding
+// only "}" (see chunkEnd).
+func splitChunks(src []byte) []chunk {
+	var chunks []chunk
+	pos := hcl.InitialPos
+	for start := 0; start < len(src); {
+		end := chunkEnd(src, start)
+		chunks = append(chunks, chunk{start, end, pos})
+		pos = advance(pos, src[start:end])
+		start = end
+	}
+	return chunks
 }
 
 // chunkEnd returns the end of the chunk that starts at start: just after the
