@@ -66,6 +66,18 @@ type fastParser struct {
 	prev     hcl.Range
 	failed   bool
 	first    bool // whether a token has been read
+	cache    fastPeek
+}
+
+// fastPeek is the token next found at offset off in newline mode nl, and
+// the offset and position after it.
+type fastPeek struct {
+	valid bool
+	off   int
+	nl    bool
+	tok   fastToken
+	end   int
+	after hcl.Pos
 }
 
 // lex returns the raw token at off (which is at pos) and the offset and
@@ -232,14 +244,22 @@ func isPlain(c byte) bool { return c >= ' ' && c < 0x7f }
 // next returns the next token as hclsyntax's peeker does: newlines (and
 // comments, which end with one) are skipped when the innermost context
 // ignores them, a comment without a newline is always skipped.
+//
+// The parser peeks at most tokens before it reads them, so the last answer is
+// kept for the next call at the same offset in the same mode.
 func (p *fastParser) next() (fastToken, int, hcl.Pos) {
+	nl := p.newlines[len(p.newlines)-1]
+	if c := &p.cache; c.valid && c.off == p.off && c.nl == nl {
+		return c.tok, c.end, c.after
+	}
 	off, pos := p.off, p.pos
 	for {
 		tok, end, after := p.lex(off, pos)
 		switch {
 		case tok.kind == ftComment:
-		case tok.kind == ftNewline && !p.newlines[len(p.newlines)-1]:
+		case tok.kind == ftNewline && !nl:
 		default:
+			p.cache = fastPeek{valid: true, off: p.off, nl: nl, tok: tok, end: end, after: after}
 			return tok, end, after
 		}
 		off, pos = end, after
