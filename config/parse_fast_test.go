@@ -125,18 +125,7 @@ func TestParseFastCases(t *testing.T) {
 // configurations and a generated configuration both ways. All of the
 // generated configuration's chunks must take the fast path.
 func TestParseFastCorpus(t *testing.T) {
-	var files []string
-	for _, root := range []string{"../examples", "testdata"} {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".hcl") {
-				files = append(files, path)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatalf("listing %s: %v", root, err)
-		}
-	}
+	files := corpusFiles(t)
 	dir := t.TempDir()
 	o := gen.Sizes()[0].Options()
 	if err := gen.Write(dir, o); err != nil {
@@ -167,11 +156,40 @@ func TestParseFastCorpus(t *testing.T) {
 	}
 }
 
+// corpusFiles lists the .hcl files of the examples and the test data.
+func corpusFiles(tb testing.TB) []string {
+	var files []string
+	for _, root := range []string{"../examples", "testdata"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".hcl") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			tb.Fatalf("listing %s: %v", root, err)
+		}
+	}
+	return files
+}
+
 // FuzzParseFast checks that whenever parseFast accepts an input, hclsyntax
 // parses it without a diagnostic into the same body.
 func FuzzParseFast(f *testing.F) {
 	for _, c := range fastCases {
 		f.Add(c.src)
+	}
+	for _, s := range fuzzSnippets {
+		f.Add(s)
+	}
+	for _, path := range corpusFiles(f) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, c := range splitChunks(src) {
+			f.Add(string(src[c.start:c.end]))
+		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		checkFast(t, []byte(src), "f.hcl", hcl.Pos{Line: 3, Column: 1, Byte: 20})
