@@ -274,3 +274,51 @@ func firstDiff(a, b reflect.Value, path string) string {
 	}
 	return ""
 }
+
+// TestParseHCLWithFastChunks checks the whole path: a large file parsed in
+// chunks, each by parseFast, merges into exactly the body of hclsyntax's
+// whole-file parse.
+func TestParseHCLWithFastChunks(t *testing.T) {
+	dir := t.TempDir()
+	if err := gen.Write(dir, gen.Sizes()[0].Options()); err != nil {
+		t.Fatalf("generating a configuration: %v", err)
+	}
+	generated, err := os.ReadFile(filepath.Join(dir, gen.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		src  []byte
+		slow int // chunks outside parseFast's subset
+	}{
+		"generated":        {generated, 0},
+		"big":              {bigConfig(bigHead, 800, ""), 0},
+		"no final newline": {bigConfig(bigHead, 800, "priority \"p\" {\n  value = 1\n}"), 0},
+		"mixed":            {bigConfig(bigHead, 800, "locals {\n  x = 1 + 2\n}\n# end"), 1},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			src := c.src
+			if len(src) < chunkMinSize {
+				t.Fatalf("test input is %d bytes, under chunkMinSize", len(src))
+			}
+			slow := 0
+			for _, c := range splitChunks(src) {
+				if _, ok := parseFast(src[c.start:c.end], name, c.pos); !ok {
+					slow++
+				}
+			}
+			if slow != c.slow {
+				t.Errorf("%d chunks outside the fast path, want %d", slow, c.slow)
+			}
+			got, diags := parseHCL(src, name)
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			want, _ := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+			if !reflect.DeepEqual(got.Body, want.Body) {
+				t.Errorf("chunked body differs from the whole-file parse: %s", firstDiff(reflect.ValueOf(got.Body), reflect.ValueOf(want.Body), "body"))
+			}
+		})
+	}
+}
