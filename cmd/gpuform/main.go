@@ -21,10 +21,11 @@ import (
 
 func main() {
 	quietClientGo()
+	var tuner *memlimit.Tuner                        // apply lowers its budget (memlimit.FromContext)
 	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
-		memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live
+		tuner = memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(memlimit.NewContext(context.Background(), tuner), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
 	env := os.Environ()
 	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it

@@ -1,6 +1,7 @@
 package memlimit
 
 import (
+	"context"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -44,7 +45,7 @@ func waitLimit(t *testing.T, ok func(int64) bool) int64 {
 func TestTuneFollowsTheLiveHeap(t *testing.T) {
 	before := currentLimit()
 	const budget = 32 << 20
-	stop := Tune(budget, func(string) string { return "" })
+	tuner := Tune(budget, func(string) string { return "" })
 	if l := waitLimit(t, func(l int64) bool { return l == budget }); l != budget {
 		t.Fatalf("limit %d with little live, want the budget %d", l, budget)
 	}
@@ -60,7 +61,17 @@ func TestTuneFollowsTheLiveHeap(t *testing.T) {
 	if l := waitLimit(t, func(l int64) bool { return l == budget }); l != budget {
 		t.Fatalf("limit %d MiB once freed, want the budget", l>>20)
 	}
-	stop()
+	const smaller = 24 << 20
+	tuner.SetBudget(smaller)
+	if l := currentLimit(); l != smaller {
+		t.Fatalf("limit %d after SetBudget(%d), want it at once", l, smaller)
+	}
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	if l := currentLimit(); l != smaller {
+		t.Fatalf("limit %d after a collection, want the new budget %d", l, smaller)
+	}
+	tuner.Stop()
 	if l := currentLimit(); l != before {
 		t.Fatalf("limit %d after stop, want %d as before", l, before)
 	}
@@ -68,16 +79,33 @@ func TestTuneFollowsTheLiveHeap(t *testing.T) {
 
 func TestTuneLeavesGOMEMLIMIT(t *testing.T) {
 	before := currentLimit()
-	stop := Tune(1<<20, func(k string) string {
+	tuner := Tune(1<<20, func(k string) string {
 		if k == "GOMEMLIMIT" {
 			return "1GiB"
 		}
 		return ""
 	})
-	defer stop()
+	if tuner != nil {
+		t.Fatal("Tune returned a Tuner with GOMEMLIMIT set")
+	}
+	tuner.SetBudget(2 << 20) // a nil Tuner does nothing
+	defer tuner.Stop()
 	runtime.GC()
 	time.Sleep(10 * time.Millisecond)
 	if l := currentLimit(); l != before {
 		t.Fatalf("limit %d with GOMEMLIMIT set, want it untouched (%d)", l, before)
+	}
+}
+
+// TestTunerTravelsInTheContext: the command that runs finds the process's
+// Tuner in its context, and a context without one gives a nil Tuner whose
+// methods do nothing.
+func TestTunerTravelsInTheContext(t *testing.T) {
+	tuner := &Tuner{}
+	if got := FromContext(NewContext(context.Background(), tuner)); got != tuner {
+		t.Fatalf("FromContext = %p, want %p", got, tuner)
+	}
+	if got := FromContext(context.Background()); got != nil {
+		t.Fatalf("FromContext of an empty context = %p, want nil", got)
 	}
 }
