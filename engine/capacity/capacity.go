@@ -336,22 +336,22 @@ func appliedQuotas(applied iter.Seq[*unstructured.Unstructured]) map[string]int 
 	}
 	queues := false
 	for u := range applied {
-		switch gvk := u.GroupVersionKind(); {
-		case gvk.Kind == "ResourceQuota" && gvk.Group == "":
-			hard, _, _ := unstructured.NestedStringMap(u.Object, "spec", "hard")
-			for name, v := range hard {
+		// Read in place: this runs over every object a plan refreshed.
+		kind, _ := u.Object["kind"].(string)
+		apiVersion, _ := u.Object["apiVersion"].(string)
+		switch {
+		case kind == "ResourceQuota" && !strings.Contains(apiVersion, "/"):
+			hard, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "hard")
+			for name, v := range stringsOnly(hard) {
 				if r, ok := strings.CutPrefix(name, "requests."); ok {
 					addQuota(fromRQ, r, v)
 				}
 			}
-		case gvk.Kind == "ClusterQueue" && gvk.Group == "kueue.x-k8s.io":
+		case kind == "ClusterQueue" && strings.HasPrefix(apiVersion, "kueue.x-k8s.io/"):
 			queues = true
-			groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "resourceGroups")
-			for _, g := range groups {
-				flavors, _, _ := unstructured.NestedSlice(g.(map[string]any), "flavors")
-				for _, f := range flavors {
-					resources, _, _ := unstructured.NestedSlice(f.(map[string]any), "resources")
-					for _, r := range resources {
+			for _, g := range sliceAt(u.Object, "spec", "resourceGroups") {
+				for _, f := range sliceAt(g, "flavors") {
+					for _, r := range sliceAt(f, "resources") {
 						m, _ := r.(map[string]any)
 						name, _ := m["name"].(string)
 						quota, _ := m["nominalQuota"].(string)
@@ -365,6 +365,36 @@ func appliedQuotas(applied iter.Seq[*unstructured.Unstructured]) map[string]int 
 		return fromCQ
 	}
 	return fromRQ
+}
+
+// stringsOnly returns v as a map of strings, or nil when it is not a map
+// whose every value is a string (as unstructured.NestedStringMap reads it).
+func stringsOnly(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// sliceAt returns the list at path in obj (a map), without copying it; nil
+// when there is none.
+func sliceAt(obj any, path ...string) []any {
+	m, ok := obj.(map[string]any)
+	if !ok {
+		return nil
+	}
+	v, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	s, _ := v.([]any)
+	return s
 }
 
 // addQuota adds quantity v of GPU resource r (an nvidia.com/ resource) to out.
