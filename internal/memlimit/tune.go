@@ -17,7 +17,7 @@ const Budget = 400 << 20
 // ApplyBudget is the budget of an apply (see Tuner.SetBudget): an apply's
 // time goes to its writes, so it spends more of the CPU on collecting to
 // stay smaller; an apply from empty of size L then peaks under 400 MB.
-const ApplyBudget = 340 << 20
+const ApplyBudget = 320 << 20
 
 // liveMetric is the heap the last collection found reachable.
 const liveMetric = "/gc/heap/live:bytes"
