@@ -1,11 +1,8 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/gpuform/gpuform/testdata/gen/gen"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
@@ -13,20 +10,7 @@ import (
 // on one goroutine, with hclsyntax and with the fast path (which falls back
 // to hclsyntax chunk by chunk), and whole with parseHCL (chunks in parallel).
 func BenchmarkParseSizeM(b *testing.B) {
-	var o gen.Options
-	for _, s := range gen.Sizes() {
-		if s.Name == "M" {
-			o = s.Options()
-		}
-	}
-	dir := b.TempDir()
-	if err := gen.Write(dir, o); err != nil {
-		b.Fatalf("generating the size-M configuration: %v", err)
-	}
-	src, err := os.ReadFile(filepath.Join(dir, gen.FileName))
-	if err != nil {
-		b.Fatal(err)
-	}
+	src := sizeSource(b, "M")
 	chunks := splitChunks(src)
 	fast := 0
 	for _, c := range chunks {

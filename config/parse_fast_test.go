@@ -279,14 +279,7 @@ func firstDiff(a, b reflect.Value, path string) string {
 // chunks, each by parseFast, merges into exactly the body of hclsyntax's
 // whole-file parse.
 func TestParseHCLWithFastChunks(t *testing.T) {
-	dir := t.TempDir()
-	if err := gen.Write(dir, gen.Sizes()[0].Options()); err != nil {
-		t.Fatalf("generating a configuration: %v", err)
-	}
-	generated, err := os.ReadFile(filepath.Join(dir, gen.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	generated := sizeSource(t, "S")
 	cases := map[string]struct {
 		src  []byte
 		slow int // chunks outside parseFast's subset
