@@ -201,8 +201,9 @@ func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 		close(ready)
 	}
 	var wg sync.WaitGroup
-	// One more than the semaphore's slots, so that a job skipped or a
-	// barrier never waits behind the changes in flight.
+	// One more than the semaphore's slots: while every slot holds a change
+	// in flight, one more job is taken, so a skipped change or a barrier
+	// ends at once (a change taken waits for a slot, as it always did).
 	for range ex.opts.Parallelism + 1 {
 		wg.Go(func() {
 			for j := range ready {

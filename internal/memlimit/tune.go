@@ -76,6 +76,8 @@ func (t *Tuner) Stop() {
 	if t == nil {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.stopped.Store(true)
 	debug.SetMemoryLimit(t.before)
 }
@@ -83,6 +85,9 @@ func (t *Tuner) Stop() {
 // sentinel is the object whose finalizer marks the end of a collection.
 type sentinel struct{ _ [16]byte }
 
+// arm adjusts the limit after the next collection: a finalizer on an
+// object nothing references runs once the collection that found it
+// unreachable ends, and arms again.
 func (t *Tuner) arm() {
 	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
 		if t.stopped.Load() {
