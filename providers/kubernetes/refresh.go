@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -140,8 +139,8 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
-	var settling sync.WaitGroup
-	var settleErrs atomic.Pointer[error]
+	// settling settles each kind's pending items (its first error wins).
+	var settling errgroup.Group
 	live := sl.live
 	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
@@ -177,11 +176,7 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 				// Settled once the desired objects exist, while the
 				// other LISTs still stream; not in this slot of the
 				// group, which Prefetch may still be waiting for.
-				settling.Go(func() {
-					if err := settlePending(ctx, gate, []pendingItems{p}, live, &mu); err != nil {
-						settleErrs.Store(&err)
-					}
-				})
+				settling.Go(func() error { return settlePending(ctx, gate, []pendingItems{p}, live, &mu) })
 			}
 			return nil
 		})
@@ -218,9 +213,8 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		if sl.err != nil {
 			cancel() // the settling of what was read stops too
 		}
-		settling.Wait()
-		if e := settleErrs.Load(); sl.err == nil && e != nil {
-			sl.err = *e
+		if err := settling.Wait(); sl.err == nil {
+			sl.err = err
 		}
 		close(sl.done)
 	}()
