@@ -263,7 +263,7 @@ func newWalk(p *Plan, reg *kinds.Registry) *walk {
 		if c.Action == ActionConflict {
 			continue
 		}
-		j := &job{c: c, done: make(chan struct{})}
+		j := &job{c: c}
 		w.changes = append(w.changes, j)
 		w.graph.Add(j)
 		if c.Action == ActionDelete {
@@ -283,7 +283,7 @@ func newWalk(p *Plan, reg *kinds.Registry) *walk {
 	// Deletes run rank by rank, highest first, after every apply ended: a
 	// barrier per rank ends when the deletes of the ranks above it ended.
 	rank := func(j *job) int { return reg.Rank(groupKind(j.c.Key)) }
-	barrier := &job{done: make(chan struct{}), barrier: true}
+	barrier := &job{barrier: true}
 	for _, j := range applies {
 		w.graph.AddEdge(barrier, j)
 	}
@@ -292,7 +292,7 @@ func newWalk(p *Plan, reg *kinds.Registry) *walk {
 	prev := barrier
 	for i, j := range deletes {
 		if i > 0 && rank(j) != rank(deletes[i-1]) {
-			next := &job{done: make(chan struct{}), barrier: true}
+			next := &job{barrier: true}
 			w.graph.AddEdge(next, prev)
 			for _, rj := range rankJobs {
 				w.graph.AddEdge(next, rj)
@@ -321,9 +321,9 @@ func (w *walk) refuse(err error) *Report {
 type job struct {
 	c    *Change
 	deps []*job
-	// waiting counts the deps that have not ended yet.
+	// waiting counts the deps that have not ended yet: the walk runs the
+	// job once it is 0, so run reads the deps' results as they ended.
 	waiting atomic.Int32
-	done    chan struct{}
 	result  *Result
 	barrier bool
 	// failed is set on a barrier when a delete above it did not succeed.
@@ -389,13 +389,13 @@ func notStarted(ctx context.Context) error {
 	return fmt.Errorf("%w (%v)", ErrInterrupted, cause)
 }
 
+// run makes j's change, or ends its barrier; the walk calls it once every
+// job j depends on ended.
 func (ex *executor) run(ctx context.Context, j *job) {
-	defer close(j.done)
 	if j.barrier {
 		// The barrier after the applies never fails; a rank barrier fails
 		// when a delete (or barrier) above it did not succeed.
 		for _, d := range j.deps {
-			<-d.done
 			if (d.barrier && d.failed) || (!d.barrier && d.c.Action == ActionDelete && !d.succeeded()) {
 				j.failed = true
 			}
@@ -404,7 +404,6 @@ func (ex *executor) run(ctx context.Context, j *job) {
 	}
 	var blocker *job
 	for _, d := range j.deps {
-		<-d.done
 		if blocker == nil && !d.succeeded() {
 			blocker = d
 		}
