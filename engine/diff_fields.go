@@ -40,45 +40,64 @@ func DiffFields(desired map[string]any, live *unstructured.Unstructured, manager
 // keys are visited in map order: DiffFields sorts the result.
 func walkDesired(path []string, want map[string]any, have map[string]any, lk *listKeys, out *[]FieldDiff) {
 	for k, w := range want {
-		p := append(path, k)
-		if len(path) == 0 && (k == "apiVersion" || k == "kind" || k == "status") {
-			continue
-		}
-		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(k) {
-			continue
-		}
-		if isCommitStamp(p) {
-			continue
-		}
-		h, present := have[k]
-		if wm, ok := w.(map[string]any); ok {
-			hm, _ := h.(map[string]any)
-			if !present || hm == nil {
-				if len(wm) == 0 {
-					continue
-				}
+		walkKey(path, k, w, have, lk, out)
+	}
+}
+
+// skippedKey reports whether the desired field k below path is never
+// compared: apiVersion, kind and status at the root, the object's identity
+// in metadata, and the commit stamp.
+func skippedKey(path []string, k string) bool {
+	switch {
+	case len(path) == 0:
+		return k == "apiVersion" || k == "kind" || k == "status"
+	case len(path) == 1 && path[0] == "metadata":
+		return ignoredMeta(k)
+	case len(path) == 2 && path[0] == "metadata" && path[1] == "annotations":
+		return k == AnnotCommit
+	}
+	return false
+}
+
+// walkKey appends to out the differences of have's field k from w, the
+// desired value of k below path.
+func walkKey(path []string, k string, w any, have map[string]any, lk *listKeys, out *[]FieldDiff) {
+	if skippedKey(path, k) {
+		return
+	}
+	p := append(path, k)
+	h, present := have[k]
+	if wm, ok := w.(map[string]any); ok {
+		hm, _ := h.(map[string]any)
+		if !present || hm == nil {
+			if len(wm) != 0 {
 				*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldAdd, After: w})
-				continue
 			}
-			walkDesired(p, wm, hm, lk, out)
-			continue
+			return
 		}
-		if !present {
-			if isZero(w) {
-				continue // the server drops zero values it defaults (omitempty)
-			}
+		walkDesired(p, wm, hm, lk, out)
+		return
+	}
+	if !present {
+		if !isZero(w) { // the server drops zero values it defaults (omitempty)
 			*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldAdd, After: w})
-			continue
 		}
-		if wl, ok := w.([]any); ok {
-			if hl, ok := h.([]any); ok && len(wl) == len(hl) && hasMaps(wl) {
-				walkList(p, wl, hl, lk, out)
-				continue
-			}
+		return
+	}
+	walkValue(p, w, h, lk, out)
+}
+
+// walkValue appends to out the difference of the live value h at path from
+// w, a desired value that is not a map.
+func walkValue(p []string, w, h any, lk *listKeys, out *[]FieldDiff) {
+	if wl, ok := w.([]any); ok {
+		if hl, ok := h.([]any); ok && len(wl) == len(hl) && hasMaps(wl) {
+			walkList(p, wl, hl, lk, out)
+			return
 		}
-		if !equalDesired(w, h) {
-			*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldChange, Before: h, After: w})
-		}
+	}
+	if !equalDesired(w, h) {
+		*out = append(*out, FieldDiff{Path: FormatPath(p), Op: FieldChange, Before: h, After: w})
 	}
 }
 

@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"encoding/binary"
 	"maps"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,7 +34,8 @@ type Settler struct {
 	// managed holds one copy of each slim managedFields list (see
 	// slimManagedFields), by its content: the 47,516 unchanged objects
 	// of size L have a handful of distinct ones.
-	managed sync.Map
+	mu      sync.RWMutex
+	managed map[string][]any
 }
 
 // NewSettler returns the Settler of the live objects of d's stack.
@@ -52,7 +53,7 @@ func NewSettler(d *Desired) *Settler {
 		// Two desired objects at one key: Diff compares both; settle neither.
 		delete(idx, k)
 	}
-	return &Settler{d: d, index: idx}
+	return &Settler{d: d, index: idx, managed: map[string][]any{}}
 }
 
 // Settle returns what to keep of u, a live object of the stack as a
@@ -69,33 +70,50 @@ func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructur
 	if len(DiffFields(o.Object.Object, u, FieldManager)) > 0 {
 		return u, false
 	}
-	slimInPlace(u)
-	md := u.Object["metadata"].(map[string]any) // Owned read it
-	if mf, ok := md["managedFields"].([]any); ok {
-		md["managedFields"] = s.shared(mf)
-	}
+	s.slim(u)
 	return u, true
 }
 
-// shared returns the one copy the Settler keeps of a slim managedFields
-// list equal to mf. Slim objects are only read, never changed, so they may
+// sharedSlim returns the slim form of the managedFields list mf (see
+// slimManagedFields): the one copy the Settler keeps of it, built the
+// first time. Slim objects are only read, never changed, so they may
 // share it.
-func (s *Settler) shared(mf []any) []any {
-	var key strings.Builder
+func (s *Settler) sharedSlim(mf []any) []any {
+	var buf [256]byte
+	key := buf[:0]
 	for _, e := range mf {
-		m, _ := e.(map[string]any)
-		for _, f := range []string{"manager", "operation", "apiVersion"} {
-			v, ok := m[f].(string)
-			if !ok && m[f] != nil {
-				return mf // not as the API server writes it: keep it apart
-			}
-			key.WriteString(v)
-			key.WriteByte(0)
+		m, ok := e.(map[string]any)
+		if !ok {
+			return slimEntries(mf) // not as the API server writes it: keep it apart
 		}
-		key.WriteByte(1)
+		for _, f := range slimEntryFields {
+			v, present := m[f]
+			str, isString := v.(string)
+			switch {
+			case !present:
+				key = append(key, 0)
+				continue
+			case !isString:
+				return slimEntries(mf)
+			}
+			key = binary.AppendUvarint(append(key, 1), uint64(len(str)))
+			key = append(key, str...)
+		}
 	}
-	c, _ := s.managed.LoadOrStore(key.String(), mf)
-	return c.([]any)
+	s.mu.RLock()
+	c, ok := s.managed[string(key)]
+	s.mu.RUnlock()
+	if ok {
+		return c
+	}
+	slim := slimEntries(mf)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.managed[string(key)]; ok {
+		return c
+	}
+	s.managed[string(key)] = slim
+	return slim
 }
 
 // settledSpec returns the field of the spec that a settled live object of
@@ -126,8 +144,29 @@ func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return c
 }
 
+// slim makes u, a settled live object, its slim copy (see SlimLive),
+// changing its maps, with the managedFields list the Settler shares.
+func (s *Settler) slim(u *unstructured.Unstructured) {
+	slimFields(u)
+	md := u.Object["metadata"].(map[string]any) // Owned read it
+	if mf, ok := md["managedFields"].([]any); ok {
+		md["managedFields"] = s.sharedSlim(mf)
+	}
+}
+
 // slimInPlace makes u its slim copy (see SlimLive), changing its maps.
 func slimInPlace(u *unstructured.Unstructured) {
+	slimFields(u)
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if mf, ok := md["managedFields"]; ok {
+			md["managedFields"] = slimManagedFields(mf)
+		}
+	}
+}
+
+// slimFields drops every top-level field of u but apiVersion, kind,
+// metadata and the part of its spec a slim copy keeps (keptSpec).
+func slimFields(u *unstructured.Unstructured) {
 	spec := keptSpec(u)
 	for f := range u.Object {
 		switch f {
@@ -138,11 +177,6 @@ func slimInPlace(u *unstructured.Unstructured) {
 	}
 	if spec != nil {
 		u.Object["spec"] = spec
-	}
-	if md, ok := u.Object["metadata"].(map[string]any); ok {
-		if mf, ok := md["managedFields"]; ok {
-			md["managedFields"] = slimManagedFields(mf)
-		}
 	}
 }
 
@@ -160,6 +194,9 @@ func keptSpec(u *unstructured.Unstructured) map[string]any {
 	return map[string]any{f: v}
 }
 
+// slimEntryFields are the fields of a managedFields entry a slim copy keeps.
+var slimEntryFields = [...]string{"manager", "operation", "apiVersion"}
+
 // slimManagedFields keeps of each managedFields entry what Owned and
 // Owner read: its manager, operation and apiVersion.
 func slimManagedFields(v any) any {
@@ -167,6 +204,11 @@ func slimManagedFields(v any) any {
 	if !ok {
 		return v
 	}
+	return slimEntries(entries)
+}
+
+// slimEntries is slimManagedFields of a list.
+func slimEntries(entries []any) []any {
 	out := make([]any, 0, len(entries))
 	for _, e := range entries {
 		mf, ok := e.(map[string]any)
@@ -174,7 +216,7 @@ func slimManagedFields(v any) any {
 			continue
 		}
 		slim := make(map[string]any, 3)
-		for _, f := range []string{"manager", "operation", "apiVersion"} {
+		for _, f := range slimEntryFields {
 			if v, ok := mf[f]; ok {
 				slim[f] = v
 			}

@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 
 	jsoniter "github.com/json-iterator/go"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -77,7 +74,7 @@ const maxDecodeWorkers = 4
 // the items keep their order. Through gate, an item is settled as it is
 // decoded, or waits as its raw JSON while gate is closed (see listItem).
 func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
-	d := &decoder{strings: map[string]string{}}
+	d := &decoder{strings: map[string]any{}, keys: map[string]string{}}
 	cont := ""
 	if it.WhatIsNext() != jsoniter.ObjectValue {
 		if it.Error != nil && it.Error != io.EOF {
@@ -90,9 +87,12 @@ func decodeListFrom(it *jsoniter.Iterator, gvk schema.GroupVersionKind, trim boo
 	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
 		switch key {
 		case "metadata":
-			meta, ok := d.value(it).(map[string]any)
-			if ok {
+			sc := scanner{b: it.SkipAndReturnBytes()}
+			meta, ok := sc.value(d).(map[string]any)
+			if ok && sc.err == nil {
 				cont, _ = meta["continue"].(string)
+			} else if sc.err != nil && it.Error == nil {
+				it.ReportError("decode list metadata", sc.err.Error())
 			}
 		case "items":
 			if it.WhatIsNext() == jsoniter.NilValue {
@@ -202,7 +202,7 @@ func (p *itemPool) wait() ([]listItem, error) {
 
 // newDecoder returns a decoder of one worker; with trim it shares leaves.
 func newDecoder(trim bool) *decoder {
-	d := &decoder{strings: map[string]string{}}
+	d := &decoder{strings: map[string]any{}, keys: map[string]string{}}
 	if trim {
 		d.leaves = map[string]map[string]any{}
 	}
@@ -224,16 +224,17 @@ func (d *decoder) batch(raws [][]byte, gvk schema.GroupVersionKind, trim bool, g
 
 // item decodes one list item from its raw bytes.
 func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*unstructured.Unstructured, error) {
-	it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, raw)
+	s := scanner{b: raw}
 	var obj map[string]any
 	var ok bool
 	if trim {
-		obj, ok = d.ownObject(it)
+		obj, ok = s.ownObject(d)
 	} else {
-		obj, ok = d.value(it).(map[string]any)
+		obj, ok = s.value(d).(map[string]any)
 	}
-	if it.Error != nil {
-		return nil, it.Error
+	s.end()
+	if s.err != nil {
+		return nil, s.err
 	}
 	if !ok {
 		return nil, fmt.Errorf("an item is not an object")
@@ -248,10 +249,18 @@ func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*uns
 // decoder reads JSON values as unstructured content, interning strings
 // and, with leaves set, sharing small maps of scalars (see shareLeaf).
 type decoder struct {
-	strings map[string]string
-	leaves  map[string]map[string]any
+	// strings holds the one copy of each short string, boxed, so that a
+	// string value costs no allocation either.
+	strings map[string]any
+	// keys holds the one copy of each field name: few, and looked up
+	// for every field, so apart from the many strings.
+	keys   map[string]string
+	leaves map[string]map[string]any
 	// leafKey is shareLeaf's reused buffer.
 	leafKey []byte
+	// stream and settle are settleStream's, reused from item to item.
+	stream streamFields
+	settle engine.StreamSettle
 }
 
 // shareLeaf returns the one copy this decoder keeps of a small map whose
@@ -274,97 +283,48 @@ func (d *decoder) shareLeaf(m map[string]any) map[string]any {
 	return m
 }
 
+// internBytes is intern of b's content, allocating only for a string
+// not seen before.
+func (d *decoder) internBytes(b []byte) string {
+	return d.internValue(b).(string)
+}
+
+// internKey is internBytes of a field name.
+func (d *decoder) internKey(b []byte) string {
+	if c, ok := d.keys[string(b)]; ok {
+		return c
+	}
+	if len(b) > 64 {
+		return string(b)
+	}
+	k := d.intern(string(b))
+	d.keys[k] = k
+	return k
+}
+
+// internValue is internBytes as an interface value, boxed once.
+func (d *decoder) internValue(b []byte) any {
+	if len(b) > 64 {
+		return string(b)
+	}
+	if c, ok := d.strings[string(b)]; ok {
+		return c
+	}
+	var v any = string(b)
+	d.strings[v.(string)] = v
+	return v
+}
+
 // intern returns the one copy of s this decoder keeps.
 func (d *decoder) intern(s string) string {
 	if len(s) > 64 {
 		return s
 	}
 	if c, ok := d.strings[s]; ok {
-		return c
+		return c.(string)
 	}
 	d.strings[s] = s
 	return s
-}
-
-// value reads one JSON value as unstructured content.
-func (d *decoder) value(it *jsoniter.Iterator) any {
-	switch it.WhatIsNext() {
-	case jsoniter.ObjectValue:
-		m := map[string]any{}
-		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-			m[d.intern(key)] = d.value(it)
-			return it.Error == nil
-		})
-		return d.shareLeaf(m)
-	case jsoniter.ArrayValue:
-		a := []any{}
-		it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-			a = append(a, d.value(it))
-			return it.Error == nil
-		})
-		return a
-	case jsoniter.StringValue:
-		return d.intern(it.ReadString())
-	case jsoniter.NumberValue:
-		n := it.ReadNumber()
-		if d := strings.TrimPrefix(string(n), "-"); len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9' {
-			it.ReportError("decode number", "leading zero in "+string(n))
-			return nil
-		}
-		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-			return i
-		}
-		f, err := strconv.ParseFloat(string(n), 64)
-		if err != nil {
-			it.ReportError("decode number", err.Error())
-		}
-		return f
-	case jsoniter.BoolValue:
-		return it.ReadBool()
-	case jsoniter.NilValue:
-		it.ReadNil()
-		return nil
-	default:
-		it.ReportError("decode value", "invalid JSON")
-		return nil
-	}
-}
-
-// ownObject reads one of the stack's own objects, skipping what the diff
-// never reads: its status, the managedFields entries of other field
-// managers and unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
-// *metav1.FieldsV1), which the diff walks as a stream: built as maps they
-// were two fifths of the objects' memory, a map for every field.
-func (d *decoder) ownObject(it *jsoniter.Iterator) (map[string]any, bool) {
-	if it.WhatIsNext() != jsoniter.ObjectValue {
-		d.value(it)
-		return nil, false
-	}
-	obj := map[string]any{}
-	it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-		switch {
-		case key == "status":
-			it.Skip()
-		case key == "metadata" && it.WhatIsNext() == jsoniter.ObjectValue:
-			md := map[string]any{}
-			it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-				switch {
-				case key == "managedFields" && it.WhatIsNext() == jsoniter.ArrayValue:
-					md[d.intern(key)] = d.ownManagedFields(it)
-				case unreadMetadata(key):
-					it.Skip()
-				default:
-					md[d.intern(key)] = d.value(it)
-				}
-				return it.Error == nil
-			})
-			obj[d.intern(key)] = md
-		default:
-			obj[d.intern(key)] = d.value(it)
-		}
-		return it.Error == nil
-	})
-	return obj, true
 }
 
 // unreadMetadata are the metadata fields of a stack's own objects that
@@ -377,34 +337,4 @@ func unreadMetadata(key string) bool {
 		return true
 	}
 	return false
-}
-
-// ownManagedFields reads a managedFields list, keeping field manager
-// gpuform's entries only, each fieldsV1 as its JSON, without the time and
-// type of the entry, which nothing reads.
-func (d *decoder) ownManagedFields(it *jsoniter.Iterator) []any {
-	kept := []any{}
-	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-		if it.WhatIsNext() != jsoniter.ObjectValue {
-			it.Skip()
-			return it.Error == nil
-		}
-		e := map[string]any{}
-		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-			switch {
-			case key == "fieldsV1" && it.WhatIsNext() == jsoniter.ObjectValue:
-				e[d.intern(key)] = &metav1.FieldsV1{Raw: it.SkipAndReturnBytes()}
-			case key == "time" || key == "fieldsType":
-				it.Skip()
-			default:
-				e[d.intern(key)] = d.value(it)
-			}
-			return it.Error == nil
-		})
-		if e["manager"] == engine.FieldManager {
-			kept = append(kept, e)
-		}
-		return it.Error == nil
-	})
-	return kept
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,6 +68,11 @@ func (d *decoder) listItem(raw []byte, gvk schema.GroupVersionKind, trim bool, g
 	if !open {
 		return listItem{raw: raw}, nil
 	}
+	if s != nil && trim {
+		if u, ok := d.settleStream(raw, gvk, s); ok {
+			return listItem{obj: u, settled: true}, nil
+		}
+	}
 	u, err := d.item(raw, gvk, trim)
 	if err != nil {
 		return listItem{}, err
@@ -77,6 +83,121 @@ func (d *decoder) listItem(raw []byte, gvk schema.GroupVersionKind, trim bool, g
 	kept, settled := s.Settle(u)
 	return listItem{obj: kept, settled: settled}, nil
 }
+
+// settleStream settles the raw list item raw through s as it reads it
+// (engine.StreamSettle): its apiVersion, kind and metadata decoded as
+// ownObject decodes them, its other fields compared with the desired
+// object without building them. It returns the slim copy when the item
+// settled; false when it did not, or cannot tell (then the item is to be
+// decoded whole and given to s.Settle, which reports a malformed item).
+func (d *decoder) settleStream(raw []byte, gvk schema.GroupVersionKind, s *engine.Settler) (*unstructured.Unstructured, bool) {
+	r := &d.stream
+	r.scanner.reset(raw)
+	r.inPlace = true // the settled copy keeps no fieldsV1
+	r.d = d
+	if r.peek() != '{' {
+		return nil, false
+	}
+	obj := map[string]any{}
+	streaming := false
+	ok := true
+	r.fields(d, func(key string) {
+		switch {
+		case streaming:
+			ok = d.settle.Field(key, r)
+		case key == "apiVersion" || key == "kind":
+			obj[key] = r.value(d)
+		case key == "metadata" && r.peek() == '{':
+			obj[key] = r.ownMetadata(d)
+			u := &unstructured.Unstructured{Object: obj}
+			if u.GetKind() == "" {
+				u.SetGroupVersionKind(gvk)
+			}
+			streaming = s.Stream(&d.settle, u)
+			ok = streaming
+		default:
+			ok = false // a field before metadata: not as the API server writes it
+		}
+		if !ok {
+			r.fail("not settled") // stop reading
+		}
+	})
+	if !ok || !streaming || r.err != nil {
+		return nil, false
+	}
+	r.end()
+	if r.err != nil {
+		return nil, false
+	}
+	return d.settle.Done()
+}
+
+// streamFields is the engine.FieldReader of an item's JSON.
+type streamFields struct {
+	scanner
+	d *decoder
+}
+
+// Object implements engine.FieldReader.
+func (r *streamFields) Object() bool {
+	if r.peek() != '{' {
+		r.skip()
+		return false
+	}
+	if !r.enter() {
+		return false
+	}
+	r.first = true
+	return true
+}
+
+// Next implements engine.FieldReader.
+func (r *streamFields) Next() (string, bool) {
+	c := r.peek()
+	switch {
+	case r.err != nil:
+		return "", false
+	case c == '}':
+		r.i++
+		r.depth--
+		r.first = false
+		return "", false
+	case r.first:
+		r.first = false
+	case c == ',':
+		r.i++
+	default:
+		r.fail("expected ',' or '}' in an object")
+		return "", false
+	}
+	if r.peek() != '"' {
+		r.fail("expected a field name")
+		return "", false
+	}
+	key := r.name()
+	if !r.expect(':', "':' after a field name") {
+		return "", false
+	}
+	return key, true
+}
+
+// name reads a field name for the engine, which keeps it no longer than
+// the item's JSON: a plain one is read in place.
+func (r *streamFields) name() string {
+	start := r.i
+	raw, plain := r.str()
+	if plain && len(raw) > 0 {
+		return unsafe.String(&raw[0], len(raw))
+	}
+	r.i = start
+	return r.key(r.d)
+}
+
+// Skip implements engine.FieldReader.
+func (r *streamFields) Skip() { r.skip() }
+
+// Value implements engine.FieldReader.
+func (r *streamFields) Value() any { return r.value(r.d) }
 
 // pendingItems are the raw items of one kind's LIST that arrived while
 // the gate was closed.

@@ -1,0 +1,456 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// maxScanDepth bounds the nesting of a scanned item, as json-iterator's
+// (and the API server's) decoding does.
+const maxScanDepth = 10000
+
+// scanner reads one JSON value in place: a list item, cut out of its LIST
+// by decodeListFrom. It builds what client-go's unstructured decoding
+// builds (map[string]any, []any, string, int64 for integers, float64,
+// bool, nil), through a decoder that interns strings, looking each key and
+// short string up by its bytes so that one seen before costs no
+// allocation. Strings with escapes, or bytes outside ASCII, are decoded by
+// encoding/json, as client-go's are.
+//
+// A malformed value sets err and moves the cursor to the end; every read
+// after that returns nothing.
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+	err   error
+	// first is set between Object and the first Next of an object.
+	first bool
+	// inPlace keeps fieldsV1 in b instead of copying it: for an item whose
+	// decoded form does not outlive b (settleStream's).
+	inPlace bool
+}
+
+// reset makes s read b from its start.
+func (s *scanner) reset(b []byte) { *s = scanner{b: b, inPlace: s.inPlace} }
+
+func (s *scanner) fail(what string) {
+	if s.err == nil {
+		s.err = fmt.Errorf("%s at offset %d", what, s.i)
+	}
+	s.i = len(s.b)
+}
+
+// peek skips whitespace and returns the byte at the cursor, 0 at the end.
+func (s *scanner) peek() byte {
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; c {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// end checks that nothing but whitespace follows the value read.
+func (s *scanner) end() {
+	if s.peek() != 0 {
+		s.fail("data after the value")
+	}
+}
+
+// str reads the string at the cursor and returns its content as it lies
+// (plain: no escapes, valid UTF-8), or its quoted form to decode.
+func (s *scanner) str() (raw []byte, plain bool) {
+	start := s.i // at the quote
+	j := start + 1
+	plain = true
+	ascii := true
+	for ; j < len(s.b); j++ {
+		c := s.b[j]
+		switch {
+		case c == '"':
+			s.i = j + 1
+			if plain {
+				raw = s.b[start+1 : j]
+				return raw, ascii || utf8.Valid(raw)
+			}
+			return s.b[start:s.i], false
+		case c == '\\':
+			plain = false
+			j++
+		case c < 0x20:
+			s.i = j
+			s.fail("control character in string")
+			return nil, false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	s.i = j
+	s.fail("unterminated string")
+	return nil, false
+}
+
+// stringValue reads the string at the cursor, interned through d.
+func (s *scanner) stringValue(d *decoder) string {
+	v, _ := s.stringAny(d).(string)
+	return v
+}
+
+// key reads the field name at the cursor, interned through d.
+func (s *scanner) key(d *decoder) string {
+	raw, plain := s.str()
+	if plain {
+		return d.internKey(raw)
+	}
+	if s.err != nil {
+		return ""
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		s.fail("bad string: " + err.Error())
+		return ""
+	}
+	return d.intern(v)
+}
+
+// stringAny is stringValue as an interface value, boxed once per string
+// interned.
+func (s *scanner) stringAny(d *decoder) any {
+	raw, plain := s.str()
+	if s.err != nil {
+		return ""
+	}
+	if plain {
+		return d.internValue(raw)
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		s.fail("bad string: " + err.Error())
+		return ""
+	}
+	return d.intern(v)
+}
+
+// expect moves past c, the next byte but whitespace, or fails.
+func (s *scanner) expect(c byte, what string) bool {
+	if s.peek() != c {
+		s.fail("expected " + what)
+		return false
+	}
+	s.i++
+	return true
+}
+
+// enter moves into an array or object, failing past maxScanDepth.
+func (s *scanner) enter() bool {
+	s.depth++
+	if s.depth > maxScanDepth {
+		s.fail("nested too deep")
+		return false
+	}
+	s.i++
+	return true
+}
+
+// fields calls field with each key of the object at the cursor (its
+// opening brace), with the cursor at the key's value, which field reads.
+// With d nil the keys are not decoded (skip).
+func (s *scanner) fields(d *decoder, field func(key string)) {
+	if !s.enter() {
+		return
+	}
+	if s.peek() == '}' {
+		s.i++
+		s.depth--
+		return
+	}
+	for s.err == nil {
+		if s.peek() != '"' {
+			s.fail("expected a field name")
+			return
+		}
+		var key string
+		if d != nil {
+			key = s.key(d)
+		} else {
+			s.str()
+		}
+		if !s.expect(':', "':' after a field name") {
+			return
+		}
+		field(key)
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.depth--
+			return
+		default:
+			s.fail("expected ',' or '}' in an object")
+		}
+	}
+}
+
+// elements calls elem with the cursor at each element of the array at the
+// cursor (its opening bracket).
+func (s *scanner) elements(elem func()) {
+	if !s.enter() {
+		return
+	}
+	if s.peek() == ']' {
+		s.i++
+		s.depth--
+		return
+	}
+	for s.err == nil {
+		elem()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			s.depth--
+			return
+		default:
+			s.fail("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// value reads the value at the cursor as unstructured content.
+func (s *scanner) value(d *decoder) any {
+	switch s.peek() {
+	case '{':
+		m := map[string]any{}
+		s.fields(d, func(key string) { m[key] = s.value(d) })
+		return d.shareLeaf(m)
+	case '[':
+		a := []any{}
+		s.elements(func() { a = append(a, s.value(d)) })
+		return a
+	case '"':
+		return s.stringAny(d)
+	case 't':
+		return s.literal("true", true)
+	case 'f':
+		return s.literal("false", false)
+	case 'n':
+		return s.literal("null", nil)
+	case 0:
+		s.fail("unexpected end")
+		return nil
+	}
+	return s.number()
+}
+
+// literal reads the literal word, returning v.
+func (s *scanner) literal(word string, v any) any {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		s.fail("invalid literal")
+		return nil
+	}
+	s.i += len(word)
+	return v
+}
+
+// number reads a JSON number: an int64 when it is an integer that fits,
+// else a float64.
+func (s *scanner) number() any {
+	start := s.i
+	j := s.i
+	if j < len(s.b) && s.b[j] == '-' {
+		j++
+	}
+	digits := j
+	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
+		j++
+	}
+	switch {
+	case j == digits:
+		s.fail("invalid value")
+		return nil
+	case s.b[digits] == '0' && j-digits > 1:
+		s.fail("leading zero in a number")
+		return nil
+	}
+	integer := true
+	if j < len(s.b) && s.b[j] == '.' {
+		integer = false
+		j++
+		k := j
+		for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			s.i = j
+			s.fail("no digits after '.'")
+			return nil
+		}
+	}
+	if j < len(s.b) && (s.b[j] == 'e' || s.b[j] == 'E') {
+		integer = false
+		j++
+		if j < len(s.b) && (s.b[j] == '+' || s.b[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			s.i = j
+			s.fail("no digits in an exponent")
+			return nil
+		}
+	}
+	s.i = j
+	n := s.b[start:j]
+	if integer {
+		if v, ok := parseInt(n); ok {
+			return v
+		}
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		s.fail("bad number: " + err.Error())
+		return nil
+	}
+	return f
+}
+
+// parseInt parses a JSON integer (sign and digits, checked) as an int64,
+// false when it overflows.
+func parseInt(n []byte) (int64, bool) {
+	neg := n[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	var u uint64
+	for _, c := range n {
+		if u > (1<<63)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && u <= 1<<63:
+		return -int64(u-1) - 1, true
+	case !neg && u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
+}
+
+// skip moves past the value at the cursor, checking it.
+func (s *scanner) skip() {
+	switch s.peek() {
+	case '{':
+		s.fields(nil, func(string) { s.skip() })
+	case '[':
+		s.elements(s.skip)
+	case '"':
+		s.str()
+	case 't':
+		s.literal("true", nil)
+	case 'f':
+		s.literal("false", nil)
+	case 'n':
+		s.literal("null", nil)
+	case 0:
+		s.fail("unexpected end")
+	default:
+		s.number()
+	}
+}
+
+// rawValue moves past the value at the cursor and returns its bytes.
+func (s *scanner) rawValue() []byte {
+	s.peek()
+	start := s.i
+	s.skip()
+	return s.b[start:s.i]
+}
+
+// ownObject reads one of the stack's own objects, skipping what the diff
+// never reads: its status, the managedFields entries of other field
+// managers and unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
+// *metav1.FieldsV1), which the diff walks as a stream: built as maps they
+// were two fifths of the objects' memory, a map for every field.
+func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
+	if s.peek() != '{' {
+		s.skip()
+		return nil, false
+	}
+	obj := map[string]any{}
+	s.fields(d, func(key string) {
+		switch {
+		case key == "status":
+			s.skip()
+		case key == "metadata" && s.peek() == '{':
+			obj[key] = s.ownMetadata(d)
+		default:
+			obj[key] = s.value(d)
+		}
+	})
+	return obj, true
+}
+
+// ownMetadata reads the metadata of one of the stack's own objects (see
+// ownObject), an object at the cursor.
+func (s *scanner) ownMetadata(d *decoder) map[string]any {
+	md := map[string]any{}
+	s.fields(d, func(key string) {
+		switch {
+		case key == "managedFields" && s.peek() == '[':
+			md[key] = s.ownManagedFields(d)
+		case unreadMetadata(key):
+			s.skip()
+		default:
+			md[key] = s.value(d)
+		}
+	})
+	return md
+}
+
+// ownManagedFields reads a managedFields list, keeping field manager
+// gpuform's entries only, each fieldsV1 as its JSON, without the time and
+// type of the entry, which nothing reads.
+func (s *scanner) ownManagedFields(d *decoder) []any {
+	kept := []any{}
+	s.elements(func() {
+		if s.peek() != '{' {
+			s.skip()
+			return
+		}
+		e := map[string]any{}
+		s.fields(d, func(key string) {
+			switch {
+			case key == "fieldsV1" && s.peek() == '{':
+				raw := s.rawValue()
+				if !s.inPlace {
+					raw = append([]byte(nil), raw...)
+				}
+				e[key] = &metav1.FieldsV1{Raw: raw}
+			case key == "time" || key == "fieldsType":
+				s.skip()
+			default:
+				e[key] = s.value(d)
+			}
+		})
+		if e["manager"] == engine.FieldManager {
+			kept = append(kept, e)
+		}
+	})
+	return kept
+}
