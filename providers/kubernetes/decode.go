@@ -261,6 +261,10 @@ type decoder struct {
 	// stream and settle are settleStream's, reused from item to item.
 	stream streamFields
 	settle engine.StreamSettle
+	// early and early2 are settleStream's fields met before metadata and
+	// their reader.
+	early  []earlyField
+	early2 streamFields
 }
 
 // shareLeaf returns the one copy this decoder keeps of a small map whose

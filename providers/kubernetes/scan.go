@@ -62,7 +62,7 @@ func (s *scanner) peek() byte {
 
 // end checks that nothing but whitespace follows the value read.
 func (s *scanner) end() {
-	if s.peek() != 0 {
+	if s.peek(); s.i < len(s.b) {
 		s.fail("data after the value")
 	}
 }
@@ -79,9 +79,8 @@ func (s *scanner) str() (raw []byte, plain bool) {
 		switch {
 		case c == '"':
 			s.i = j + 1
-			if plain {
-				raw = s.b[start+1 : j]
-				return raw, ascii || utf8.Valid(raw)
+			if plain && (ascii || utf8.Valid(s.b[start+1:j])) {
+				return s.b[start+1 : j], true
 			}
 			return s.b[start:s.i], false
 		case c == '\\':

@@ -101,6 +101,7 @@ func (d *decoder) settleStream(raw []byte, gvk schema.GroupVersionKind, s *engin
 	obj := map[string]any{}
 	streaming := false
 	ok := true
+	early := d.early[:0]
 	r.fields(d, func(key string) {
 		switch {
 		case streaming:
@@ -114,14 +115,17 @@ func (d *decoder) settleStream(raw []byte, gvk schema.GroupVersionKind, s *engin
 				u.SetGroupVersionKind(gvk)
 			}
 			streaming = s.Stream(&d.settle, u)
-			ok = streaming
+			ok = streaming && d.replay(early)
 		default:
-			ok = false // a field before metadata: not as the API server writes it
+			// A field before metadata (a custom resource's fields come
+			// in name order): compared once metadata is read.
+			early = append(early, earlyField{key, r.rawValue()})
 		}
 		if !ok {
 			r.fail("not settled") // stop reading
 		}
 	})
+	d.early = early
 	if !ok || !streaming || r.err != nil {
 		return nil, false
 	}
@@ -130,6 +134,27 @@ func (d *decoder) settleStream(raw []byte, gvk schema.GroupVersionKind, s *engin
 		return nil, false
 	}
 	return d.settle.Done()
+}
+
+// earlyField is a field of an item met before its metadata, and its JSON.
+type earlyField struct {
+	name string
+	raw  []byte
+}
+
+// replay gives the fields met before an item's metadata to the
+// stream settle, and reports whether it may still settle.
+func (d *decoder) replay(early []earlyField) bool {
+	for _, f := range early {
+		r := &d.early2
+		r.scanner.reset(f.raw)
+		r.inPlace = true
+		r.d = d
+		if !d.settle.Field(f.name, r) || r.err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // streamFields is the engine.FieldReader of an item's JSON.

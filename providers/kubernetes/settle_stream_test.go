@@ -1,0 +1,153 @@
+package kubernetes
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	jsoniter "github.com/json-iterator/go"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/compile"
+	"github.com/gpuform/gpuform/testdata/gen/gen"
+)
+
+// streamCorpus is generated size S compiled, and its objects' items as the
+// API server lists them, each with its kind.
+type streamCorpus struct {
+	settler *engine.Settler
+	items   [][]byte
+	gvks    []schema.GroupVersionKind
+}
+
+func newStreamCorpus(tb testing.TB) *streamCorpus {
+	tb.Helper()
+	dir := tb.TempDir()
+	for _, s := range gen.Sizes() {
+		if s.Name == "S" {
+			if err := gen.Write(dir, s.Options()); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	t, ok := tb.(*testing.T)
+	if !ok {
+		t = &testing.T{}
+	}
+	lists := serverLists(t, dir)
+	cfg, diags := config.LoadDir(dir, config.Options{})
+	if diags.HasErrors() {
+		tb.Fatal(diags.Error())
+	}
+	d, err := compile.Compile(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &streamCorpus{settler: engine.NewSettler(d)}
+	for gvk, list := range lists {
+		it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, list)
+		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
+			if key != "items" {
+				it.Skip()
+				return true
+			}
+			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+				c.items = append(c.items, it.SkipAndReturnBytes())
+				c.gvks = append(c.gvks, gvk)
+				return true
+			})
+			return true
+		})
+	}
+	return c
+}
+
+// checkStream fails unless settling raw as it streams gives what decoding
+// it whole and settling gives, or gives way to it; it reports whether the
+// stream settled it.
+func (c *streamCorpus) checkStream(t *testing.T, raw []byte, gvk schema.GroupVersionKind) bool {
+	t.Helper()
+	d := newDecoder(true)
+	got, ok := d.settleStream(bytes.Clone(raw), gvk, c.settler)
+	u, err := newDecoder(true).item(raw, gvk, true)
+	if err != nil {
+		if ok {
+			t.Errorf("%.120q: the stream settled an item that does not decode: %v", raw, err)
+		}
+		return ok
+	}
+	want, wantOK := c.settler.Settle(u)
+	switch {
+	case ok && !wantOK:
+		t.Errorf("%.120q: the stream settled an item Settle does not", raw)
+	case ok && !reflect.DeepEqual(got, want):
+		t.Errorf("%.120q: stream settled to\n%#v\nSettle to\n%#v", raw, got.Object, want.Object)
+	}
+	return ok
+}
+
+// streamEditsJSON are edits of an item's JSON, each one a change Settle
+// finds or not.
+var streamEditsJSON = []struct{ name, old, new string }{
+	{"a string changed", `"pytorch"`, `"onnx"`},
+	{"a number changed", `"maxReplicas":1`, `"maxReplicas":2`},
+	{"a quantity in another form", `":"1"`, `":"1000m"`},
+	{"a server default added", `"spec":{`, `"spec":{"defaulted":{"a":[1,{"b":null}]},`},
+	{"a map made null", `"spec":{"predictor":{`, `"spec":{"predictor":null,"x":{`},
+	{"the stack label changed", `"gpuform.dev/stack":"`, `"gpuform.dev/stack":"x`},
+	{"status first", `{"apiVersion"`, `{"status":{"a":1},"apiVersion"`},
+	{"apiVersion last", `"apiVersion":`, `"apiVersionX":`},
+	{"escaped key", `"spec":{`, `"sp\u0065c":{`},
+	{"truncated", `}}`, `}`},
+}
+
+// An item settled as it streams is settled by Settle to the same slim
+// copy; every item of an applied size S settles so; and no edit of an
+// item's JSON makes the stream settle what Settle does not.
+func TestSettleStreamMatchesSettle(t *testing.T) {
+	c := newStreamCorpus(t)
+	streamed := 0
+	for i, raw := range c.items {
+		if !c.checkStream(t, raw, c.gvks[i]) {
+			t.Errorf("%.120q: an unchanged item was not settled as it streamed", raw)
+		}
+		streamed++
+	}
+	if streamed == 0 {
+		t.Fatal("no items")
+	}
+	for _, e := range streamEditsJSON {
+		t.Run(e.name, func(t *testing.T) {
+			edited := 0
+			for i, raw := range c.items {
+				if !bytes.Contains(raw, []byte(e.old)) {
+					continue
+				}
+				c.checkStream(t, bytes.Replace(raw, []byte(e.old), []byte(e.new), 1), c.gvks[i])
+				edited++
+			}
+			if edited == 0 {
+				t.Fatalf("no item has %q: the edit tests nothing", e.old)
+			}
+		})
+	}
+}
+
+func FuzzSettleStream(f *testing.F) {
+	c := newStreamCorpus(f)
+	seen := map[schema.GroupVersionKind]bool{}
+	for i, raw := range c.items {
+		if !seen[c.gvks[i]] {
+			seen[c.gvks[i]] = true
+			f.Add(raw, i)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, i int) {
+		if i < 0 {
+			i = -i
+		}
+		c.checkStream(t, raw, c.gvks[i%len(c.gvks)])
+	})
+}
