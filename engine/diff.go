@@ -85,21 +85,22 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 	fields := diffObjects(d.Objects, live)
 	for i, o := range d.Objects {
 		k := o.Key()
-		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
 		cur, labelled := live.Objects[k]
+		owned := labelled && !IsLockNamespace(k) && Owned(cur, d.Stack)
+		if owned && (len(fields[i]) == 0 || live.Settled[k]) {
+			s.Unchanged++ // the common case, with nothing to allocate
+			continue
+		}
+		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}
 		switch {
 		case IsLockNamespace(k):
 			// Never created or taken over, --adopt or not (compile.Validate
 			// refuses a tenant there; this holds for any Desired).
 			c.Action, c.Before = ActionConflict, cur
 			c.Reason = fmt.Sprintf("%s is the namespace of gpuform's lock, which no stack may own; choose another namespace", k)
-		case labelled && Owned(cur, d.Stack):
+		case owned:
 			c.Before = cur
 			c.Fields = fields[i]
-			if len(c.Fields) == 0 || live.Settled[k] {
-				s.Unchanged++
-				continue
-			}
 			c.Action = ActionUpdate
 		case labelled:
 			// The stack's label without gpuform's field manager: someone
