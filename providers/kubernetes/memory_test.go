@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	jsoniter "github.com/json-iterator/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -205,7 +204,7 @@ func (c *memoryCluster) Refresh(ctx context.Context, d *engine.Desired, _ engine
 func (c *memoryCluster) decode() (*engine.Live, error) {
 	live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}, Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: "memory test"}
 	for gvk, list := range c.lists {
-		items, _, err := decodeListFrom(jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, list), gvk, true, c.gate)
+		items, _, err := decodeListFrom(newBytesCutter(list), gvk, true, c.gate)
 		if err != nil {
 			return nil, err
 		}

@@ -85,6 +85,11 @@ func (s *scanner) str() (raw []byte, plain bool) {
 			return s.b[start:s.i], false
 		case c == '\\':
 			plain = false
+			if !validEscape(s.b[j+1:]) {
+				s.i = j
+				s.fail("invalid escape in string")
+				return nil, false
+			}
 			j++
 		case c < 0x20:
 			s.i = j
@@ -97,6 +102,29 @@ func (s *scanner) str() (raw []byte, plain bool) {
 	s.i = j
 	s.fail("unterminated string")
 	return nil, false
+}
+
+// validEscape reports whether b starts with what may follow a backslash in
+// a JSON string.
+func validEscape(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		if len(b) < 5 {
+			return false
+		}
+		for _, h := range b[1:5] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // stringValue reads the string at the cursor, interned through d.

@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -95,5 +97,130 @@ func FuzzScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		checkScan(t, raw)
+	})
+}
+
+// listInputs are LIST responses for the cutter: the items cut out of
+// every structure JSON allows, and every way a list can be malformed.
+var listInputs = []string{
+	`{"kind":"List","metadata":{"continue":"c\u003d"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b\"}"}}]}`,
+	`{"items":null}`,
+	`{"items":[]}`,
+	`{}`,
+	` { "items" : [ { "a" : [ "]" , "}" , "\\" ] } ] , "x" : [ 1 , { } ] } `,
+	`{"it\u0065ms":[{"a":1}]}`,
+	`{"items":[{"a":1}],"tail":"x"}`,
+	`{"items":[{"a":1}]}{}`,
+	`{"items":[{"a":1}]} x`,
+	`{"items":[{"a":1},]}`,
+	`{"items":[,{"a":1}]}`,
+	`{"items":[{"a":1} {"b":2}]}`,
+	`{"items":"no"}`,
+	`{"items":[1]}`,
+	`{"items":[{"a":1}],}`,
+	`{"items":[{"a":1}]`,
+	`{"metadata":{"continue":01},"items":[]}`,
+	`{"kind":tru,"items":[]}`,
+	`{"kind":,"items":[]}`,
+	`{"items":[{"a":"unterminated]}`,
+	`[]`,
+	``,
+	`{"items":[{"a":"` + strings.Repeat("x", 300<<10) + `"}]}`,
+}
+
+// The list's items are cut out of a response read whole, byte by byte or
+// in halves to the same objects; a response client-go decodes gives its
+// items, and one it refuses is an error.
+func TestCutMatchesClientGo(t *testing.T) {
+	for _, in := range listInputs {
+		checkList(t, []byte(in))
+	}
+}
+
+func checkList(t *testing.T, body []byte) {
+	t.Helper()
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	got, cont, err := decodeList(body, gvk, false)
+	for _, dec := range listDecoders[1:] {
+		got2, cont2, err2 := dec.decode(string(body), gvk, false)
+		if (err == nil) != (err2 == nil) || cont != cont2 || !reflect.DeepEqual(got, got2) {
+			t.Fatalf("%.80q: %s gives %d items (%v), whole %d items (%v)", body, dec.name, len(got2), err2, len(got), err)
+		}
+	}
+	var want map[string]any
+	if uerr := utiljson.Unmarshal(body, &want); uerr != nil || want == nil || duplicateKeys(body) {
+		if uerr != nil && err == nil {
+			t.Errorf("%.80q: decoded %d items, client-go refuses it: %v", body, len(got), uerr)
+		}
+		return
+	}
+	items, isList := want["items"].([]any)
+	if want["items"] != nil && !isList {
+		if err == nil {
+			t.Errorf("%.80q: items is no list, but decoded", body)
+		}
+		return
+	}
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			if err == nil {
+				t.Errorf("%.80q: item %d is no object, but decoded", body, i)
+			}
+			return
+		}
+		if m["kind"] == nil {
+			m["kind"], m["apiVersion"] = "ConfigMap", "v1"
+		}
+	}
+	if err != nil {
+		t.Fatalf("%.80q: %v; client-go decodes it", body, err)
+	}
+	if len(got) != len(items) {
+		t.Fatalf("%.80q: %d items, client-go %d", body, len(got), len(items))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i].Object, items[i]) {
+			t.Errorf("%.80q: item %d\n got %#v\nwant %#v", body, i, got[i].Object, items[i])
+		}
+	}
+	md, _ := want["metadata"].(map[string]any)
+	if c, _ := md["continue"].(string); c != cont {
+		t.Errorf("%.80q: continue %q, client-go %q", body, cont, c)
+	}
+}
+
+// duplicateKeys reports whether the list's object repeats a field name
+// (client-go keeps the last, the cutter reads both).
+func duplicateKeys(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		k, _ := tok.(string)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
+}
+
+func FuzzCut(f *testing.F) {
+	for _, in := range listInputs[:len(listInputs)-1] {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkList(t, body)
 	})
 }
