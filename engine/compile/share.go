@@ -37,25 +37,50 @@ func (s *sharer) in(m map[string]any) {
 				m[k] = c
 			}
 		case []any:
-			for i, e := range v {
-				if em, ok := e.(map[string]any); ok {
-					if c := s.share(em); c != nil {
-						v[i] = c
-					}
-				}
+			s.inList(v)
+		}
+	}
+}
+
+// inList replaces every small map of scalars that is an element of l by
+// the copy seen first with the same content, and shares within the
+// other maps of l.
+func (s *sharer) inList(l []any) {
+	for i, e := range l {
+		if em, ok := e.(map[string]any); ok {
+			if c := s.share(em); c != nil {
+				l[i] = c
 			}
 		}
 	}
 }
 
 // share returns the copy seen of m when m is a small map of scalars seen
-// before, and nil otherwise (having recorded m, or shared within it).
+// before, and nil otherwise (having recorded m, or shared within it). It
+// reads m once, gathering its scalars and sharing within its nested
+// values as it goes: reading it for its key first and then again for its
+// nested values cost a third of compile's time at size M.
 func (s *sharer) share(m map[string]any) map[string]any {
-	var ok bool
-	if s.key, ok = engine.AppendLeafKey(s.key[:0], m); !ok {
-		s.in(m)
+	leaf := len(m) > 0 && len(m) <= engine.MaxSharedLeaf
+	var l engine.LeafEntries
+	for k, v := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			leaf = false
+			if c := s.share(v); c != nil {
+				m[k] = c
+			}
+		case []any:
+			leaf = false
+			s.inList(v)
+		default:
+			leaf = leaf && l.Add(k, v)
+		}
+	}
+	if !leaf {
 		return nil
 	}
+	s.key = l.AppendKey(s.key[:0])
 	if c, ok := s.seen[string(s.key)]; ok {
 		if reflect.ValueOf(c).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
 			return nil
