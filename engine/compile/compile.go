@@ -52,6 +52,9 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	}
 	c.alerts()
 	shareLeaves(c.d.Objects)
+	for _, o := range c.d.Objects {
+		o.CacheKey() // every object is final now
+	}
 	return c.d, nil
 }
 

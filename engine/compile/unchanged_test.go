@@ -18,7 +18,8 @@ import (
 // Compile's output is the same, value for value and type for type, as
 // when these digests were taken (commit 1c52a03), and so are the maps its
 // objects share: a change that makes compile cheaper must not change what
-// it compiles, nor which maps are one copy. A digest changes only with a
+// it compiles, nor which maps are one copy; the key each object keeps
+// (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
 func TestCompileUnchanged(t *testing.T) {
 	tests := []struct {
@@ -42,6 +43,11 @@ func TestCompileUnchanged(t *testing.T) {
 			d, err := compile.Compile(tt.load(t))
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, o := range d.Objects {
+				if k := engine.KeyOf(o.Object); o.Key() != k {
+					t.Errorf("%s: Key() = %v, the object's key is %v", o.Address, o.Key(), k)
+				}
 			}
 			if got := digestDesired(d); got != tt.want {
 				t.Errorf("compiled output digest %s, want %s", got, tt.want)
