@@ -53,9 +53,6 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	}
 	c.alerts()
 	shareLeaves(c.d.Objects)
-	for _, o := range c.d.Objects {
-		o.CacheKey() // every object is final now
-	}
 	return c.d, nil
 }
 
@@ -90,10 +87,14 @@ func (c *compiler) leaf(k, v string) map[string]any {
 	return m
 }
 
-// add appends objects compiled from the block at address.
+// add appends objects compiled from the block at address. An object added
+// is final but for the sharing of its leaf maps (shareLeaves), which
+// changes no content: its key is kept now, while its maps are still in
+// the processor's cache.
 func (c *compiler) add(address string, objs ...*engine.Object) {
 	for _, o := range objs {
 		o.Address = address
+		o.CacheKey()
 		c.d.Objects = append(c.d.Objects, o)
 	}
 }
