@@ -88,7 +88,7 @@ type Workload struct {
 	// Predictor is the InferenceService's spec.predictor: the pod's node
 	// selector, priority class, model and resources. Its node selector and
 	// the model's format, limits and requests are maps shared with other
-	// models (compiler.leaf): a backend replaces them, never writes into
+	// models (leafMaps): a backend replaces them, never writes into
 	// them.
 	Predictor map[string]any
 	// DependsOn lists the objects that must exist before the model.

@@ -30,7 +30,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	c := &compiler{
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
 		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
-		leaves: map[[2]string]map[string]any{},
+		leaves: &leafMaps{},
 	}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
@@ -69,22 +69,8 @@ type compiler struct {
 	mig                   MIGBackend
 	dp                    *devicePlugin
 	d                     *engine.Desired
-	// leaves holds the one copy of each map of one string built by leaf.
-	leaves map[[2]string]map[string]any
-}
-
-// leaf returns the map {k: v}, one copy for all the models that hold it
-// (a node selector, a model format, a model's limits and requests, each
-// the same in thousands of models): shareLeaves would leave one copy of
-// them anyway, and building each to drop it cost allocations.
-func (c *compiler) leaf(k, v string) map[string]any {
-	id := [2]string{k, v}
-	m, ok := c.leaves[id]
-	if !ok {
-		m = map[string]any{k: v}
-		c.leaves[id] = m
-	}
-	return m
+	// leaves builds the maps many models hold alike.
+	leaves *leafMaps
 }
 
 // add appends objects compiled from the block at address. An object added
@@ -155,11 +141,11 @@ func (c *compiler) model(m *config.Model) {
 	}
 	qty := strconv.FormatInt(count, 10)
 	modelSpec := map[string]any{
-		"modelFormat": c.leaf("name", m.Format),
+		"modelFormat": c.leaves.get("name", m.Format),
 		"storageUri":  m.StorageURI,
 		"resources": map[string]any{
-			"limits":   c.leaf(resource, qty),
-			"requests": c.leaf(resource, qty),
+			"limits":   c.leaves.get(resource, qty),
+			"requests": c.leaves.get(resource, qty),
 		},
 	}
 	if m.Runtime != "" {
@@ -171,7 +157,7 @@ func (c *compiler) model(m *config.Model) {
 	predictor := map[string]any{
 		"minReplicas":  int64(m.MinReplicas),
 		"maxReplicas":  int64(m.MaxReplicas),
-		"nodeSelector": c.leaf(engine.LabelPool, m.Pool.Name),
+		"nodeSelector": c.leaves.get(engine.LabelPool, m.Pool.Name),
 		"model":        modelSpec,
 	}
 	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}}}

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"encoding/binary"
 	"reflect"
 
 	"github.com/gpuform/gpuform/engine"
@@ -89,4 +90,46 @@ func (s *sharer) share(m map[string]any) map[string]any {
 	}
 	s.seen[string(s.key)] = m
 	return nil
+}
+
+// leafMaps builds small maps of strings, one copy per content: the maps
+// that recur in thousands of objects (a model's node selector and
+// resources, a quota's entries in a ClusterQueue), as shareLeaves would
+// leave them, without building each copy only for shareLeaves to drop it.
+// Nothing may write into a map it returns. A nil *leafMaps builds a new
+// map each time.
+type leafMaps struct {
+	seen map[string]map[string]any
+	// key is a reused buffer for the content of one map.
+	key []byte
+}
+
+// get returns the map of pairs kv: key, value, key, value...
+func (l *leafMaps) get(kv ...string) map[string]any {
+	if l == nil {
+		return pairsMap(kv)
+	}
+	l.key = l.key[:0]
+	for _, s := range kv {
+		l.key = binary.AppendUvarint(l.key, uint64(len(s)))
+		l.key = append(l.key, s...)
+	}
+	if m, ok := l.seen[string(l.key)]; ok {
+		return m
+	}
+	if l.seen == nil {
+		l.seen = map[string]map[string]any{}
+	}
+	m := pairsMap(kv)
+	l.seen[string(l.key)] = m
+	return m
+}
+
+// pairsMap is the map of pairs kv: key, value, key, value...
+func pairsMap(kv []string) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
 }
