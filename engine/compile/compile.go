@@ -30,7 +30,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	c := &compiler{
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
 		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
-		leaves: &leafMaps{},
+		leaves: &leafMaps{}, share: newSharer(),
 	}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
@@ -52,7 +52,6 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 		c.runtimeClassPolicy()
 	}
 	c.alerts()
-	shareLeaves(c.d.Objects)
 	return c.d, nil
 }
 
@@ -71,15 +70,17 @@ type compiler struct {
 	d                     *engine.Desired
 	// leaves builds the maps many models hold alike.
 	leaves *leafMaps
+	// share shares the leaf maps of each object added.
+	share *sharer
 }
 
 // add appends objects compiled from the block at address. An object added
-// is final but for the sharing of its leaf maps (shareLeaves), which
-// changes no content: its key is kept now, while its maps are still in
-// the processor's cache.
+// is final: its leaf maps are shared and its key kept now, while its maps
+// are still in the processor's cache.
 func (c *compiler) add(address string, objs ...*engine.Object) {
 	for _, o := range objs {
 		o.Address = address
+		c.share.in(o.Object.Object)
 		o.CacheKey()
 		c.d.Objects = append(c.d.Objects, o)
 	}

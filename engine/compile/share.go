@@ -7,26 +7,24 @@ import (
 	"github.com/gpuform/gpuform/engine"
 )
 
-// shareLeaves makes the desired objects share one copy of each small map
-// of scalars that recurs among them (a model's resources, its node
-// selector and model format, a label set): at size L the same few such
-// maps recur in tens of thousands of objects, and each map costs some 300
-// bytes however few its entries. Nothing writes into a compiled object's
-// maps (a commit stamp replaces the annotations map whole), so sharing is
-// safe once every backend has added what it adds.
-func shareLeaves(objs []*engine.Object) {
-	s := &sharer{seen: map[string]map[string]any{}}
-	for _, o := range objs {
-		s.in(o.Object.Object)
-	}
-}
-
-// sharer remembers the small maps of scalars seen, by content.
+// sharer makes the desired objects share one copy of each small map of
+// scalars that recurs among them (a model's resources, its node selector
+// and model format, a label set): at size L the same few such maps recur
+// in tens of thousands of objects, and each map costs some 300 bytes
+// however few its entries. It remembers the maps seen, by content.
+// Compile passes it each object as the object is added: nothing writes
+// into an object's maps once it is added (a commit stamp replaces the
+// annotations map whole), and its maps are still in the processor's
+// cache, where reading them all again after the last object cost twice
+// as much.
 type sharer struct {
 	seen map[string]map[string]any
 	// key is a reused buffer for the content of one map.
 	key []byte
 }
+
+// newSharer returns a sharer that has seen no map.
+func newSharer() *sharer { return &sharer{seen: map[string]map[string]any{}} }
 
 // in replaces, below m, every small map of scalars by the copy seen first
 // with the same content.
@@ -94,8 +92,8 @@ func (s *sharer) share(m map[string]any) map[string]any {
 
 // leafMaps builds small maps of strings, one copy per content: the maps
 // that recur in thousands of objects (a model's node selector and
-// resources, a quota's entries in a ClusterQueue), as shareLeaves would
-// leave them, without building each copy only for shareLeaves to drop it.
+// resources, a quota's entries in a ClusterQueue), as the sharer would
+// leave them, without building each copy only for the sharer to drop it.
 // Nothing may write into a map it returns. A nil *leafMaps builds a new
 // map each time.
 type leafMaps struct {
