@@ -34,6 +34,17 @@ func TestCompileUnchanged(t *testing.T) {
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
 		}, "d196f03d7095ee12a08ab6c992cc0d235dc7443a02de8ea3c5a71797d6b36b83"},
+		{"bank-none", func(t *testing.T) *config.Config {
+			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
+		}, "c4712920189643d66f5e9e1b4115c3876dcd3253f7a91690853ec5c5995ae130"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "d2027e01d40732659416f8b30974b5b69a1fd6078c5562afc248f796ebcc8a4d"},
+		{"isolation-none", func(t *testing.T) *config.Config {
+			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
+		}, "0dc1543a3e85eeb05c2c602fd93e58522d33caa53be27f7b413fda082c37c15f"},
+		{"shared-none", func(t *testing.T) *config.Config {
+			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
+		}, "ca705028f6688dbc7f3f208e294091fbca4538cc8600d55a1865c6e9af23eb19"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "b21274ebbe7ebe4d1d32c6fb3b9117c193b12d453b14eaa8b74153046a61299c"},
 		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "39259e82179a86e4eb3a5e6a79f8333ce80282e3d4f59cd5edb68c84b40a66a0"},
 		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "7d6c46d52b2fe4a003884b00c077d2e854bc8ca09c7dc11854e6a4c0d96b4360"},
 		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "dd3d653ad1d4f085f73aa4c17eb737716bbc2720ed86795525f7fd3239446425"},
