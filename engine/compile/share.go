@@ -15,8 +15,8 @@ import (
 // Compile passes it each object as the object is added: nothing writes
 // into an object's maps once it is added (a commit stamp replaces the
 // annotations map whole), and its maps are still in the processor's
-// cache, where reading them all again after the last object cost twice
-// as much.
+// cache: reading them all again after the last object cost a quarter
+// more at size L.
 type sharer struct {
 	seen map[string]map[string]any
 	// key is a reused buffer for the content of one map.
@@ -57,8 +57,8 @@ func (s *sharer) inList(l []any) {
 // share returns the copy seen of m when m is a small map of scalars seen
 // before, and nil otherwise (having recorded m, or shared within it). It
 // reads m once, gathering its scalars and sharing within its nested
-// values as it goes: reading it for its key first and then again for its
-// nested values cost a third of compile's time at size M.
+// values as it goes, where reading it for its key first and then again
+// for its nested values read every map that is no leaf twice.
 func (s *sharer) share(m map[string]any) map[string]any {
 	leaf := len(m) > 0 && len(m) <= engine.MaxSharedLeaf
 	var l engine.LeafEntries
