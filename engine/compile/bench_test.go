@@ -18,9 +18,10 @@ func BenchmarkCompileLarge(b *testing.B) {
 	}
 }
 
-// BenchmarkShareLeaves shares the leaf maps of size M's objects: compile's
-// last pass, a third of its time before it read each map once. Maps shared
-// already are read as much as the first time.
+// BenchmarkShareLeaves shares the leaf maps of size M's objects, object by
+// object as compile does (here over objects built already, whose maps are
+// out of the processor's cache). Maps shared already are read as much as
+// the first time.
 func BenchmarkShareLeaves(b *testing.B) {
 	d, err := compile.Compile(enginetest.SizeM(b, 0))
 	if err != nil {
