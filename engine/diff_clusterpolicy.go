@@ -29,10 +29,11 @@ const MIGStrategyMixed = "mixed"
 func DiffClusterPolicies(d *Desired, live *Live) ([]*Change, hcl.Diagnostics, error) {
 	want := map[string]string{} // spec path component -> ConfigMap name
 	for _, o := range d.Objects {
-		switch o.Key() {
-		case Key{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: MIGPartedConfig}:
+		// The kept key, not the object's maps: this reads every desired object.
+		switch k := o.Key(); k {
+		case Key{Kind: "ConfigMap", Namespace: k.Namespace, Name: MIGPartedConfig}:
 			want["migManager"] = MIGPartedConfig
-		case Key{Kind: "ConfigMap", Namespace: o.Object.GetNamespace(), Name: DevicePluginConf}:
+		case Key{Kind: "ConfigMap", Namespace: k.Namespace, Name: DevicePluginConf}:
 			want["devicePlugin"] = DevicePluginConf
 		}
 	}

@@ -30,8 +30,19 @@ func TestAppendLeafKey(t *testing.T) {
 			if ok != tt.ok {
 				t.Fatalf("AppendLeafKey(%v) ok = %v, want %v", tt.a, ok, tt.ok)
 			}
+			var l LeafEntries
+			added := len(tt.a) > 0
+			for k, v := range tt.a {
+				added = added && l.Add(k, v)
+			}
+			if added != tt.ok {
+				t.Fatalf("LeafEntries.Add took all of %v = %v, want %v", tt.a, added, tt.ok)
+			}
 			if !ok {
 				return
+			}
+			if kl := l.AppendKey(nil); string(kl) != string(ka) {
+				t.Errorf("LeafEntries wrote key %q of %v, AppendLeafKey %q", kl, tt.a, ka)
 			}
 			kb, _ := AppendLeafKey([]byte("reused"), tt.b)
 			if got := string(kb[len("reused"):]) == string(ka); got != tt.sameAB {

@@ -97,10 +97,30 @@ type Object struct {
 	DependsOn []Key
 	// Sensitive is true when a field derives from a sensitive variable.
 	Sensitive bool
+	// key is Object's key when keyed is Object (see CacheKey).
+	key   Key
+	keyed *unstructured.Unstructured
 }
 
-// Key returns the object's key.
-func (o *Object) Key() Key { return KeyOf(o.Object) }
+// Key returns the object's key: the one CacheKey kept, while Object is
+// still the object it was kept for, else KeyOf(o.Object).
+func (o *Object) Key() Key {
+	if o.keyed != nil && o.keyed == o.Object {
+		return o.key
+	}
+	return KeyOf(o.Object)
+}
+
+// CacheKey keeps the object's key for Key, which a plan asks for several
+// times per object (settling, diff, prune): reading it from the object
+// each time reads five fields of maps spread over the heap, a tenth of a
+// no-op diff's time. Call it once the object's apiVersion, kind, name and
+// namespace are final, as compile does for every object it returns; Key
+// computes the key again when Object is replaced, but cannot see those
+// fields changed in place.
+func (o *Object) CacheKey() {
+	o.key, o.keyed = KeyOf(o.Object), o.Object
+}
 
 // NodePool is what a pool asks of the Nodes it selects: labels and
 // annotations gpuform sets on each of them. Nodes are never created.

@@ -29,7 +29,8 @@ func Compile(cfg *config.Config) (*engine.Desired, error) {
 func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.Desired, error) {
 	c := &compiler{
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
-		d: &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
+		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
+		leaves: &leafMaps{}, share: newSharer(),
 	}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
@@ -51,7 +52,6 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 		c.runtimeClassPolicy()
 	}
 	c.alerts()
-	shareLeaves(c.d.Objects)
 	return c.d, nil
 }
 
@@ -68,12 +68,20 @@ type compiler struct {
 	mig                   MIGBackend
 	dp                    *devicePlugin
 	d                     *engine.Desired
+	// leaves builds the maps many models hold alike.
+	leaves *leafMaps
+	// share shares the leaf maps of each object added.
+	share *sharer
 }
 
-// add appends objects compiled from the block at address.
+// add appends objects compiled from the block at address. An object added
+// is final: its leaf maps are shared and its key kept now, while its maps
+// are still in the processor's cache.
 func (c *compiler) add(address string, objs ...*engine.Object) {
 	for _, o := range objs {
 		o.Address = address
+		c.share.in(o.Object.Object)
+		o.CacheKey()
 		c.d.Objects = append(c.d.Objects, o)
 	}
 }
@@ -134,11 +142,11 @@ func (c *compiler) model(m *config.Model) {
 	}
 	qty := strconv.FormatInt(count, 10)
 	modelSpec := map[string]any{
-		"modelFormat": map[string]any{"name": m.Format},
+		"modelFormat": c.leaves.get("name", m.Format),
 		"storageUri":  m.StorageURI,
 		"resources": map[string]any{
-			"limits":   map[string]any{resource: qty},
-			"requests": map[string]any{resource: qty},
+			"limits":   c.leaves.get(resource, qty),
+			"requests": c.leaves.get(resource, qty),
 		},
 	}
 	if m.Runtime != "" {
@@ -150,7 +158,7 @@ func (c *compiler) model(m *config.Model) {
 	predictor := map[string]any{
 		"minReplicas":  int64(m.MinReplicas),
 		"maxReplicas":  int64(m.MaxReplicas),
-		"nodeSelector": map[string]any{engine.LabelPool: m.Pool.Name},
+		"nodeSelector": c.leaves.get(engine.LabelPool, m.Pool.Name),
 		"model":        modelSpec,
 	}
 	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}}}

@@ -1,31 +1,30 @@
 package compile
 
 import (
+	"encoding/binary"
 	"reflect"
 
 	"github.com/gpuform/gpuform/engine"
 )
 
-// shareLeaves makes the desired objects share one copy of each small map
-// of scalars that recurs among them (a model's resources, its node
-// selector and model format, a label set): at size L the same few such
-// maps recur in tens of thousands of objects, and each map costs some 300
-// bytes however few its entries. Nothing writes into a compiled object's
-// maps (a commit stamp replaces the annotations map whole), so sharing is
-// safe once every backend has added what it adds.
-func shareLeaves(objs []*engine.Object) {
-	s := &sharer{seen: map[string]map[string]any{}}
-	for _, o := range objs {
-		s.in(o.Object.Object)
-	}
-}
-
-// sharer remembers the small maps of scalars seen, by content.
+// sharer makes the desired objects share one copy of each small map of
+// scalars that recurs among them (a model's resources, its node selector
+// and model format, a label set): at size L the same few such maps recur
+// in tens of thousands of objects, and each map costs some 300 bytes
+// however few its entries. It remembers the maps seen, by content.
+// Compile passes it each object as the object is added: nothing writes
+// into an object's maps once it is added (a commit stamp replaces the
+// annotations map whole), and its maps are still in the processor's
+// cache: reading them all again after the last object cost a quarter
+// more at size L.
 type sharer struct {
 	seen map[string]map[string]any
 	// key is a reused buffer for the content of one map.
 	key []byte
 }
+
+// newSharer returns a sharer that has seen no map.
+func newSharer() *sharer { return &sharer{seen: map[string]map[string]any{}} }
 
 // in replaces, below m, every small map of scalars by the copy seen first
 // with the same content.
@@ -37,25 +36,50 @@ func (s *sharer) in(m map[string]any) {
 				m[k] = c
 			}
 		case []any:
-			for i, e := range v {
-				if em, ok := e.(map[string]any); ok {
-					if c := s.share(em); c != nil {
-						v[i] = c
-					}
-				}
+			s.inList(v)
+		}
+	}
+}
+
+// inList replaces every small map of scalars that is an element of l by
+// the copy seen first with the same content, and shares within the
+// other maps of l.
+func (s *sharer) inList(l []any) {
+	for i, e := range l {
+		if em, ok := e.(map[string]any); ok {
+			if c := s.share(em); c != nil {
+				l[i] = c
 			}
 		}
 	}
 }
 
 // share returns the copy seen of m when m is a small map of scalars seen
-// before, and nil otherwise (having recorded m, or shared within it).
+// before, and nil otherwise (having recorded m, or shared within it). It
+// reads m once, gathering its scalars and sharing within its nested
+// values as it goes, where reading it for its key first and then again
+// for its nested values read every map that is no leaf twice.
 func (s *sharer) share(m map[string]any) map[string]any {
-	var ok bool
-	if s.key, ok = engine.AppendLeafKey(s.key[:0], m); !ok {
-		s.in(m)
+	leaf := len(m) > 0 && len(m) <= engine.MaxSharedLeaf
+	var l engine.LeafEntries
+	for k, v := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			leaf = false
+			if c := s.share(v); c != nil {
+				m[k] = c
+			}
+		case []any:
+			leaf = false
+			s.inList(v)
+		default:
+			leaf = leaf && l.Add(k, v)
+		}
+	}
+	if !leaf {
 		return nil
 	}
+	s.key = l.AppendKey(s.key[:0])
 	if c, ok := s.seen[string(s.key)]; ok {
 		if reflect.ValueOf(c).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
 			return nil
@@ -64,4 +88,46 @@ func (s *sharer) share(m map[string]any) map[string]any {
 	}
 	s.seen[string(s.key)] = m
 	return nil
+}
+
+// leafMaps builds small maps of strings, one copy per content: the maps
+// that recur in thousands of objects (a model's node selector and
+// resources, a quota's entries in a ClusterQueue), as the sharer would
+// leave them, without building each copy only for the sharer to drop it.
+// Nothing may write into a map it returns. A nil *leafMaps builds a new
+// map each time.
+type leafMaps struct {
+	seen map[string]map[string]any
+	// key is a reused buffer for the content of one map.
+	key []byte
+}
+
+// get returns the map of pairs kv: key, value, key, value...
+func (l *leafMaps) get(kv ...string) map[string]any {
+	if l == nil {
+		return pairsMap(kv)
+	}
+	l.key = l.key[:0]
+	for _, s := range kv {
+		l.key = binary.AppendUvarint(l.key, uint64(len(s)))
+		l.key = append(l.key, s...)
+	}
+	if m, ok := l.seen[string(l.key)]; ok {
+		return m
+	}
+	if l.seen == nil {
+		l.seen = map[string]map[string]any{}
+	}
+	m := pairsMap(kv)
+	l.seen[string(l.key)] = m
+	return m
+}
+
+// pairsMap is the map of pairs kv: key, value, key, value...
+func pairsMap(kv []string) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
 }
