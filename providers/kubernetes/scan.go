@@ -30,8 +30,6 @@ type scanner struct {
 	i     int
 	depth int
 	err   error
-	// first is set between Object and the first Next of an object.
-	first bool
 	// inPlace keeps fieldsV1 in b instead of copying it: for an item whose
 	// decoded form does not outlive b (settleStream's).
 	inPlace bool
@@ -189,69 +187,71 @@ func (s *scanner) enter() bool {
 	return true
 }
 
+// first enters the object or array at the cursor (its opening byte) and
+// reports whether a member follows: false when it is empty (then the
+// cursor is past it) or nested too deep.
+func (s *scanner) first(end byte) bool {
+	if !s.enter() {
+		return false
+	}
+	if s.peek() == end {
+		s.i++
+		s.depth--
+		return false
+	}
+	return true
+}
+
+// more moves past what follows a member of an object or array: a comma
+// (true: another member follows) or end (false: the cursor is past it).
+func (s *scanner) more(end byte) bool {
+	switch s.peek() {
+	case ',':
+		s.i++
+		return true
+	case end:
+		s.i++
+		s.depth--
+		return false
+	}
+	s.fail(fmt.Sprintf("expected ',' or %q", end))
+	return false
+}
+
+// member reads a field name and its colon, the name interned through d
+// (not decoded when d is nil).
+func (s *scanner) member(d *decoder) (string, bool) {
+	if s.peek() != '"' {
+		s.fail("expected a field name")
+		return "", false
+	}
+	var key string
+	if d != nil {
+		key = s.key(d)
+	} else {
+		s.str()
+	}
+	return key, s.expect(':', "':' after a field name")
+}
+
 // fields calls field with each key of the object at the cursor (its
 // opening brace), with the cursor at the key's value, which field reads.
 // With d nil the keys are not decoded (skip).
 func (s *scanner) fields(d *decoder, field func(key string)) {
-	if !s.enter() {
-		return
-	}
-	if s.peek() == '}' {
-		s.i++
-		s.depth--
-		return
-	}
-	for s.err == nil {
-		if s.peek() != '"' {
-			s.fail("expected a field name")
-			return
-		}
-		var key string
-		if d != nil {
-			key = s.key(d)
-		} else {
-			s.str()
-		}
-		if !s.expect(':', "':' after a field name") {
+	for ok := s.first('}'); ok && s.err == nil; ok = s.more('}') {
+		key, ok := s.member(d)
+		if !ok {
 			return
 		}
 		field(key)
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.depth--
-			return
-		default:
-			s.fail("expected ',' or '}' in an object")
-		}
 	}
 }
 
 // elements calls elem with the cursor at each element of the array at the
 // cursor (its opening bracket).
 func (s *scanner) elements(elem func()) {
-	if !s.enter() {
-		return
-	}
-	if s.peek() == ']' {
-		s.i++
-		s.depth--
-		return
-	}
-	for s.err == nil {
+	for ok := s.first(']'); ok && s.err == nil; ok = s.more(']') {
 		elem()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			s.depth--
-			return
-		default:
-			s.fail("expected ',' or ']' in an array")
-		}
 	}
 }
 
@@ -300,9 +300,7 @@ func (s *scanner) number() any {
 		j++
 	}
 	digits := j
-	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
-		j++
-	}
+	j = s.digitsFrom(j)
 	switch {
 	case j == digits:
 		s.fail("invalid value")
@@ -314,12 +312,7 @@ func (s *scanner) number() any {
 	integer := true
 	if j < len(s.b) && s.b[j] == '.' {
 		integer = false
-		j++
-		k := j
-		for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
-			j++
-		}
-		if j == k {
+		if j = s.digitsFrom(j + 1); s.b[j-1] == '.' {
 			s.i = j
 			s.fail("no digits after '.'")
 			return nil
@@ -331,11 +324,9 @@ func (s *scanner) number() any {
 		if j < len(s.b) && (s.b[j] == '+' || s.b[j] == '-') {
 			j++
 		}
-		k := j
-		for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
-			j++
-		}
-		if j == k {
+		if k := s.digitsFrom(j); k > j {
+			j = k
+		} else {
 			s.i = j
 			s.fail("no digits in an exponent")
 			return nil
@@ -354,6 +345,14 @@ func (s *scanner) number() any {
 		return nil
 	}
 	return f
+}
+
+// digitsFrom returns where the digits from j end.
+func (s *scanner) digitsFrom(j int) int {
+	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
+		j++
+	}
+	return j
 }
 
 // parseInt parses a JSON integer (sign and digits, checked) as an int64,

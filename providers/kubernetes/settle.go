@@ -161,6 +161,9 @@ func (d *decoder) replay(early []earlyField) bool {
 type streamFields struct {
 	scanner
 	d *decoder
+	// entered is set between Object and the first Next of an object,
+	// members when that object is not empty.
+	entered, members bool
 }
 
 // Object implements engine.FieldReader.
@@ -169,53 +172,34 @@ func (r *streamFields) Object() bool {
 		r.skip()
 		return false
 	}
-	if !r.enter() {
-		return false
-	}
-	r.first = true
+	r.members = r.first('}')
+	r.entered = true
 	return true
 }
 
 // Next implements engine.FieldReader.
 func (r *streamFields) Next() (string, bool) {
-	c := r.peek()
-	switch {
-	case r.err != nil:
-		return "", false
-	case c == '}':
-		r.i++
-		r.depth--
-		r.first = false
-		return "", false
-	case r.first:
-		r.first = false
-	case c == ',':
-		r.i++
-	default:
-		r.fail("expected ',' or '}' in an object")
+	if r.entered {
+		r.entered = false
+		if !r.members {
+			return "", false
+		}
+	} else if r.err != nil || !r.more('}') {
 		return "", false
 	}
-	if r.peek() != '"' {
-		r.fail("expected a field name")
-		return "", false
-	}
-	key := r.name()
-	if !r.expect(':', "':' after a field name") {
-		return "", false
-	}
-	return key, true
-}
-
-// name reads a field name for the engine, which keeps it no longer than
-// the item's JSON: a plain one is read in place.
-func (r *streamFields) name() string {
 	start := r.i
-	raw, plain := r.str()
-	if plain && len(raw) > 0 {
-		return unsafe.String(&raw[0], len(raw))
+	if r.peek() == '"' {
+		if raw, plain := r.str(); plain && len(raw) > 0 && r.expect(':', "':' after a field name") {
+			// The engine keeps a name no longer than the item's JSON:
+			// a plain one is read in place.
+			return unsafe.String(&raw[0], len(raw)), true
+		}
+		if r.err != nil {
+			return "", false
+		}
+		r.i = start
 	}
-	r.i = start
-	return r.key(r.d)
+	return r.member(r.d)
 }
 
 // Skip implements engine.FieldReader.
