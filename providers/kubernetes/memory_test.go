@@ -95,7 +95,7 @@ func heapInUse() uint64 {
 // serverLists compiles the configuration in dir and returns, per kind, the
 // JSON LIST response of its objects as the API server stores them after
 // gpuform applied them.
-func serverLists(t *testing.T, dir string) map[schema.GroupVersionKind][]byte {
+func serverLists(t testing.TB, dir string) map[schema.GroupVersionKind][]byte {
 	t.Helper()
 	cfg, diags := config.LoadDir(dir, config.Options{})
 	if diags.HasErrors() {
@@ -124,7 +124,7 @@ func serverLists(t *testing.T, dir string) map[schema.GroupVersionKind][]byte {
 // serverObject is obj as the API server returns it: with a uid, a
 // resourceVersion, a status, gpuform's managedFields entry (every field it
 // set) and another manager's.
-func serverObject(t *testing.T, obj *unstructured.Unstructured) map[string]any {
+func serverObject(t testing.TB, obj *unstructured.Unstructured) map[string]any {
 	u := obj.DeepCopy()
 	u.SetUID("6f1c2b1e-0000-4000-8000-000000000000")
 	u.SetResourceVersion("123456")

@@ -32,11 +32,7 @@ func newStreamCorpus(tb testing.TB) *streamCorpus {
 			}
 		}
 	}
-	t, ok := tb.(*testing.T)
-	if !ok {
-		t = &testing.T{}
-	}
-	lists := serverLists(t, dir)
+	lists := serverLists(tb, dir)
 	cfg, diags := config.LoadDir(dir, config.Options{})
 	if diags.HasErrors() {
 		tb.Fatal(diags.Error())
@@ -150,4 +146,33 @@ func FuzzSettleStream(f *testing.F) {
 		}
 		c.checkStream(t, raw, c.gvks[i%len(c.gvks)])
 	})
+}
+
+// BenchmarkSettleItems settles every item of an applied size S (1,066
+// objects, as the API server lists them) decoded whole and then settled,
+// and settled as it streams, as a refresh does.
+func BenchmarkSettleItems(b *testing.B) {
+	c := newStreamCorpus(b)
+	for _, mode := range []string{"whole", "stream"} {
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d := newDecoder(true)
+				for i, raw := range c.items {
+					if mode == "stream" {
+						if _, ok := d.settleStream(raw, c.gvks[i], c.settler); ok {
+							continue
+						}
+					}
+					u, err := d.item(raw, c.gvks[i], true)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, ok := c.settler.Settle(u); !ok {
+						b.Fatalf("item %d did not settle", i)
+					}
+				}
+			}
+		})
+	}
 }
