@@ -10,9 +10,11 @@ import (
 )
 
 // Budget is the soft memory limit gpuform keeps outside a container (see
-// Tune): a no-op plan of 47,516 objects (the benchmark's size L) then
-// peaks under 500 MB of resident memory.
-const Budget = 400 << 20
+// Tune): a no-op plan of 47,517 objects (the benchmark's size L) then
+// peaks under 500 MB of resident memory. At 400 MiB it peaked at 485-503
+// MB once the refresh read its LISTs faster than compile took (their
+// items wait raw meanwhile); at 360 MiB, 443-459 MB, 0.1-0.2 s slower.
+const Budget = 360 << 20
 
 // ApplyBudget is the budget of an apply (see Tuner.SetBudget): an apply's
 // time goes to its writes, so it spends more of the CPU on collecting to
