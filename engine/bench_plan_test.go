@@ -4,6 +4,8 @@ import (
 	"io"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/internal/enginetest"
@@ -11,8 +13,9 @@ import (
 )
 
 // BenchmarkDiffLarge diffs size M against a cluster where it was applied
-// (no-op) and the same cluster against the configuration with 10% of the
-// tenants changed.
+// (no-op), the same with every object settled by the refresh (as a no-op
+// plan diffs it), and the same cluster against the configuration with 10%
+// of the tenants changed.
 func BenchmarkDiffLarge(b *testing.B) {
 	base, err := compile.Compile(enginetest.SizeM(b, 0))
 	if err != nil {
@@ -21,6 +24,18 @@ func BenchmarkDiffLarge(b *testing.B) {
 	live := enginetest.Applied(b, base)
 	for _, u := range live.Objects {
 		rawManagedFields(u) // as refresh keeps them
+	}
+	settled := enginetest.Applied(b, base)
+	objs := settled.Objects
+	settled.Objects, settled.Settled, settled.SettledFor = map[engine.Key]*unstructured.Unstructured{}, map[engine.Key]bool{}, base
+	s := engine.NewSettler(base)
+	for k, u := range objs {
+		rawManagedFields(u)
+		kept, ok := s.Settle(u)
+		settled.Objects[k] = kept
+		if ok {
+			settled.Settled[k] = true
+		}
 	}
 	changed, err := compile.Compile(enginetest.SizeM(b, 10))
 	if err != nil {
@@ -31,12 +46,13 @@ func BenchmarkDiffLarge(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		desired *engine.Desired
+		live    *engine.Live
 		changes int
-	}{{"no-op", base, 1}, {"10%-changed", changed, 101}} {
+	}{{"no-op", base, live, 1}, {"no-op-settled", base, settled, 1}, {"10%-changed", changed, live, 201}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := engine.Diff(c.desired, live, engine.DiffOptions{})
+				p, err := engine.Diff(c.desired, c.live, engine.DiffOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -34,7 +34,8 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	if err := missingKinds(reg, d, live); err != nil {
 		return nil, err
 	}
-	p := &Plan{Stack: d.Stack, Source: live.Source, ReadVersions: map[Key]string{}}
+	p := &Plan{Stack: d.Stack, Source: live.Source,
+		ReadVersions: make(map[Key]string, len(live.Objects)+len(live.Foreign)+len(live.Nodes)+len(live.ClusterPolicies))}
 	for k, u := range live.Objects {
 		p.ReadVersions[k] = ReadVersion(u)
 	}
@@ -85,10 +86,16 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 	fields := diffObjects(d.Objects, live)
 	for i, o := range d.Objects {
 		k := o.Key()
+		if live.Settled[k] {
+			// The common case, with nothing to allocate: the refresh
+			// settles only owned objects outside the lock's namespace.
+			s.Unchanged++
+			continue
+		}
 		cur, labelled := live.Objects[k]
 		owned := labelled && !IsLockNamespace(k) && Owned(cur, d.Stack)
-		if owned && (len(fields[i]) == 0 || live.Settled[k]) {
-			s.Unchanged++ // the common case, with nothing to allocate
+		if owned && len(fields[i]) == 0 {
+			s.Unchanged++
 			continue
 		}
 		c := &Change{Address: o.Address, Key: k, APIVersion: o.Object.GetAPIVersion(), After: o.Object, DependsOn: o.DependsOn, Sensitive: o.Sensitive}

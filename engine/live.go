@@ -21,7 +21,9 @@ type Live struct {
 	// Settled are the keys of Objects that the refresh settled (see
 	// Settler): compared with their desired objects and found unchanged,
 	// kept as slim copies (SlimLive). Diff counts them unchanged without
-	// comparing them again. Nil when the refresh settled none.
+	// comparing them again, nor checking who owns them (a Settler settles
+	// only objects the stack owns, outside the lock's namespace). Nil when
+	// the refresh settled none.
 	Settled map[Key]bool
 	// SettledFor is the desired state Settled was settled against: the only
 	// one this Live may be diffed with while Settled is not empty.

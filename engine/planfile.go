@@ -299,10 +299,13 @@ const versionDeleting = "deleting"
 // ReadVersion is the version a plan records for a live object: its
 // resourceVersion, or versionDeleting once its deletion has begun.
 func ReadVersion(u *unstructured.Unstructured) string {
-	if u.GetDeletionTimestamp() != nil {
+	md, _ := u.Object["metadata"].(map[string]any)
+	// Read from the one map: a plan reads every live object's.
+	if ts, ok := md["deletionTimestamp"]; ok && ts != "" && u.GetDeletionTimestamp() != nil {
 		return versionDeleting
 	}
-	return u.GetResourceVersion()
+	rv, _ := md["resourceVersion"].(string)
+	return rv
 }
 
 // NodeVersion is the version a plan records for a Node: a hash of its
