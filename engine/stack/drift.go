@@ -36,6 +36,7 @@ var errNotGit = errors.New("not in git")
 // engine.Drift): the configurations at the commits stamped on live objects
 // tell hand edits from changes not applied yet. It never writes.
 func (s *Stack) Drift(ctx context.Context) (*drift.Report, error) {
+	defer s.raiseGC()()
 	head, err := s.compile(ctx, compileMode{dropSyntax: true})
 	if err != nil {
 		return nil, err

@@ -35,6 +35,7 @@ type PlanResult struct {
 // cluster call; a plan with conflicts is returned as it is (see
 // Plan.Summary.Conflicts).
 func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
+	defer s.raiseGC()()
 	mode := planMode()
 	mode.valid = func(cfg *config.Config) error {
 		// The configuration is valid: the stack's LISTs can go out while

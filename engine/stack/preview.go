@@ -44,6 +44,7 @@ type PreviewResult struct {
 // them): they are in Preview.CapacityProblems, and their diagnostics went
 // to Options.Diagnostics.
 func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResult, error) {
+	defer s.raiseGC()()
 	head, err := s.compile(ctx, planMode())
 	if err != nil {
 		return nil, err
