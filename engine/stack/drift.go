@@ -36,11 +36,13 @@ var errNotGit = errors.New("not in git")
 // engine.Drift): the configurations at the commits stamped on live objects
 // tell hand edits from changes not applied yet. It never writes.
 func (s *Stack) Drift(ctx context.Context) (*drift.Report, error) {
-	defer s.raiseGC()()
+	gc := s.raiseGC()
+	defer gc.restore()
 	head, err := s.compile(ctx, compileMode{dropSyntax: true})
 	if err != nil {
 		return nil, err
 	}
+	gc.fit()
 	cl, err := s.open(ctx, head.cfg)
 	if err != nil {
 		return nil, err

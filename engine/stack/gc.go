@@ -2,35 +2,78 @@ package stack
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 )
 
 // GCPercent is the garbage collector's GOGC the CLI sets while a
-// configuration is loaded and validated, and through the whole of a run
-// that only reads the cluster (plan, drift, preview): Options.GCPercent.
-// Loading is the most garbage-heavy part of a run (the HCL lexer's tokens;
-// each block's syntax is freed as it is evaluated) while what it keeps is
-// small; after it, compile and refresh build what the plan holds at its
-// end, so a collection while they run finds little to free. Collecting
-// half as often there saves CPU (a size-M plan's collector ran four times
-// after the load instead of eight); in a large configuration the CLI's
-// memory budget (internal/memlimit.Tune) caps the heap that this lets grow
-// (measured in docs/performance.md). An apply collects at Go's default
-// after its load: its writes, not its CPU, set its time.
+// configuration is loaded and validated, and through a run that only reads
+// the cluster (plan, drift, preview) while it fits (see fit):
+// Options.GCPercent. Loading is the most garbage-heavy part of a run (the
+// HCL lexer's tokens; each block's syntax is freed as it is evaluated)
+// while what it keeps is small; after it, compile and refresh build what
+// the plan holds at its end, so a collection while they run finds little
+// to free. Collecting half as often there saves CPU (a size-M plan
+// collected 7 times instead of 8-10, its CPU 7% less); in a large
+// configuration fit puts Go's default back once the desired objects are
+// compiled, and the CLI's memory budget (internal/memlimit.Tune) caps the
+// heap (measured in docs/performance.md). An apply collects at Go's
+// default after its load: its writes, not its CPU, set its time.
 const GCPercent = 200
 
-// raiseGC sets GOGC to Options.GCPercent and returns the function that
-// puts the previous setting back. Without it, or with GOGC or GOMEMLIMIT
-// in the environment (Options.Load.Env), it changes nothing.
-func (s *Stack) raiseGC() (restore func()) {
+// raiseGC sets GOGC to Options.GCPercent until the returned gcRaise is
+// restored (or fitted, see fit). Without it, or with GOGC or GOMEMLIMIT in
+// the environment (Options.Load.Env), it changes nothing.
+func (s *Stack) raiseGC() *gcRaise {
 	if s.opts.GCPercent == 0 {
-		return func() {}
+		return &gcRaise{}
 	}
 	for _, kv := range s.opts.Load.Env {
 		if strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=") {
-			return func() {}
+			return &gcRaise{}
 		}
 	}
-	prev := debug.SetGCPercent(s.opts.GCPercent)
-	return func() { debug.SetGCPercent(prev) }
+	return &gcRaise{prev: debug.SetGCPercent(s.opts.GCPercent), raised: true}
+}
+
+// gcRaise is a GOGC raised by raiseGC, and the setting before it.
+type gcRaise struct {
+	prev   int
+	raised bool
+}
+
+// restore puts the setting before raiseGC back, once.
+func (g *gcRaise) restore() {
+	if g.raised {
+		debug.SetGCPercent(g.prev)
+		g.raised = false
+	}
+}
+
+// fitShare is the share of the soft memory limit that what is live once
+// the desired objects are compiled may take for a run to go on at
+// GCPercent (see fit).
+const fitShare = 4
+
+// fit restores the setting before raiseGC, for the rest of a run, when
+// what the last collection found live once the desired objects were
+// compiled is more than a fitShare-th of the soft memory limit: the
+// refresh adds about as much again, and the heap GCPercent would let grow
+// from it would meet the limit, where the collector runs often anyway and
+// the process's resident memory rises past the limit (a size-L plan
+// peaked at 487 MB at GOGC 200 against 427 MB at 100, five runs each).
+func (g *gcRaise) fit() {
+	if !g.raised {
+		return
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	live := int64(sample[0].Value.Uint64())
+	limit := debug.SetMemoryLimit(-1)
+	if live > limit/fitShare {
+		g.restore()
+	}
 }

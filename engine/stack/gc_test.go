@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -30,11 +31,11 @@ func TestRaiseGC(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			s := New(nil, nil, Options{Load: config.Options{Env: tt.env}, GCPercent: GCPercent})
-			restore := s.raiseGC()
+			g := s.raiseGC()
 			if during := gcPercent(); during != tt.want {
 				t.Errorf("GOGC while raised = %d, want %d", during, tt.want)
 			}
-			restore()
+			g.restore()
 			if after := gcPercent(); after != 100 {
 				t.Errorf("GOGC after = %d, want 100", after)
 			}
@@ -42,9 +43,44 @@ func TestRaiseGC(t *testing.T) {
 	}
 	// A Stack left at its zero options (a library's) leaves GOGC alone.
 	debug.SetGCPercent(100)
-	restore := New(nil, nil, Options{}).raiseGC()
+	g := New(nil, nil, Options{}).raiseGC()
 	if during := gcPercent(); during != 100 {
 		t.Errorf("GOGC without GCPercent = %d, want 100", during)
 	}
-	restore()
+	g.restore()
+}
+
+// fit puts GOGC back when what is live is more than a fitShare-th of the
+// soft memory limit, and keeps it raised below that.
+func TestFitGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	held := make([]byte, 32<<20)
+	for i := range held {
+		held[i] = byte(i)
+	}
+	runtime.GC() // what is live now holds held
+	for _, tt := range []struct {
+		name  string
+		limit int64
+		want  int
+	}{
+		{"far under the limit", 1 << 40, GCPercent},
+		{"over a fitShare-th of it", fitShare * 16 << 20, 100},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(tt.limit)
+			g := New(nil, nil, Options{GCPercent: GCPercent}).raiseGC()
+			g.fit()
+			if got := gcPercent(); got != tt.want {
+				t.Errorf("GOGC after fit = %d, want %d", got, tt.want)
+			}
+			g.restore()
+			if got := gcPercent(); got != 100 {
+				t.Errorf("GOGC after restore = %d, want 100", got)
+			}
+		})
+	}
+	runtime.KeepAlive(held)
 }

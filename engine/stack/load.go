@@ -45,7 +45,7 @@ func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, h
 	if err != nil {
 		return &config.Config{}, &Files{Origin: engine.ConfigSource{Ref: ref}}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the configuration from git", Detail: err.Error() + "."}}
 	}
-	defer s.raiseGC()()
+	defer s.raiseGC().restore()
 	cfg, diags := s.loadFiles(files)
 	return cfg, files, diags
 }

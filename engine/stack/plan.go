@@ -35,7 +35,8 @@ type PlanResult struct {
 // cluster call; a plan with conflicts is returned as it is (see
 // Plan.Summary.Conflicts).
 func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
-	defer s.raiseGC()()
+	gc := s.raiseGC()
+	defer gc.restore()
 	mode := planMode()
 	mode.valid = func(cfg *config.Config) error {
 		// The configuration is valid: the stack's LISTs can go out while
@@ -52,6 +53,7 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 	if err != nil {
 		return nil, err
 	}
+	gc.fit()
 	cl := s.cluster
 	p, live, err := s.refreshDiff(ctx, cl, head.desired, opts.Adopt)
 	if err != nil {
