@@ -260,13 +260,8 @@ func (d *decoder) shareLeaf(m map[string]any) map[string]any {
 	return m
 }
 
-// internBytes is intern of b's content, allocating only for a string
-// not seen before.
-func (d *decoder) internBytes(b []byte) string {
-	return d.internValue(b).(string)
-}
-
-// internKey is internBytes of a field name.
+// internKey is the interned field name of b's content, allocating only
+// for a name not seen before.
 func (d *decoder) internKey(b []byte) string {
 	if c, ok := d.keys[string(b)]; ok {
 		return c
@@ -279,7 +274,8 @@ func (d *decoder) internKey(b []byte) string {
 	return k
 }
 
-// internValue is internBytes as an interface value, boxed once.
+// internValue is the interned string of b's content as an interface
+// value, boxed once, allocating only for a string not seen before.
 func (d *decoder) internValue(b []byte) any {
 	if len(b) > 64 {
 		return string(b)

@@ -125,12 +125,6 @@ func validEscape(b []byte) bool {
 	return false
 }
 
-// stringValue reads the string at the cursor, interned through d.
-func (s *scanner) stringValue(d *decoder) string {
-	v, _ := s.stringAny(d).(string)
-	return v
-}
-
 // key reads the field name at the cursor, interned through d.
 func (s *scanner) key(d *decoder) string {
 	raw, plain := s.str()
@@ -148,8 +142,8 @@ func (s *scanner) key(d *decoder) string {
 	return d.intern(v)
 }
 
-// stringAny is stringValue as an interface value, boxed once per string
-// interned.
+// stringAny reads the string at the cursor, interned through d, as an
+// interface value, boxed once per string interned.
 func (s *scanner) stringAny(d *decoder) any {
 	raw, plain := s.str()
 	if s.err != nil {
