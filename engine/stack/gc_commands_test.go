@@ -9,13 +9,6 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 )
 
-// gcPercent returns the current GOGC without changing it.
-func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
-}
-
 // gcCluster records GOGC whenever the cluster is read.
 type gcCluster struct {
 	stack.Cluster
@@ -23,7 +16,7 @@ type gcCluster struct {
 }
 
 func (c *gcCluster) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
-	c.refresh = append(c.refresh, gcPercent())
+	c.refresh = append(c.refresh, stack.CurrentGCPercent())
 	return c.Cluster.Refresh(ctx, d, opts)
 }
 
@@ -63,7 +56,7 @@ func TestCommandsGC(t *testing.T) {
 					t.Errorf("GOGC while %s reads the cluster = %d, want %d", tt.name, got, tt.want)
 				}
 			}
-			if after := gcPercent(); after != 100 {
+			if after := stack.CurrentGCPercent(); after != 100 {
 				t.Errorf("GOGC after %s = %d, want 100", tt.name, after)
 			}
 		})

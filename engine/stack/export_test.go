@@ -1,0 +1,4 @@
+package stack
+
+// CurrentGCPercent is gcPercent, for the package's external tests.
+var CurrentGCPercent = gcPercent
