@@ -13,9 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
@@ -42,16 +40,8 @@ const planHeapBudget int64 = 19 << 18 // 4.75 MiB
 // tree, dropped just after).
 func TestPlanMemoryBudget(t *testing.T) {
 	dir := t.TempDir()
-	var size gen.Size
-	for _, s := range gen.Sizes() {
-		if s.Name == "S" {
-			size = s
-		}
-	}
-	if err := gen.Write(dir, size.Options()); err != nil {
-		t.Fatal(err)
-	}
-	lists := serverLists(t, dir)
+	size := writeSizeS(t, dir)
+	lists := serverLists(t, CompileDir(t, dir))
 	c := &memoryCluster{lists: lists, nodes: gen.Nodes(size.Nodes)}
 	var held uint64
 	measure := func(phase string, _ time.Duration) {
@@ -92,19 +82,26 @@ func heapInUse() uint64 {
 	return ms.HeapAlloc
 }
 
+// writeSizeS writes the generated size S into dir and returns it.
+func writeSizeS(tb testing.TB, dir string) gen.Size {
+	tb.Helper()
+	for _, s := range gen.Sizes() {
+		if s.Name == "S" {
+			if err := gen.Write(dir, s.Options()); err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}
+	}
+	tb.Fatal("no size S")
+	return gen.Size{}
+}
+
 // serverLists compiles the configuration in dir and returns, per kind, the
 // JSON LIST response of its objects as the API server stores them after
 // gpuform applied them.
-func serverLists(t testing.TB, dir string) map[schema.GroupVersionKind][]byte {
+func serverLists(t testing.TB, d *engine.Desired) map[schema.GroupVersionKind][]byte {
 	t.Helper()
-	cfg, diags := config.LoadDir(dir, config.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	d, err := compile.Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	items := map[schema.GroupVersionKind][]any{}
 	for _, o := range d.Objects {
 		gvk := o.Object.GroupVersionKind()

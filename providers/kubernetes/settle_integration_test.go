@@ -1,7 +1,10 @@
 package kubernetes_test
 
 import (
+	"io"
 	"maps"
+	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"testing"
@@ -9,41 +12,57 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
 
+// settleServer starts an API server of its own for the settle test, with
+// the upstream CRDs of every kind a generated stack has (strict schemas:
+// a custom resource comes back defaulted and pruned as on a real cluster,
+// its fields in name order), so that the InferenceServices, queues and
+// rules settle as they stream from a real schema, not from a stand-in.
+// The package's shared server keeps no CRDs: its kinds tests need that.
+func settleServer(t *testing.T) *kubeapitest.Server {
+	t.Helper()
+	s, err := kubeapitest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeapitest.ApplyCRDs(kubeapitest.Context(t), cfg, "kueue.yaml", "kserve.yaml", "gpu-operator.yaml", "prometheus-operator.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // settleStack compiles a generated configuration with changePercent of
-// its tenants changed, keeping the objects of the kinds the test's API
-// server serves (it has no CRDs).
-func settleStack(t *testing.T, changePercent int) *engine.Desired {
+// its tenants changed; every kind it has must be served by s.
+func settleStack(t *testing.T, s *kubeapitest.Server, changePercent int) *engine.Desired {
 	t.Helper()
 	dir := t.TempDir()
 	if err := gen.Write(dir, gen.Options{Tenants: 12, Models: 40, Nodes: 4, ChangePercent: changePercent}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := config.LoadDir(dir, config.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	d, err := compile.Compile(cfg)
+	d := kubernetes.CompileDir(t, dir)
+	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: s.Kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
+	for _, o := range d.Objects {
+		if _, err := kubernetes.MappingOf(c, o.Object.GroupVersionKind()); err != nil {
+			t.Fatalf("%s: %v", o.Key(), err)
+		}
 	}
-	d.Objects = slices.DeleteFunc(d.Objects, func(o *engine.Object) bool {
-		_, err := kubernetes.MappingOf(c, o.Object.GroupVersionKind())
-		return err != nil
-	})
 	d.Kinds = engine.ManagedKinds() // as Prefetch lists
 	return d
 }
@@ -58,8 +77,9 @@ func settleStack(t *testing.T, changePercent int) *engine.Desired {
 // plans exactly the same.
 func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 	ctx := kubeapitest.Context(t)
-	applyStack(t, settleStack(t, 0))
-	d := settleStack(t, 25)
+	srv := settleServer(t)
+	applyStack(t, srv, settleStack(t, srv, 0))
+	d := settleStack(t, srv, 25)
 	whole, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +132,18 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			settledKinds := map[string]int{}
+			for k := range live.Settled {
+				settledKinds[k.Kind]++
+			}
+			for _, kind := range []string{"InferenceService", "ClusterQueue", "LocalQueue", "ResourceQuota"} {
+				if settledKinds[kind] == 0 {
+					t.Errorf("no %s settled: %v", kind, settledKinds)
+				}
+			}
+			if got := streamSettled(t, srv, d); !reflect.DeepEqual(got, settledKinds) {
+				t.Errorf("settled as their JSON streamed, by kind: %v; settled by the refresh: %v", got, settledKinds)
+			}
 			if len(live.Settled) != want.Summary.Unchanged {
 				t.Errorf("%d objects settled, %d unchanged: an unchanged object is kept whole", len(live.Settled), want.Summary.Unchanged)
 			}
@@ -120,6 +152,66 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// streamSettled LISTs every kind of d's objects from srv as a refresh
+// does and counts, by kind, the items a Settler of d settles as their
+// JSON streams, without decoding any whole.
+func streamSettled(t *testing.T, srv *kubeapitest.Server, d *engine.Desired) map[string]int {
+	t.Helper()
+	ctx := kubeapitest.Context(t)
+	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := engine.NewSettler(d)
+	out := map[string]int{}
+	gvks := map[schema.GroupVersionKind]bool{}
+	for _, o := range d.Objects {
+		gvks[o.Object.GroupVersionKind()] = true
+	}
+	for gvk := range gvks {
+		m, err := kubernetes.MappingOf(c, gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "/apis/" + gvk.Group + "/" + gvk.Version
+		if gvk.Group == "" {
+			path = "/api/" + gvk.Version
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path+"/"+m.Resource.Resource+"?labelSelector="+url.QueryEscape(engine.LabelStack+"="+d.Stack), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("list %s: %v %s", gvk.Kind, err, resp.Status)
+		}
+		items, err := kubernetes.ListItems(body)
+		if err != nil {
+			t.Fatalf("list %s: %v", gvk.Kind, err)
+		}
+		for _, raw := range items {
+			if kubernetes.SettlesAsItStreams(raw, gvk, s) {
+				out[gvk.Kind]++
+			}
+		}
+	}
+	return out
 }
 
 // clusterPolicies stand for the GPU Operator, which the test's API server
@@ -147,7 +239,7 @@ func keyNames(objs map[engine.Key]*unstructured.Unstructured) map[string]bool {
 // edits some by hand: every 7th edited by another manager, every 7th+1
 // deleted, every 7th+2 relabelled out of the stack, and adds one object
 // of the stack that d does not have.
-func applyStack(t *testing.T, d *engine.Desired) {
+func applyStack(t *testing.T, srv *kubeapitest.Server, d *engine.Desired) {
 	t.Helper()
 	ctx := kubeapitest.Context(t)
 	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})

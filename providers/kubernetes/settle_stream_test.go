@@ -5,13 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	jsoniter "github.com/json-iterator/go"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/compile"
-	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
 
 // streamCorpus is generated size S compiled, and its objects' items as the
@@ -25,37 +21,18 @@ type streamCorpus struct {
 func newStreamCorpus(tb testing.TB) *streamCorpus {
 	tb.Helper()
 	dir := tb.TempDir()
-	for _, s := range gen.Sizes() {
-		if s.Name == "S" {
-			if err := gen.Write(dir, s.Options()); err != nil {
-				tb.Fatal(err)
-			}
-		}
-	}
-	lists := serverLists(tb, dir)
-	cfg, diags := config.LoadDir(dir, config.Options{})
-	if diags.HasErrors() {
-		tb.Fatal(diags.Error())
-	}
-	d, err := compile.Compile(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	writeSizeS(tb, dir)
+	d := CompileDir(tb, dir)
 	c := &streamCorpus{settler: engine.NewSettler(d)}
-	for gvk, list := range lists {
-		it := jsoniter.ParseBytes(jsoniter.ConfigCompatibleWithStandardLibrary, list)
-		it.ReadMapCB(func(it *jsoniter.Iterator, key string) bool {
-			if key != "items" {
-				it.Skip()
-				return true
-			}
-			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-				c.items = append(c.items, it.SkipAndReturnBytes())
-				c.gvks = append(c.gvks, gvk)
-				return true
-			})
-			return true
-		})
+	for gvk, list := range serverLists(tb, d) {
+		items, err := ListItems(list)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, raw := range items {
+			c.items = append(c.items, raw)
+			c.gvks = append(c.gvks, gvk)
+		}
 	}
 	return c
 }
