@@ -216,15 +216,15 @@ func missingKinds(reg *kinds.Registry, d *Desired, live *Live) error {
 	if len(live.MissingKinds) == 0 {
 		return nil
 	}
-	missing := map[string]Kind{}
+	missing := map[schema.GroupKind]Kind{}
 	for _, k := range live.MissingKinds {
-		missing[k.Group+"/"+k.Kind] = k
+		missing[k.GroupKind()] = k
 	}
 	var msgs []string
 	seen := map[string]bool{}
 	for _, o := range d.Objects {
-		gvk := o.Object.GroupVersionKind()
-		k, ok := missing[gvk.Group+"/"+gvk.Kind]
+		key := o.Key() // cached: no apiVersion to parse per object
+		k, ok := missing[schema.GroupKind{Group: key.Group, Kind: key.Kind}]
 		if !ok || seen[o.Address+k.Kind] {
 			continue
 		}

@@ -80,13 +80,14 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 		return nil, err
 	}
 	return s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
-		p, live, err := s.refreshDiff(ctx, cl, head.desired, opts.Adopt)
+		d, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
 		if err != nil {
 			return err
 		}
+		p := d.plan
 		p.ConfigSource = configSource(head.origin)
 		res.Plan = p
-		if err := s.assess(ctx, cl, head.cfg, live, p); err != nil {
+		if err := s.assess(ctx, cl, head.cfg, d); err != nil {
 			return err
 		}
 		if opts.Planned != nil {

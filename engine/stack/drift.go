@@ -76,13 +76,14 @@ func (s *Stack) Fix(ctx context.Context, opts ApplyOptions) (*FixResult, error) 
 	}
 	fix := &FixResult{}
 	res, err := s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
-		p, live, err := s.refreshDiff(ctx, cl, head.desired, false)
+		d, err := s.refreshDiff(ctx, cl, head, false)
 		if err != nil {
 			return err
 		}
+		p := d.plan
 		res.Plan = p
 		if p.HasChanges() || p.Summary.Conflicts > 0 {
-			if err := s.assess(ctx, cl, head.cfg, live, p); err != nil {
+			if err := s.assess(ctx, cl, head.cfg, d); err != nil {
 				return err
 			}
 			if err := execute(ctx, cl, p, opts, f, res); err != nil || !res.OK() {

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -14,10 +15,11 @@ import (
 // while what it keeps is small; after it, compile and refresh build what
 // the plan holds at its end, so a collection while they run finds little
 // to free. Collecting half as often there saves CPU (a size-M plan
-// collected 7 times instead of 8-10, its CPU 7% less); in a large
-// configuration fit puts Go's default back once the desired objects are
-// compiled, and the CLI's memory budget (internal/memlimit.Tune) caps the
-// heap (measured in docs/performance.md). An apply collects at Go's
+// collected 7 times instead of 8-10, its CPU 7% less). Once the desired
+// objects are compiled, fit turns the collector off where what is live
+// fits well under the CLI's memory budget (internal/memlimit.Tune), which
+// then paces it, and puts Go's default back in a large configuration
+// (measured in docs/performance.md). An apply collects at Go's
 // default after its load: its writes, not its CPU, set its time.
 const GCPercent = 200
 
@@ -51,17 +53,28 @@ func (g *gcRaise) restore() {
 }
 
 // fitShare is the share of the soft memory limit that what is live once
-// the desired objects are compiled may take for a run to go on at
-// GCPercent (see fit).
+// the desired objects are compiled may take for a run to go on collecting
+// only near the limit (see fit).
 const fitShare = 4
 
-// fit restores the setting before raiseGC, for the rest of a run, when
-// what the last collection found live once the desired objects were
-// compiled is more than a fitShare-th of the soft memory limit: the
-// refresh adds about as much again, and the heap GCPercent would let grow
-// from it would meet the limit, where the collector runs often anyway and
-// the process's resident memory rises past the limit (a size-L plan
-// peaked at 487 MB at GOGC 200 against 427 MB at 100, five runs each).
+// fit decides, once the desired objects are compiled, how the rest of a
+// run collects, from what the last collection found live then.
+//
+// Under a fitShare-th of the soft memory limit, the collector is turned
+// off and the limit alone paces it: the refresh adds about as much again as
+// is live, so even then what is live stays under half the limit, and the
+// heap is collected only when it nears the limit, each time freeing more
+// than half of it. A size-M plan then ends without a collection during its
+// refresh, diff and assessment (one to two fewer; about a tenth less CPU,
+// docs/performance.md) and its resident memory stays where its load put
+// it. Without a soft limit (a library's Stack, GOMEMLIMIT=off) the raised
+// GOGC stays.
+//
+// Over it, the setting before raiseGC is put back for the rest of the run:
+// the heap GCPercent would let grow from what is live would meet the limit,
+// where the collector runs often anyway and the process's resident memory
+// rises past the limit (a size-L plan peaked at 487 MB at GOGC 200 against
+// 427 MB at 100, five runs each).
 func (g *gcRaise) fit() {
 	if !g.raised {
 		return
@@ -73,7 +86,10 @@ func (g *gcRaise) fit() {
 	}
 	live := int64(sample[0].Value.Uint64())
 	limit := debug.SetMemoryLimit(-1)
-	if live > limit/fitShare {
+	switch {
+	case live > limit/fitShare:
 		g.restore()
+	case limit < math.MaxInt64:
+		debug.SetGCPercent(-1)
 	}
 }

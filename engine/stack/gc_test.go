@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -51,7 +52,8 @@ func TestRaiseGC(t *testing.T) {
 }
 
 // fit puts GOGC back when what is live is more than a fitShare-th of the
-// soft memory limit, and keeps it raised below that.
+// soft memory limit, turns the collector off below that (the limit paces
+// it), and keeps GOGC raised where there is no limit.
 func TestFitGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -65,8 +67,9 @@ func TestFitGC(t *testing.T) {
 		limit int64
 		want  int
 	}{
-		{"far under the limit", 1 << 40, GCPercent},
+		{"far under the limit", 1 << 40, -1},
 		{"over a fitShare-th of it", fitShare * 16 << 20, 100},
+		{"no limit", math.MaxInt64, GCPercent},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)

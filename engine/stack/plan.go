@@ -3,12 +3,17 @@ package stack
 import (
 	"context"
 	"fmt"
-	"maps"
+	"iter"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
+	"github.com/gpuform/gpuform/engine/mig"
 )
 
 // PlanOptions tune Plan.
@@ -55,44 +60,84 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 	}
 	gc.fit()
 	cl := s.cluster
-	p, live, err := s.refreshDiff(ctx, cl, head.desired, opts.Adopt)
+	d, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
 	if err != nil {
 		return nil, err
 	}
-	p.ConfigSource = configSource(head.origin)
-	if err := s.assess(ctx, cl, head.cfg, live, p); err != nil {
+	d.plan.ConfigSource = configSource(head.origin)
+	if err := s.assess(ctx, cl, head.cfg, d); err != nil {
 		return nil, err
 	}
-	return &PlanResult{Config: head.cfg, Plan: p, Context: cl.Context()}, nil
+	return &PlanResult{Config: head.cfg, Plan: d.plan, Context: cl.Context()}, nil
 }
 
-// refreshDiff reads the live state of desired's stack and diffs it: the
-// plan, without the GPU assessment (see assess).
-func (s *Stack) refreshDiff(ctx context.Context, cl Cluster, desired *engine.Desired, adopt bool) (*engine.Plan, *engine.Live, error) {
+// diffed is a plan just made from a refresh, with what assess adds to it
+// from.
+type diffed struct {
+	plan     *engine.Plan
+	live     *engine.Live
+	capacity capacityCheck
+}
+
+// refreshDiff reads the live state of head's stack and diffs it: the
+// plan, without the GPU assessment (see assess). The GPU capacity needs
+// only the configuration and what the refresh read, not the diff: it is
+// checked on another core meanwhile (both only read live).
+func (s *Stack) refreshDiff(ctx context.Context, cl Cluster, head *loaded, adopt bool) (diffed, error) {
 	start := time.Now()
-	live, err := cl.Refresh(ctx, desired, engine.RefreshOptions{Adopt: adopt})
+	live, err := cl.Refresh(ctx, head.desired, engine.RefreshOptions{Adopt: adopt})
 	if err != nil {
-		return nil, nil, err
+		return diffed{}, err
 	}
 	start = s.phase("refresh", start)
-	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: adopt})
+	checked := make(chan capacityCheck, 1) // never blocks: the check ends even when the diff fails
+	go func() { checked <- checkCapacity(head.cfg, live, s.opts.Catalog) }()
+	p, err := engine.Diff(head.desired, live, engine.DiffOptions{Adopt: adopt})
 	if err != nil {
-		return nil, nil, fmt.Errorf("plan stack %s: %w", desired.Stack, err)
+		return diffed{}, fmt.Errorf("plan stack %s: %w", head.desired.Stack, err)
 	}
 	s.phase("diff", start)
-	return p, live, nil
+	return diffed{plan: p, live: live, capacity: <-checked}, nil
 }
 
-// assess adds to a plan what the GPUs say: the capacity of every pool
+// capacityCheck is the capacity of every pool, and its problems.
+type capacityCheck struct {
+	report *capacity.Report
+	diags  hcl.Diagnostics
+}
+
+// checkCapacity checks the capacity of cfg's pools on the nodes and the
+// quotas live holds (capacity.CheckFrom).
+func checkCapacity(cfg *config.Config, live *engine.Live, cat *mig.Catalog) capacityCheck {
+	r, diags := capacity.CheckFrom(cfg, live.Nodes, quotaClaims(live.Objects), cat)
+	return capacityCheck{r, diags}
+}
+
+// quotaClaims yields the objects of objs that capacity.CheckFrom reads
+// quotas from, the ResourceQuotas and Kueue ClusterQueues, picked by their
+// keys: the others, most of a stack, are not read at all.
+func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstructured.Unstructured] {
+	rq, cq := engine.KindResourceQuota.GroupKind(), engine.KindClusterQueue.GroupKind()
+	return func(yield func(*unstructured.Unstructured) bool) {
+		for k, u := range objs {
+			gk := schema.GroupKind{Group: k.Group, Kind: k.Kind}
+			if (gk == rq || gk == cq) && !yield(u) {
+				return
+			}
+		}
+	}
+}
+
+// assess adds to d's plan what the GPUs say: the capacity of every pool
 // (problems are diagnostics and end the call with a *ConfigError) and the
 // pods that re-partitioning nodes would disrupt.
-func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, live *engine.Live, p *engine.Plan) error {
-	report, diags := capacity.CheckFrom(cfg, live.Nodes, maps.Values(live.Objects), s.opts.Catalog)
-	s.report(cfg, diags)
-	if diags.HasErrors() {
-		return &ConfigError{Diags: diags}
+func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d diffed) error {
+	s.report(cfg, d.capacity.diags)
+	if d.capacity.diags.HasErrors() {
+		return &ConfigError{Diags: d.capacity.diags}
 	}
-	p.Capacity = report
+	p, live := d.plan, d.live
+	p.Capacity = d.capacity.report
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
 	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog)...)

@@ -3,7 +3,6 @@ package stack
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -77,14 +76,14 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 	pv.Plan = p
 	pv.ConfigChanges = engine.ConfigDiff(base, head.cfg)
 
-	report, cdiags := capacity.CheckFrom(head.cfg, live.Nodes, maps.Values(live.Objects), s.opts.Catalog)
+	report, cdiags := capacity.CheckFrom(head.cfg, live.Nodes, quotaClaims(live.Objects), s.opts.Catalog)
 	p.Capacity = report
 	s.report(head.cfg, cdiags)
 	for _, d := range onlyErrors(cdiags) {
 		pv.CapacityProblems = append(pv.CapacityProblems, strings.TrimSuffix(d.Detail, "."))
 	}
 	if base != nil {
-		if before, _ := capacity.CheckFrom(base, live.Nodes, maps.Values(live.Objects), s.opts.Catalog); before != nil {
+		if before, _ := capacity.CheckFrom(base, live.Nodes, quotaClaims(live.Objects), s.opts.Catalog); before != nil {
 			pv.CapacityBefore = before.Rows
 		}
 	}

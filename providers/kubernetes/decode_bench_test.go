@@ -75,3 +75,19 @@ func TestDecodeListBenchmarkInput(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCutList cuts the items out of the same page of 500
+// InferenceServices (listCutter), decoding none: the part of a refresh that
+// every byte of every LIST goes through.
+func BenchmarkCutList(b *testing.B) {
+	data := isvcList(500)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		err := newBytesCutter(data).list(func([]byte) { n++ }, func([]byte) error { return nil })
+		if err != nil || n != 500 {
+			b.Fatalf("%d items, %v", n, err)
+		}
+	}
+}
