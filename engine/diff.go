@@ -34,19 +34,26 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	if err := missingKinds(reg, d, live); err != nil {
 		return nil, err
 	}
-	p := &Plan{Stack: d.Stack, Source: live.Source,
-		ReadVersions: make(map[Key]string, len(live.Objects)+len(live.Foreign)+len(live.Nodes)+len(live.ClusterPolicies))}
-	for k, u := range live.Objects {
-		p.ReadVersions[k] = ReadVersion(u)
-	}
-	for k, u := range live.Foreign {
-		p.ReadVersions[k] = ReadVersion(u)
-	}
+	p := &Plan{Stack: d.Stack, Source: live.Source}
+	// The versions read, one per live object, are gathered on another core
+	// while the objects are diffed (both only read live).
+	versions := make(chan map[Key]string, 1) // never blocks: read unless Diff fails
+	go func() {
+		v := make(map[Key]string, len(live.Objects)+len(live.Foreign)+len(live.Nodes)+len(live.ClusterPolicies))
+		for k, u := range live.Objects {
+			v[k] = ReadVersion(u)
+		}
+		for k, u := range live.Foreign {
+			v[k] = ReadVersion(u)
+		}
+		versions <- v
+	}()
 	changes := diffDesired(d, live, opts, &p.Summary)
 	nodeChanges, err := DiffNodes(d, live, opts)
 	if err != nil {
 		return nil, err
 	}
+	p.ReadVersions = <-versions
 	for _, n := range live.Nodes {
 		p.ReadVersions[KeyOf(n)] = NodeVersion(n)
 	}
@@ -144,10 +151,16 @@ func inTheWay(c *Change, o *Object, cur *unstructured.Unstructured, opts DiffOpt
 // not own (Owned), which is left in place: a label anyone may set is no
 // reason to delete, and the lock's namespace is never deleted.
 func prunes(d *Desired, live *Live) ([]*Change, hcl.Diagnostics) {
-	desired := d.index()
+	var desired map[Key]*Object // built once an object not settled needs it
 	var deletes []*Change
 	var notes hcl.Diagnostics
 	for k, u := range live.Objects {
+		if live.Settled[k] {
+			continue // settled against d's object of the same key (Diff checks SettledFor)
+		}
+		if desired == nil {
+			desired = d.index()
+		}
 		if _, ok := desired[k]; ok || u.GetDeletionTimestamp() != nil {
 			continue
 		}
