@@ -64,8 +64,8 @@ const fitShare = 4
 // off and the limit alone paces it: the refresh adds about as much again as
 // is live, so even then what is live stays under half the limit, and the
 // heap is collected only when it nears the limit, each time freeing more
-// than half of it. A size-M plan then ends without a collection during its
-// refresh, diff and assessment (one to two fewer; about a tenth less CPU,
+// than half of it. A size-M plan then collects nothing after its load
+// (one or two collections fewer, about 70 ms of CPU in profiles; see
 // docs/performance.md) and its resident memory stays where its load put
 // it. Without a soft limit (a library's Stack, GOMEMLIMIT=off) the raised
 // GOGC stays.
