@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -217,11 +216,11 @@ func TestApplyLock(t *testing.T) {
 }
 
 // gpuformProcess starts this test binary as gpuform (see TestMain).
-func gpuformProcess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func gpuformProcess(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"--kubeconfig", srv.Kubeconfig, "--no-color"}, args...)...)
 	cmd.Env = append(os.Environ(), "GPUFORM_BE_MAIN=1")
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -230,7 +229,7 @@ func gpuformProcess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *by
 }
 
 // waitForOutput waits until the process has printed n progress lines.
-func waitForOutput(t *testing.T, out *bytes.Buffer, marker string, n int) {
+func waitForOutput(t *testing.T, out *syncBuffer, marker string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for strings.Count(out.String(), marker) < n {

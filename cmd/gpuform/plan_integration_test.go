@@ -93,7 +93,9 @@ func setupCluster(t *testing.T) {
 // runWith runs gpuform in-process against the test server, counting requests.
 func runWith(t *testing.T, counter *kubeapitest.Counter, args ...string) result {
 	t.Helper()
-	var out, errb bytes.Buffer
+	// Locked: the request log (-v 2) writes from the HTTP goroutines while
+	// the command prints its phases; os.Stderr takes both, a bytes.Buffer not.
+	var out, errb syncBuffer
 	g := &globals{stdout: &out, stderr: &errb}
 	if counter != nil {
 		g.wrapTransport = counter.Wrap
