@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -57,18 +56,25 @@ func (g *gcRaise) restore() {
 // only near the limit (see fit).
 const fitShare = 4
 
+// pacedLimit is the largest soft memory limit under which fit turns the
+// collector off: the CLI's budget outside a container (360 MiB) and the
+// limit it sets in a container of 512 MiB (396 MiB) are under it. Above it
+// (a larger container) the heap the collector would let grow before
+// collecting is more than a run needs, and GCPercent stays.
+const pacedLimit = 512 << 20
+
 // fit decides, once the desired objects are compiled, how the rest of a
 // run collects, from what the last collection found live then.
 //
-// Under a fitShare-th of the soft memory limit, the collector is turned
-// off and the limit alone paces it: the refresh adds about as much again as
-// is live, so even then what is live stays under half the limit, and the
-// heap is collected only when it nears the limit, each time freeing more
-// than half of it. A size-M plan then collects nothing after its load
-// (one or two collections fewer, about 70 ms of CPU in profiles; see
-// docs/performance.md) and its resident memory stays where its load put
-// it. Without a soft limit (a library's Stack, GOMEMLIMIT=off) the raised
-// GOGC stays.
+// Under a fitShare-th of a soft memory limit of at most pacedLimit, the
+// collector is turned off and the limit alone paces it: the refresh adds
+// about as much again as is live, so even then what is live stays under
+// half the limit, and the heap is collected only when it nears the limit,
+// each time freeing more than half of it. A size-M plan then collects
+// nothing after its load (one or two collections fewer, about 70 ms of CPU
+// in profiles; see docs/performance.md) and its resident memory stays
+// where its load put it. Under a larger limit, or none (a library's Stack,
+// GOMEMLIMIT=off), the raised GOGC stays.
 //
 // Over it, the setting before raiseGC is put back for the rest of the run:
 // the heap GCPercent would let grow from what is live would meet the limit,
@@ -89,7 +95,7 @@ func (g *gcRaise) fit() {
 	switch {
 	case live > limit/fitShare:
 		g.restore()
-	case limit < math.MaxInt64:
+	case limit <= pacedLimit:
 		debug.SetGCPercent(-1)
 	}
 }

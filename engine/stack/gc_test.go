@@ -52,8 +52,9 @@ func TestRaiseGC(t *testing.T) {
 }
 
 // fit puts GOGC back when what is live is more than a fitShare-th of the
-// soft memory limit, turns the collector off below that (the limit paces
-// it), and keeps GOGC raised where there is no limit.
+// soft memory limit, turns the collector off below that where the limit is
+// small enough to pace it (pacedLimit), and keeps GOGC raised under a
+// larger limit or none.
 func TestFitGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -67,8 +68,9 @@ func TestFitGC(t *testing.T) {
 		limit int64
 		want  int
 	}{
-		{"far under the limit", 1 << 40, -1},
+		{"far under a limit that paces it", pacedLimit, -1},
 		{"over a fitShare-th of it", fitShare * 16 << 20, 100},
+		{"under a limit too large to pace it", 1 << 40, GCPercent},
 		{"no limit", math.MaxInt64, GCPercent},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
