@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
@@ -20,15 +21,22 @@ func TestMain(m *testing.M) { kubeapitest.Main(m, &srv) }
 
 func client(t *testing.T) (*kubernetes.Client, k8s.Interface) {
 	t.Helper()
-	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := srv.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cfg := clientFor(t, srv)
 	return c, k8s.NewForConfigOrDie(cfg)
+}
+
+// clientFor returns a Client of the API server s and its REST config.
+func clientFor(t *testing.T, s *kubeapitest.Server) (*kubernetes.Client, *rest.Config) {
+	t.Helper()
+	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: s.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cfg
 }
 
 func TestLockRenewsAndNoticesLoss(t *testing.T) {

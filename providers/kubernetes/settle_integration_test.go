@@ -42,6 +42,12 @@ func settleServer(t *testing.T) *kubeapitest.Server {
 	if err := kubeapitest.ApplyCRDs(kubeapitest.Context(t), cfg, "kueue.yaml", "kserve.yaml", "gpu-operator.yaml", "prometheus-operator.yaml"); err != nil {
 		t.Fatal(err)
 	}
+	// The GPU Operator's ClusterPolicy as its chart renders it, created
+	// through the upstream schema: the refreshes read it, and the diff of
+	// the policy (gpuform's MIG settings) is part of the plans compared.
+	if err := kubeapitest.CreateClusterPolicy(kubeapitest.Context(t), cfg, "cluster-policy"); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -89,7 +95,9 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveW.ClusterPolicies = clusterPolicies()
+	if len(liveW.ClusterPolicies) != 1 {
+		t.Fatalf("the refresh read %d ClusterPolicies, want the one the server has", len(liveW.ClusterPolicies))
+	}
 	want, err := engine.Diff(d, liveW, engine.DiffOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +123,9 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			live.ClusterPolicies = clusterPolicies()
+			if !reflect.DeepEqual(live.ClusterPolicies, liveW.ClusterPolicies) {
+				t.Errorf("settled refresh read other ClusterPolicies")
+			}
 			if !slices.Equal(slices.Sorted(maps.Keys(keyNames(live.Objects))), slices.Sorted(maps.Keys(keyNames(liveW.Objects)))) {
 				t.Fatalf("settled refresh read other objects")
 			}
@@ -160,14 +170,7 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 func streamSettled(t *testing.T, srv *kubeapitest.Server, d *engine.Desired) map[string]int {
 	t.Helper()
 	ctx := kubeapitest.Context(t)
-	c, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := srv.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cfg := clientFor(t, srv)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -212,18 +215,6 @@ func streamSettled(t *testing.T, srv *kubeapitest.Server, d *engine.Desired) map
 		}
 	}
 	return out
-}
-
-// clusterPolicies stand for the GPU Operator, which the test's API server
-// lacks, set up as gpuform does.
-func clusterPolicies() []*unstructured.Unstructured {
-	return []*unstructured.Unstructured{{Object: map[string]any{
-		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"},
-		"spec": map[string]any{
-			"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
-			"mig":        map[string]any{"strategy": engine.MIGStrategyMixed},
-		},
-	}}}
 }
 
 // keyNames are the keys of objs as strings.
