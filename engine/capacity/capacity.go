@@ -325,6 +325,13 @@ func SelectorString(sel map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
+// ClaimsQuota reports whether an applied object of group and kind claims
+// GPU quota, and so is read by CheckFrom: a ResourceQuota or a Kueue
+// ClusterQueue. A caller may pass CheckFrom only those.
+func ClaimsQuota(group, kind string) bool {
+	return (group == "" && kind == "ResourceQuota") || (group == "kueue.x-k8s.io" && kind == "ClusterQueue")
+}
+
 // appliedQuotas sums the GPU resources the stack's applied quotas claim,
 // by resource: the nominal quotas of its Kueue ClusterQueues when it has
 // any (under Kueue a ResourceQuota also allows what the tenant may borrow),
@@ -336,18 +343,25 @@ func appliedQuotas(applied iter.Seq[*unstructured.Unstructured]) map[string]int 
 	}
 	queues := false
 	for u := range applied {
-		// Read in place: this runs over every object a plan refreshed.
+		// Read in place: a caller may pass every object a plan refreshed.
 		kind, _ := u.Object["kind"].(string)
 		apiVersion, _ := u.Object["apiVersion"].(string)
-		switch {
-		case kind == "ResourceQuota" && !strings.Contains(apiVersion, "/"):
+		group := ""
+		if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+			group = g
+		}
+		if !ClaimsQuota(group, kind) {
+			continue
+		}
+		switch kind {
+		case "ResourceQuota":
 			hard, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "hard")
 			for name, v := range stringsOnly(hard) {
 				if r, ok := strings.CutPrefix(name, "requests."); ok {
 					addQuota(fromRQ, r, v)
 				}
 			}
-		case kind == "ClusterQueue" && strings.HasPrefix(apiVersion, "kueue.x-k8s.io/"):
+		case "ClusterQueue":
 			queues = true
 			for _, g := range sliceAt(u.Object, "spec", "resourceGroups") {
 				for _, f := range sliceAt(g, "flavors") {

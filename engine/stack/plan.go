@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -114,14 +113,12 @@ func checkCapacity(cfg *config.Config, live *engine.Live, cat *mig.Catalog) capa
 }
 
 // quotaClaims yields the objects of objs that capacity.CheckFrom reads
-// quotas from, the ResourceQuotas and Kueue ClusterQueues, picked by their
-// keys: the others, most of a stack, are not read at all.
+// quotas from (capacity.ClaimsQuota), picked by their keys: the others,
+// most of a stack, are not read at all.
 func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstructured.Unstructured] {
-	rq, cq := engine.KindResourceQuota.GroupKind(), engine.KindClusterQueue.GroupKind()
 	return func(yield func(*unstructured.Unstructured) bool) {
 		for k, u := range objs {
-			gk := schema.GroupKind{Group: k.Group, Kind: k.Kind}
-			if (gk == rq || gk == cq) && !yield(u) {
+			if capacity.ClaimsQuota(k.Group, k.Kind) && !yield(u) {
 				return
 			}
 		}

@@ -2,7 +2,6 @@ package stack
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -64,22 +63,18 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 	if err != nil {
 		return nil, err
 	}
-	live, err := cl.Refresh(ctx, head.desired, engine.RefreshOptions{Adopt: opts.Adopt})
+	rd, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
 	if err != nil {
 		return nil, err
 	}
-	p, err := engine.Diff(head.desired, live, engine.DiffOptions{Adopt: opts.Adopt})
-	if err != nil {
-		return nil, fmt.Errorf("plan stack %s: %w", head.desired.Stack, err)
-	}
+	p, live := rd.plan, rd.live
 	p.ConfigSource = configSource(head.origin)
 	pv.Plan = p
 	pv.ConfigChanges = engine.ConfigDiff(base, head.cfg)
 
-	report, cdiags := capacity.CheckFrom(head.cfg, live.Nodes, quotaClaims(live.Objects), s.opts.Catalog)
-	p.Capacity = report
-	s.report(head.cfg, cdiags)
-	for _, d := range onlyErrors(cdiags) {
+	p.Capacity = rd.capacity.report
+	s.report(head.cfg, rd.capacity.diags)
+	for _, d := range onlyErrors(rd.capacity.diags) {
 		pv.CapacityProblems = append(pv.CapacityProblems, strings.TrimSuffix(d.Detail, "."))
 	}
 	if base != nil {
