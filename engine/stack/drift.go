@@ -38,7 +38,7 @@ var errNotGit = errors.New("not in git")
 func (s *Stack) Drift(ctx context.Context) (*drift.Report, error) {
 	gc := s.raiseGC()
 	defer gc.restore()
-	head, err := s.compile(ctx, compileMode{dropSyntax: true})
+	head, err := s.compile(ctx, compileMode{dropSyntax: true, gc: gc})
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *Stack) loadApplied(ctx context.Context, head *loaded, st string, i int)
 		return appliedEntry{err: err}
 	}
 	e := appliedEntry{when: files.Time}
-	cfg, diags := s.loadFiles(files)
+	cfg, diags := s.loadFiles(files, nil)
 	if diags.HasErrors() {
 		e.err = diags
 		return e

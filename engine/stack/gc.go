@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -41,6 +42,14 @@ func (s *Stack) raiseGC() *gcRaise {
 type gcRaise struct {
 	prev   int
 	raised bool
+	// collected is closed once the collection collectLoad started ends;
+	// nil when none was.
+	collected chan struct{}
+	// held is set while hold keeps the collector off through compile:
+	// what was live after collectLoad's collection, and the bytes
+	// allocated in all by then.
+	held               bool
+	live, allocsAtHold uint64
 }
 
 // restore puts the setting before raiseGC back, once.
@@ -81,21 +90,87 @@ const pacedLimit = 512 << 20
 // where the collector runs often anyway and the process's resident memory
 // rises past the limit (a size-L plan peaked at 487 MB at GOGC 200 against
 // 427 MB at 100, five runs each).
+//
+// Where hold kept the collector off through compile, what is live is taken
+// to be what was live after collectLoad's collection and every byte
+// allocated since (compiling allocates what it keeps), and the collector
+// is turned back on at GCPercent where the collector is not to stay off.
 func (g *gcRaise) fit() {
 	if !g.raised {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindUint64 {
+	live, ok := g.liveNow()
+	if !ok {
 		return
 	}
-	live := int64(sample[0].Value.Uint64())
 	limit := debug.SetMemoryLimit(-1)
 	switch {
-	case live > limit/fitShare:
+	case live > uint64(limit/fitShare):
 		g.restore()
 	case limit <= pacedLimit:
 		debug.SetGCPercent(-1)
+	case g.held:
+		debug.SetGCPercent(GCPercent)
 	}
+	g.held = false
+}
+
+// liveNow is what is live for fit: the heap the last collection marked,
+// or, while hold keeps the collector off, an upper bound of it.
+func (g *gcRaise) liveNow() (uint64, bool) {
+	if g.held {
+		allocs, ok := readMetric("/gc/heap/allocs:bytes")
+		return g.live + allocs - g.allocsAtHold, ok
+	}
+	return readMetric("/gc/heap/live:bytes")
+}
+
+// readMetric reads one runtime/metrics counter of bytes.
+func readMetric(name string) (uint64, bool) {
+	sample := []metrics.Sample{{Name: name}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	return sample[0].Value.Uint64(), true
+}
+
+// collectLoad starts a collection on another goroutine once a
+// configuration has loaded, while it is validated: the load's garbage
+// (the lexer's tokens, the syntax evaluated) is then most of the heap and
+// what is live is only the configuration (about 10 of 100-120 MB at size
+// M), so the collection is cheap, and it runs on the core validation
+// leaves idle. Without it, that collection came once compiling had
+// filled the heap, while the cluster's LISTs were arriving, on the cores
+// the API server needs to send them (a local cluster's). It does nothing
+// unless GOGC is raised (raiseGC).
+func (g *gcRaise) collectLoad() {
+	if g == nil || !g.raised || g.collected != nil {
+		return
+	}
+	g.collected = make(chan struct{})
+	go func() {
+		defer close(g.collected)
+		runtime.GC()
+	}()
+}
+
+// hold waits for collectLoad's collection and turns the collector off
+// until fit decides how the rest of the run collects: compiling then
+// builds the desired objects in the memory the load's garbage freed,
+// without a collection while the LISTs arrive. The soft memory limit
+// still paces the collector meanwhile. It does nothing unless collectLoad
+// started a collection.
+func (g *gcRaise) hold() {
+	if g == nil || g.collected == nil || !g.raised {
+		return
+	}
+	<-g.collected
+	live, ok1 := readMetric("/gc/heap/live:bytes")
+	allocs, ok2 := readMetric("/gc/heap/allocs:bytes")
+	if !ok1 || !ok2 {
+		return
+	}
+	g.held, g.live, g.allocsAtHold = true, live, allocs
+	debug.SetGCPercent(-1)
 }

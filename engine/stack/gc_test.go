@@ -89,3 +89,72 @@ func TestFitGC(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 }
+
+// collectLoad collects while a configuration is validated and hold keeps
+// the collector off until fit, which then counts every byte allocated
+// since the collection as live: a run that compiled more than a
+// fitShare-th of the limit gets GOGC back, one under it keeps the
+// collector off, and one under a limit too large to pace it gets
+// GCPercent.
+func TestHoldGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, tt := range []struct {
+		name     string
+		limit    int64
+		compiled int // bytes allocated and kept between hold and fit
+		want     int
+	}{
+		{"compiled little under a limit that paces it", pacedLimit, 1 << 20, -1},
+		{"compiled over a fitShare-th of the limit", fitShare * 16 << 20, 32 << 20, 100},
+		{"under a limit too large to pace it", 1 << 40, 1 << 20, GCPercent},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(tt.limit)
+			g := New(nil, nil, Options{GCPercent: GCPercent}).raiseGC()
+			before := collections()
+			g.collectLoad()
+			g.hold()
+			if got := collections(); got <= before {
+				t.Errorf("collections after hold = %d, want more than %d", got, before)
+			}
+			if got := gcPercent(); got != -1 {
+				t.Errorf("GOGC while held = %d, want -1 (off)", got)
+			}
+			compiled := make([]byte, tt.compiled)
+			for i := range compiled {
+				compiled[i] = byte(i)
+			}
+			g.fit()
+			if got := gcPercent(); got != tt.want {
+				t.Errorf("GOGC after fit = %d, want %d", got, tt.want)
+			}
+			g.restore()
+			if got := gcPercent(); got != 100 {
+				t.Errorf("GOGC after restore = %d, want 100", got)
+			}
+			runtime.KeepAlive(compiled)
+		})
+	}
+	// Without a raised GOGC (a library's Stack, GOGC set) neither
+	// collects nor turns the collector off.
+	debug.SetGCPercent(100)
+	g := New(nil, nil, Options{}).raiseGC()
+	before := collections()
+	g.collectLoad()
+	g.hold()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("GOGC after hold without a raise = %d, want 100", got)
+	}
+	if got := collections(); got != before {
+		t.Errorf("collections without a raise = %d, want %d", got, before)
+	}
+}
+
+// collections is how many collections this process has completed.
+func collections() uint64 {
+	var st debug.GCStats
+	debug.ReadGCStats(&st)
+	return uint64(st.NumGC)
+}

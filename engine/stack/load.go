@@ -29,6 +29,11 @@ type compileMode struct {
 	// compiles (Plan connects there, so that reading the cluster overlaps
 	// compiling).
 	valid func(*config.Config) error
+	// gc, when set, is the run's raised GOGC: the load's garbage is
+	// collected while the configuration is validated, and the collector
+	// held off while it compiles (gcRaise.collectLoad, hold), until the
+	// run fits it.
+	gc *gcRaise
 }
 
 // planMode is how plan, apply and preview load.
@@ -38,6 +43,12 @@ func planMode() compileMode { return compileMode{timed: true, dropSyntax: true} 
 // returning every diagnostic; cfg is never nil. A source that cannot read
 // ref is an error diagnostic.
 func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, hcl.Diagnostics) {
+	return s.readCollecting(ctx, ref, nil)
+}
+
+// readCollecting is read starting gc's collection of the load's garbage
+// once the configuration has loaded (gcRaise.collectLoad); gc may be nil.
+func (s *Stack) readCollecting(ctx context.Context, ref string, gc *gcRaise) (*config.Config, *Files, hcl.Diagnostics) {
 	if s.src == nil {
 		return &config.Config{}, &Files{}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No configuration", Detail: "This stack was made without a source of configurations."}}
 	}
@@ -46,12 +57,13 @@ func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, h
 		return &config.Config{}, &Files{Origin: engine.ConfigSource{Ref: ref}}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the configuration from git", Detail: err.Error() + "."}}
 	}
 	defer s.raiseGC().restore()
-	cfg, diags := s.loadFiles(files)
+	cfg, diags := s.loadFiles(files, gc)
 	return cfg, files, diags
 }
 
-// loadFiles loads and validates one configuration's files.
-func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
+// loadFiles loads and validates one configuration's files, starting gc's
+// collection (may be nil) between the two.
+func (s *Stack) loadFiles(files *Files, gc *gcRaise) (*config.Config, hcl.Diagnostics) {
 	var cfg *config.Config
 	var diags hcl.Diagnostics
 	if files.Dir != "" {
@@ -62,6 +74,7 @@ func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return cfg, diags
 	}
+	gc.collectLoad()
 	return cfg, append(diags, compile.Validate(cfg, s.opts.Catalog)...)
 }
 
@@ -79,11 +92,12 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 		return s.head, nil
 	}
 	start := time.Now()
-	cfg, files, diags := s.read(ctx, "")
+	cfg, files, diags := s.readCollecting(ctx, "", mode.gc)
 	s.report(cfg, diags)
 	if diags.HasErrors() {
 		return nil, &ConfigError{Diags: diags}
 	}
+	mode.gc.hold()
 	if mode.timed {
 		start = s.phase("load", start)
 	}

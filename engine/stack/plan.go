@@ -42,6 +42,7 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 	gc := s.raiseGC()
 	defer gc.restore()
 	mode := planMode()
+	mode.gc = gc
 	mode.valid = func(cfg *config.Config) error {
 		// The configuration is valid: the stack's LISTs can go out while
 		// it compiles.

@@ -44,7 +44,9 @@ type PreviewResult struct {
 func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResult, error) {
 	gc := s.raiseGC()
 	defer gc.restore()
-	head, err := s.compile(ctx, planMode())
+	mode := planMode()
+	mode.gc = gc
+	head, err := s.compile(ctx, mode)
 	if err != nil {
 		return nil, err
 	}
