@@ -35,21 +35,19 @@ func (s *Stack) raiseGC() *gcRaise {
 			return &gcRaise{}
 		}
 	}
-	return &gcRaise{prev: debug.SetGCPercent(s.opts.GCPercent), raised: true}
+	return &gcRaise{prev: debug.SetGCPercent(s.opts.GCPercent), raised: true, percent: s.opts.GCPercent}
 }
 
-// gcRaise is a GOGC raised by raiseGC, and the setting before it.
+// gcRaise is a GOGC raised by raiseGC (to percent), and the setting before
+// it.
 type gcRaise struct {
-	prev   int
-	raised bool
+	prev, percent int
+	raised        bool
 	// collected is closed once the collection collectLoad started ends;
 	// nil when none was.
 	collected chan struct{}
-	// held is set while hold keeps the collector off through compile:
-	// what was live after collectLoad's collection, and the bytes
-	// allocated in all by then.
-	held               bool
-	live, allocsAtHold uint64
+	// held is set once hold let the heap grow through compile.
+	held bool
 }
 
 // restore puts the setting before raiseGC back, once.
@@ -91,10 +89,8 @@ const pacedLimit = 512 << 20
 // rises past the limit (a size-L plan peaked at 487 MB at GOGC 200 against
 // 427 MB at 100, five runs each).
 //
-// Where hold kept the collector off through compile, what is live is taken
-// to be what was live after collectLoad's collection and every byte
-// allocated since (compiling allocates what it keeps), and the collector
-// is turned back on at GCPercent where the collector is not to stay off.
+// Where hold let the heap grow through compile, what is live is taken to
+// be all the heap holds (liveNow).
 func (g *gcRaise) fit() {
 	if !g.raised {
 		return
@@ -109,18 +105,19 @@ func (g *gcRaise) fit() {
 		g.restore()
 	case limit <= pacedLimit:
 		debug.SetGCPercent(-1)
-	case g.held:
-		debug.SetGCPercent(GCPercent)
+	default:
+		debug.SetGCPercent(g.percent)
 	}
 	g.held = false
 }
 
 // liveNow is what is live for fit: the heap the last collection marked,
-// or, while hold keeps the collector off, an upper bound of it.
+// or, once hold let the heap grow through compile, an upper bound of it:
+// every object the heap holds, garbage not yet collected included (a
+// collection while compiling marked only what was built by then).
 func (g *gcRaise) liveNow() (uint64, bool) {
 	if g.held {
-		allocs, ok := readMetric("/gc/heap/allocs:bytes")
-		return g.live + allocs - g.allocsAtHold, ok
+		return readMetric("/memory/classes/heap/objects:bytes")
 	}
 	return readMetric("/gc/heap/live:bytes")
 }
@@ -155,22 +152,24 @@ func (g *gcRaise) collectLoad() {
 	}()
 }
 
-// hold waits for collectLoad's collection and turns the collector off
-// until fit decides how the rest of the run collects: compiling then
-// builds the desired objects in the memory the load's garbage freed,
-// without a collection while the LISTs arrive. The soft memory limit
-// still paces the collector meanwhile. It does nothing unless collectLoad
-// started a collection.
+// hold waits for collectLoad's collection, then lets the heap grow
+// through compile without collecting until it reaches a fitShare-th of a
+// soft memory limit of at most pacedLimit (fit's threshold): compiling
+// then builds the desired objects in the memory the load's garbage freed,
+// without a collection while the LISTs arrive, where they fit (size M);
+// a larger stack (size L) collects while it compiles as before. Where no
+// such limit is set, or collectLoad started nothing, it changes nothing.
 func (g *gcRaise) hold() {
 	if g == nil || g.collected == nil || !g.raised {
 		return
 	}
 	<-g.collected
-	live, ok1 := readMetric("/gc/heap/live:bytes")
-	allocs, ok2 := readMetric("/gc/heap/allocs:bytes")
-	if !ok1 || !ok2 {
+	live, ok := readMetric("/gc/heap/live:bytes")
+	limit := debug.SetMemoryLimit(-1)
+	if !ok || live == 0 || limit > pacedLimit || live >= uint64(limit/fitShare) {
 		return
 	}
-	g.held, g.live, g.allocsAtHold = true, live, allocs
-	debug.SetGCPercent(-1)
+	room := uint64(limit/fitShare) - live
+	g.held = true
+	debug.SetGCPercent(max(g.percent, int(room*100/live)))
 }

@@ -90,24 +90,26 @@ func TestFitGC(t *testing.T) {
 	runtime.KeepAlive(held)
 }
 
-// collectLoad collects while a configuration is validated and hold keeps
-// the collector off until fit, which then counts every byte allocated
-// since the collection as live: a run that compiled more than a
-// fitShare-th of the limit gets GOGC back, one under it keeps the
-// collector off, and one under a limit too large to pace it gets
-// GCPercent.
+// collectLoad collects while a configuration is validated; hold then
+// lets the heap grow to a fitShare-th of a limit that paces it before the
+// next collection, and fit counts all the heap holds as live: a run that
+// compiled little keeps the collector off, one
+// that compiled more than a fitShare-th of the limit (collecting as it
+// compiled) gets GOGC back, and under a limit too large to pace it GOGC
+// stays raised throughout.
 func TestHoldGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	for _, tt := range []struct {
-		name     string
-		limit    int64
-		compiled int // bytes allocated and kept between hold and fit
-		want     int
+		name      string
+		limit     int64
+		compiled  int  // bytes allocated and kept between hold and fit
+		held      bool // GOGC above GCPercent while compiling
+		wantAfter int
 	}{
-		{"compiled little under a limit that paces it", pacedLimit, 1 << 20, -1},
-		{"compiled over a fitShare-th of the limit", fitShare * 16 << 20, 32 << 20, 100},
-		{"under a limit too large to pace it", 1 << 40, 1 << 20, GCPercent},
+		{"compiled little under a limit that paces it", pacedLimit, 1 << 20, true, -1},
+		{"compiled over a fitShare-th of the limit", fitShare * 16 << 20, 32 << 20, true, 100},
+		{"under a limit too large to pace it", 1 << 40, 1 << 20, false, GCPercent},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
@@ -119,16 +121,16 @@ func TestHoldGC(t *testing.T) {
 			if got := collections(); got <= before {
 				t.Errorf("collections after hold = %d, want more than %d", got, before)
 			}
-			if got := gcPercent(); got != -1 {
-				t.Errorf("GOGC while held = %d, want -1 (off)", got)
+			if got := gcPercent(); (got > GCPercent) != tt.held {
+				t.Errorf("GOGC while compiling = %d, want above %d: %v", got, GCPercent, tt.held)
 			}
 			compiled := make([]byte, tt.compiled)
 			for i := range compiled {
 				compiled[i] = byte(i)
 			}
 			g.fit()
-			if got := gcPercent(); got != tt.want {
-				t.Errorf("GOGC after fit = %d, want %d", got, tt.want)
+			if got := gcPercent(); got != tt.wantAfter {
+				t.Errorf("GOGC after fit = %d, want %d", got, tt.wantAfter)
 			}
 			g.restore()
 			if got := gcPercent(); got != 100 {
@@ -138,7 +140,7 @@ func TestHoldGC(t *testing.T) {
 		})
 	}
 	// Without a raised GOGC (a library's Stack, GOGC set) neither
-	// collects nor turns the collector off.
+	// collects nor changes GOGC.
 	debug.SetGCPercent(100)
 	g := New(nil, nil, Options{}).raiseGC()
 	before := collections()
@@ -150,6 +152,29 @@ func TestHoldGC(t *testing.T) {
 	if got := collections(); got != before {
 		t.Errorf("collections without a raise = %d, want %d", got, before)
 	}
+}
+
+// Once held, what fit takes as live counts every byte allocated since.
+func TestHeldLiveCountsAllocations(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(pacedLimit))
+	g := New(nil, nil, Options{GCPercent: GCPercent}).raiseGC()
+	defer g.restore()
+	g.collectLoad()
+	g.hold()
+	if !g.held {
+		t.Fatal("hold did not hold under a limit that paces the collector")
+	}
+	start, _ := g.liveNow()
+	kept := make([]byte, 8<<20)
+	for i := range kept {
+		kept[i] = byte(i)
+	}
+	now, _ := g.liveNow()
+	if now < start+8<<20 {
+		t.Errorf("live after allocating 8 MiB = %d, want at least %d", now, start+8<<20)
+	}
+	runtime.KeepAlive(kept)
 }
 
 // collections is how many collections this process has completed.
