@@ -122,7 +122,7 @@ func baselineTable(rs []*sizeResult, bl *baseline) string {
 	fmt.Fprintf(&b, "\n#### This tree against the baseline %s (seconds: median, min–max)\n\n", bl.label())
 	b.WriteString("Both builds measured interleaved on the same clusters: each apply from empty on a fresh copy " +
 		"of the template (baseline, then this tree), each no-op plan on the cluster this tree applied " +
-		"(this tree, then baseline). A ratio under 1.00x: this tree is faster.\n\n")
+		"(this tree first in odd runs, the baseline first in even ones). A ratio under 1.00x: this tree is faster.\n\n")
 	b.WriteString("| size | objects | measurement | this tree | baseline | this tree / baseline | requests (this tree / baseline) | peak RSS (this tree / baseline) |\n")
 	b.WriteString("|---|---:|---|---|---|---:|---:|---:|\n")
 	for _, r := range rs {

@@ -19,8 +19,8 @@
 // With -baseline REF, gpuform is also built from the commit REF names (git
 // archive of it, so uncommitted changes are not part of it), and its apply
 // from empty and no-op plan are measured interleaved with the working
-// tree's (each apply: baseline, then this tree; each no-op plan: this tree,
-// then baseline, on the same cluster); a further table gives both medians
+// tree's (each apply: baseline, then this tree; the no-op plans on the same
+// cluster, each build first in every other run); a further table gives both medians
 // and the ratio this tree / baseline.
 //
 // It writes the table between the bench markers of the -out file. The
