@@ -76,15 +76,7 @@ func TestFitGC(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(tt.limit)
-			g := New(nil, nil, Options{GCPercent: GCPercent}).raiseGC()
-			g.fit()
-			if got := gcPercent(); got != tt.want {
-				t.Errorf("GOGC after fit = %d, want %d", got, tt.want)
-			}
-			g.restore()
-			if got := gcPercent(); got != 100 {
-				t.Errorf("GOGC after restore = %d, want 100", got)
-			}
+			fitThenRestore(t, New(nil, nil, Options{GCPercent: GCPercent}).raiseGC(), tt.want)
 		})
 	}
 	runtime.KeepAlive(held)
@@ -93,10 +85,9 @@ func TestFitGC(t *testing.T) {
 // collectLoad collects while a configuration is validated; hold then
 // lets the heap grow to a fitShare-th of a limit that paces it before the
 // next collection, and fit counts all the heap holds as live: a run that
-// compiled little keeps the collector off, one
-// that compiled more than a fitShare-th of the limit (collecting as it
-// compiled) gets GOGC back, and under a limit too large to pace it GOGC
-// stays raised throughout.
+// compiled little keeps the collector off, one that compiled more than a
+// fitShare-th of the limit (collecting as it compiled) gets GOGC back, and
+// under a limit too large to pace it GOGC stays raised throughout.
 func TestHoldGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -128,14 +119,7 @@ func TestHoldGC(t *testing.T) {
 			for i := range compiled {
 				compiled[i] = byte(i)
 			}
-			g.fit()
-			if got := gcPercent(); got != tt.wantAfter {
-				t.Errorf("GOGC after fit = %d, want %d", got, tt.wantAfter)
-			}
-			g.restore()
-			if got := gcPercent(); got != 100 {
-				t.Errorf("GOGC after restore = %d, want 100", got)
-			}
+			fitThenRestore(t, g, tt.wantAfter)
 			runtime.KeepAlive(compiled)
 		})
 	}
@@ -175,6 +159,20 @@ func TestHeldLiveCountsAllocations(t *testing.T) {
 		t.Errorf("live after allocating 8 MiB = %d, want at least %d", now, start+8<<20)
 	}
 	runtime.KeepAlive(kept)
+}
+
+// fitThenRestore fits g and checks that GOGC is then want, and that
+// restoring g puts back the 100 set before it was raised.
+func fitThenRestore(t *testing.T, g *gcRaise, want int) {
+	t.Helper()
+	g.fit()
+	if got := gcPercent(); got != want {
+		t.Errorf("GOGC after fit = %d, want %d", got, want)
+	}
+	g.restore()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("GOGC after restore = %d, want 100", got)
+	}
 }
 
 // collections is how many collections this process has completed.
