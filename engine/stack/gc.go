@@ -15,8 +15,10 @@ import (
 // while what it keeps is small; after it, compile and refresh build what
 // the plan holds at its end, so a collection while they run finds little
 // to free. Collecting half as often there saves CPU (a size-M plan
-// collected 7 times instead of 8-10, its CPU 7% less). Once the desired
-// objects are compiled, fit turns the collector off where what is live
+// collected 7 times instead of 8-10, its CPU 7% less). Plan, drift and
+// preview collect the load's garbage while the configuration validates
+// (collectLoad) and let compile fill the memory it freed (hold). Once the
+// desired objects are compiled, fit turns the collector off where what is live
 // fits well under the CLI's memory budget (internal/memlimit.Tune), which
 // then paces it, and puts Go's default back in a large configuration
 // (measured in docs/performance.md). An apply collects at Go's
