@@ -30,9 +30,9 @@ type compileMode struct {
 	// compiling).
 	valid func(*config.Config) error
 	// gc, when set, is the run's raised GOGC: the load's garbage is
-	// collected while the configuration is validated, and the collector
-	// held off while it compiles (gcRaise.collectLoad, hold), until the
-	// run fits it.
+	// collected while the configuration is validated, and compiling may
+	// then fill the memory that freed before the next collection
+	// (gcRaise.collectLoad, hold), until the run fits it.
 	gc *gcRaise
 }
 
