@@ -41,14 +41,9 @@ func planMode() compileMode { return compileMode{timed: true, dropSyntax: true} 
 
 // read loads and validates the configuration at ref (see Source.Read),
 // returning every diagnostic; cfg is never nil. A source that cannot read
-// ref is an error diagnostic.
-func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, hcl.Diagnostics) {
-	return s.readCollecting(ctx, ref, nil)
-}
-
-// readCollecting is read starting gc's collection of the load's garbage
-// once the configuration has loaded (gcRaise.collectLoad); gc may be nil.
-func (s *Stack) readCollecting(ctx context.Context, ref string, gc *gcRaise) (*config.Config, *Files, hcl.Diagnostics) {
+// ref is an error diagnostic. With gc (may be nil), the load's garbage is
+// collected while the configuration validates (gcRaise.collectLoad).
+func (s *Stack) read(ctx context.Context, ref string, gc *gcRaise) (*config.Config, *Files, hcl.Diagnostics) {
 	if s.src == nil {
 		return &config.Config{}, &Files{}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No configuration", Detail: "This stack was made without a source of configurations."}}
 	}
@@ -92,7 +87,7 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 		return s.head, nil
 	}
 	start := time.Now()
-	cfg, files, diags := s.readCollecting(ctx, "", mode.gc)
+	cfg, files, diags := s.read(ctx, "", mode.gc)
 	s.report(cfg, diags)
 	if diags.HasErrors() {
 		return nil, &ConfigError{Diags: diags}
@@ -127,7 +122,7 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 // references, MIG layouts, names). It returns every diagnostic, without
 // passing them to Options.Diagnostics; cfg is usable only without errors.
 func (s *Stack) Validate(ctx context.Context) (*config.Config, hcl.Diagnostics) {
-	cfg, _, diags := s.read(ctx, "")
+	cfg, _, diags := s.read(ctx, "", nil)
 	return cfg, diags
 }
 

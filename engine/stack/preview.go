@@ -52,7 +52,7 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 	}
 	gc.fit()
 	pv := &engine.Preview{}
-	base, files, diags := s.read(ctx, opts.Base)
+	base, files, diags := s.read(ctx, opts.Base, nil)
 	pv.Base = &engine.ConfigSource{Repo: head.origin.Repo, Ref: opts.Base, Commit: files.Origin.Commit}
 	if diags.HasErrors() {
 		if opts.BaseUnreadable != nil {
