@@ -16,6 +16,12 @@
 //     validate` (config load) and the raw LIST requests plan issued;
 //   - gpuform's peak RSS and API request count (from its -v 2 log).
 //
+// Once every size is measured (two or more), the no-op plan and its floor
+// are measured again with the sizes in turn: one of each size per round, on
+// the applied clusters, all running, the order reversed every other round,
+// so that plan time per 1,000 objects compares the sizes at the same
+// minutes (measureInTurn).
+//
 // With -baseline REF, gpuform is also built from the commit REF names (git
 // archive of it, so uncommitted changes are not part of it), and its apply
 // from empty and no-op plan are measured interleaved with the working
@@ -161,19 +167,32 @@ func mainErr(ctx context.Context, o options) error {
 			continue
 		}
 		results = append(results, r)
-		report := machine(ctx, b) + "\n" + table(results)
-		if b.baseline != nil {
-			report += baselineTable(results, b.baseline)
-		}
-		fmt.Fprint(os.Stdout, report)
 		// Written after each size, so a long run keeps what it measured.
-		if o.out != "" {
-			if err := writeSection(filepath.Join(root, o.out), report); err != nil {
-				return err
-			}
+		if err := b.report(ctx, root, o.out, results); err != nil {
+			return err
 		}
 	}
-	return nil
+	if o.prepare || len(results) < 2 {
+		return nil
+	}
+	if err := b.measureInTurn(ctx, results); err != nil {
+		return err
+	}
+	return b.report(ctx, root, o.out, results)
+}
+
+// report prints the tables of results and writes them into out's bench
+// section (out empty: stdout only).
+func (b *bench) report(ctx context.Context, root, out string, results []*sizeResult) error {
+	report := machine(ctx, b) + "\n" + table(results) + turnTable(results)
+	if b.baseline != nil {
+		report += baselineTable(results, b.baseline)
+	}
+	fmt.Fprint(os.Stdout, report)
+	if out == "" {
+		return nil
+	}
+	return writeSection(filepath.Join(root, out), report)
 }
 
 // repoRoot returns the repository root (the directory holding go.mod).

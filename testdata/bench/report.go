@@ -39,9 +39,14 @@ func table(rs []*sizeResult) string {
 	b.WriteString("|---|---:|---|---:|---:|---:|\n")
 	for _, r := range rs {
 		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %d | %d |\n", r.size.Name, r.objects, secs(r.planNoop.median()),
-			float64(r.planNoop.median().Milliseconds())*1000/float64(max(1, r.objects)), r.planReqs, r.listReqs)
+			perThousand(r.planNoop.median(), r.objects), r.planReqs, r.listReqs)
 	}
 	return b.String()
+}
+
+// perThousand is d in milliseconds per 1,000 of n objects.
+func perThousand(d time.Duration, n int) float64 {
+	return float64(d.Milliseconds()) * 1000 / float64(max(1, n))
 }
 
 // cell is "median (min–max)".

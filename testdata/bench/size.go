@@ -40,6 +40,8 @@ type sizeResult struct {
 
 	// base is the baseline's measurements (nil without -baseline).
 	base *baselineResult
+	// turn is measureInTurn's measurements (nil until it runs).
+	turn *turnResult
 }
 
 // sizeFiles are the paths of one size's generated files and clusters.

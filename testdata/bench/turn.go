@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+)
+
+// turnResult is what measureInTurn measured of one size: its no-op plan,
+// config load and raw LISTs, each once per round, every size in turn.
+type turnResult struct {
+	plan, load, list sample
+}
+
+// measureInTurn measures the no-op plan (with its floor: config load and
+// the raw LISTs) of every size measured, one size after the other in each
+// round, on the clusters gpuform applied (all running), in the opposite
+// order every other round. Plan time per 1,000 objects compares sizes;
+// measured size after size, minutes apart, it would compare this machine's
+// speed at two times as well (it drifts by a third and more within
+// minutes), so the comparison is made here, round by round.
+func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
+	if len(rs) < 2 {
+		return nil
+	}
+	servers := make([]*kubeapitest.Server, len(rs))
+	defer func() {
+		for _, s := range servers {
+			if s != nil {
+				s.Stop()
+			}
+		}
+	}()
+	for i, r := range rs {
+		s, err := kubeapitest.Start(newSizeFiles(filepath.Join(b.work, r.size.Name)).run)
+		if err != nil {
+			return fmt.Errorf("size %s: restart the applied cluster: %w", r.size.Name, err)
+		}
+		servers[i] = s
+		r.turn = &turnResult{}
+	}
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	for round := range b.runs {
+		seq := slices.Clone(order)
+		if round%2 == 1 {
+			slices.Reverse(seq)
+		}
+		var line []string
+		for _, i := range seq {
+			if err := b.turnOnce(ctx, rs[i], servers[i]); err != nil {
+				return fmt.Errorf("size %s, sizes in turn: %w", rs[i].size.Name, err)
+			}
+			t := rs[i].turn
+			line = append(line, fmt.Sprintf("%s plan %s (%.0f ms per 1,000 objects), floor %s", rs[i].size.Name,
+				secs(t.plan[round]), perThousand(t.plan[round], rs[i].objects), secs(t.load[round]+t.list[round])))
+		}
+		b.logf("sizes in turn, round %d: %s", round+1, strings.Join(line, "; "))
+	}
+	return nil
+}
+
+// turnOnce measures one no-op plan of r's configuration on s, then its
+// floor: config load (gpuform validate) and the plan's LISTs raw.
+func (b *bench) turnOnce(ctx context.Context, r *sizeResult, s *kubeapitest.Server) error {
+	f := newSizeFiles(filepath.Join(b.work, r.size.Name))
+	settle(ctx, s.PID())
+	res, err := b.gpuform(ctx, s, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
+	if err != nil || res.exit != 0 {
+		return fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s", res.exit, err, trim(res.stderr))
+	}
+	lists := listURLs(requests(res.stderr))
+	if len(lists) == 0 {
+		return fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(res.stderr))
+	}
+	r.turn.plan = append(r.turn.plan, res.wall)
+	v, err := run(ctx, nil, b.gpuformBin, "--chdir", f.full, "validate")
+	if err != nil || v.exit != 0 {
+		return fmt.Errorf("gpuform validate: %v\n%s", err, trim(v.stderr))
+	}
+	r.turn.load = append(r.turn.load, v.wall)
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		return err
+	}
+	d, _, err := floorLists(ctx, cfg, lists)
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	r.turn.list = append(r.turn.list, d)
+	return nil
+}
+
+// turnTable renders measureInTurn's results: per size, the plan and its
+// floor per 1,000 objects, and each against the first size's.
+func turnTable(rs []*sizeResult) string {
+	var measured []*sizeResult
+	for _, r := range rs {
+		if r.turn != nil && len(r.turn.plan) > 0 {
+			measured = append(measured, r)
+		}
+	}
+	if len(measured) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	first := measured[0]
+	fmt.Fprintf(&b, "\n#### Scaling, the sizes measured in turn (seconds: median, min–max; %d rounds, one plan of each size per round, the order reversed every other round)\n\n", len(first.turn.plan))
+	fmt.Fprintf(&b, "| size | objects | plan no-op | plan ms per 1,000 objects | against %s | floor (load + LISTs) | floor ms per 1,000 objects | against %s |\n", first.size.Name, first.size.Name)
+	b.WriteString("|---|---:|---|---:|---:|---|---:|---:|\n")
+	perK := func(r *sizeResult) (plan, floor float64) {
+		return perThousand(r.turn.plan.median(), r.objects), perThousand(r.turn.load.median()+r.turn.list.median(), r.objects)
+	}
+	p0, f0 := perK(first)
+	for _, r := range measured {
+		p, fl := perK(r)
+		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %.2fx | %s | %.0f | %.2fx |\n", r.size.Name, r.objects,
+			cell(r.turn.plan), p, p/p0, secs(r.turn.load.median()+r.turn.list.median()), fl, fl/f0)
+	}
+	return b.String()
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The in-turn table gives each size's plan and floor per 1,000 objects and
+// their ratio to the first size's; it is empty unless two sizes were
+// measured in turn.
+func TestTurnTable(t *testing.T) {
+	m := sizeM()
+	m.objects = 10000
+	m.turn = &turnResult{plan: ms(600, 560, 650), load: ms(220, 200, 240), list: ms(260, 250, 300)}
+	l := sizeM()
+	l.size.Name, l.objects = "L", 50000
+	l.turn = &turnResult{plan: ms(2800, 2700, 3300), load: ms(1000, 1100, 1050), list: ms(1500, 1400, 1600)}
+	got := turnTable([]*sizeResult{m, l})
+	for _, want := range []string{
+		"3 rounds, one plan of each size per round",
+		"| plan ms per 1,000 objects | against M | floor (load + LISTs) | floor ms per 1,000 objects | against M |",
+		"| M | 10000 | 0.60 (0.56–0.65) | 60 | 1.00x | 0.48 | 48 | 1.00x |",
+		"| L | 50000 | 2.80 (2.70–3.30) | 56 | 0.93x | 2.55 | 51 | 1.06x |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("turn table lacks %q:\n%s", want, got)
+		}
+	}
+	l.turn = nil
+	if got := turnTable([]*sizeResult{m, l}); got != "" {
+		t.Errorf("one size measured in turn: got a table\n%s", got)
+	}
+}
