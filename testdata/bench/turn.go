@@ -98,7 +98,8 @@ func (b *bench) turnOnce(ctx context.Context, r *sizeResult, s *kubeapitest.Serv
 }
 
 // turnTable renders measureInTurn's results: per size, the plan and its
-// floor per 1,000 objects, and each against the first size's.
+// floor per 1,000 objects, and each against the size before it in the
+// table (a ratio over 1.00x: more time per object than that size).
 func turnTable(rs []*sizeResult) string {
 	var measured []*sizeResult
 	for _, r := range rs {
@@ -110,18 +111,24 @@ func turnTable(rs []*sizeResult) string {
 		return ""
 	}
 	var b strings.Builder
-	first := measured[0]
-	fmt.Fprintf(&b, "\n#### Scaling, the sizes measured in turn (seconds: median, min–max; %d rounds, one plan of each size per round, the order reversed every other round)\n\n", len(first.turn.plan))
-	fmt.Fprintf(&b, "| size | objects | plan no-op | plan ms per 1,000 objects | against %s | floor (load + LISTs) | floor ms per 1,000 objects | against %s |\n", first.size.Name, first.size.Name)
+	fmt.Fprintf(&b, "\n#### Scaling, the sizes measured in turn (seconds: median, min–max; %d rounds, one plan of each size per round, the order reversed every other round)\n\n", len(measured[0].turn.plan))
+	b.WriteString("| size | objects | plan no-op | plan ms per 1,000 objects | against the size before | floor (load + LISTs) | floor ms per 1,000 objects | against the size before |\n")
 	b.WriteString("|---|---:|---|---:|---:|---|---:|---:|\n")
 	perK := func(r *sizeResult) (plan, floor float64) {
 		return perThousand(r.turn.plan.median(), r.objects), perThousand(r.turn.load.median()+r.turn.list.median(), r.objects)
 	}
-	p0, f0 := perK(first)
-	for _, r := range measured {
+	var prevP, prevF float64
+	for i, r := range measured {
 		p, fl := perK(r)
-		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %.2fx | %s | %.0f | %.2fx |\n", r.size.Name, r.objects,
-			cell(r.turn.plan), p, p/p0, secs(r.turn.load.median()+r.turn.list.median()), fl, fl/f0)
+		against := func(v, prev float64) string {
+			if i == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.2fx", v/prev)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %s | %s | %.0f | %s |\n", r.size.Name, r.objects,
+			cell(r.turn.plan), p, against(p, prevP), secs(r.turn.load.median()+r.turn.list.median()), fl, against(fl, prevF))
+		prevP, prevF = p, fl
 	}
 	return b.String()
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // The in-turn table gives each size's plan and floor per 1,000 objects and
-// their ratio to the first size's; it is empty unless two sizes were
+// their ratio to the size before's; it is empty unless two sizes were
 // measured in turn.
 func TestTurnTable(t *testing.T) {
 	m := sizeM()
@@ -18,8 +18,8 @@ func TestTurnTable(t *testing.T) {
 	got := turnTable([]*sizeResult{m, l})
 	for _, want := range []string{
 		"3 rounds, one plan of each size per round",
-		"| plan ms per 1,000 objects | against M | floor (load + LISTs) | floor ms per 1,000 objects | against M |",
-		"| M | 10000 | 0.60 (0.56–0.65) | 60 | 1.00x | 0.48 | 48 | 1.00x |",
+		"| plan ms per 1,000 objects | against the size before | floor (load + LISTs) | floor ms per 1,000 objects | against the size before |",
+		"| M | 10000 | 0.60 (0.56–0.65) | 60 | – | 0.48 | 48 | – |",
 		"| L | 50000 | 2.80 (2.70–3.30) | 56 | 0.93x | 2.55 | 51 | 1.06x |",
 	} {
 		if !strings.Contains(got, want) {
