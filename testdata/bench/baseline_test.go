@@ -11,6 +11,17 @@ import (
 	"github.com/gpuform/gpuform/testdata/gen/gen"
 )
 
+// containsAll fails t for each of wants that got, the table named what,
+// lacks.
+func containsAll(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, got)
+		}
+	}
+}
+
 // ms is a sample of the given milliseconds.
 func ms(v ...int) sample {
 	var out sample
@@ -59,18 +70,14 @@ func TestBaselineTable(t *testing.T) {
 	l := sizeM()
 	l.size.Name, l.base = "L", nil
 	got := baselineTable([]*sizeResult{m, s, l}, &baseline{ref: "main~5", commit: "abc1234"})
-	for _, want := range []string{
+	containsAll(t, "baseline table", got,
 		"\n#### This tree against the baseline `main~5` (abc1234) (seconds: median, min–max)\n",
 		"| size | objects | measurement | this tree | baseline | this tree / baseline | requests (this tree / baseline) | peak RSS (this tree / baseline) |\n|---|---:|---|---|---|---:|---:|---:|\n",
 		"| M | 10516 | plan, no-op | 1.95 (1.80–2.43) | 2.00 (1.90–2.10) | 0.97x | 40 / 41 | 250 MB / 260 MB |\n",
 		"| M | 10516 | apply from empty | 37.6 (36.0–39.0) | 40.0 (38.0–42.0) | 0.94x | 10600 / 10601 | 218 MB / 230 MB |\n",
 		"| S | 1066 | plan, no-op | 1.95 (1.80–2.43) | 0.40 (1 run) (not a no-op: 7 changes) | 4.88x |",
 		"| S | 1066 | apply from empty | 37.6 (36.0–39.0) | 4.00 (1 run) | 9.40x |",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("baseline table lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if strings.Contains(got, "| L |") {
 		t.Errorf("baseline table has a row for L, measured without a baseline:\n%s", got)
 	}
