@@ -69,13 +69,17 @@ func newSizeFiles(dir string) sizeFiles {
 	}
 }
 
+// files returns the files of size name in the benchmark's working
+// directory.
+func (b *bench) files(name string) sizeFiles { return newSizeFiles(filepath.Join(b.work, name)) }
+
 // measureSize runs every measurement of size s.
 func (b *bench) measureSize(ctx context.Context, s gen.Size) (*sizeResult, error) {
 	res := &sizeResult{size: s}
 	if b.baseline != nil {
 		res.base = &baselineResult{}
 	}
-	f := newSizeFiles(filepath.Join(b.work, s.Name))
+	f := b.files(s.Name)
 	if err := writeConfigs(f, s.Options()); err != nil {
 		return nil, err
 	}
@@ -236,11 +240,11 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 	res.changedReqs = len(requests(r.stderr))
 	res.changed = changes(r.stdout)
 
-	r, err = run(ctx, nil, b.gpuformBin, "--chdir", f.full, "validate")
-	if err != nil || r.exit != 0 {
-		return fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
+	load, err := b.loadTime(ctx, f)
+	if err != nil {
+		return err
 	}
-	res.load = append(res.load, r.wall)
+	res.load = append(res.load, load)
 
 	r, err = run(ctx, []string{"GOMEMLIMIT=" + podGoMemLimit()}, b.gpuformBin, "--kubeconfig", kept.Kubeconfig, "--no-color", "--chdir", f.full, "drift")
 	if err != nil || r.exit != 0 {
@@ -260,21 +264,42 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 // planNoop measures gpuform plan of the applied configuration (it must find
 // nothing to do) and returns the LIST requests it made.
 func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) ([]string, error) {
-	r, err := b.gpuform(ctx, kept, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
-	if err != nil || r.exit != 0 {
-		return nil, fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+	r, reqs, lists, err := b.noopPlan(ctx, f, kept)
+	if err != nil {
+		return nil, err
 	}
 	res.planNoop = append(res.planNoop, r.wall)
 	res.planRSS = max(res.planRSS, r.maxRSS)
 	res.planNoopRSS = max(res.planNoopRSS, r.maxRSS)
-	reqs := requests(r.stderr)
 	res.planReqs = len(reqs)
-	lists := listURLs(reqs)
-	if len(lists) == 0 {
-		return nil, fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(r.stderr))
-	}
 	res.planLists = len(lists)
 	return lists, nil
+}
+
+// noopPlan runs gpuform plan of the applied configuration on s (it must
+// find nothing to do) and returns the run, the API requests it logged and
+// its LIST requests among them.
+func (b *bench) noopPlan(ctx context.Context, f sizeFiles, s *kubeapitest.Server) (result, []request, []string, error) {
+	r, err := b.gpuform(ctx, s, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
+	if err != nil || r.exit != 0 {
+		return r, nil, nil, fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
+	}
+	reqs := requests(r.stderr)
+	lists := listURLs(reqs)
+	if len(lists) == 0 {
+		return r, nil, nil, fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(r.stderr))
+	}
+	return r, reqs, lists, nil
+}
+
+// loadTime measures the config load of f's full configuration: gpuform
+// validate.
+func (b *bench) loadTime(ctx context.Context, f sizeFiles) (time.Duration, error) {
+	r, err := run(ctx, nil, b.gpuformBin, "--chdir", f.full, "validate")
+	if err != nil || r.exit != 0 {
+		return 0, fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
+	}
+	return r.wall, nil
 }
 
 // planBaseline measures the baseline's plan of the applied configuration on

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -36,7 +35,7 @@ func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
 		}
 	}()
 	for i, r := range rs {
-		s, err := kubeapitest.Start(newSizeFiles(filepath.Join(b.work, r.size.Name)).run)
+		s, err := kubeapitest.Start(b.files(r.size.Name).run)
 		if err != nil {
 			return fmt.Errorf("size %s: restart the applied cluster: %w", r.size.Name, err)
 		}
@@ -69,22 +68,18 @@ func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
 // turnOnce measures one no-op plan of r's configuration on s, then its
 // floor: config load (gpuform validate) and the plan's LISTs raw.
 func (b *bench) turnOnce(ctx context.Context, r *sizeResult, s *kubeapitest.Server) error {
-	f := newSizeFiles(filepath.Join(b.work, r.size.Name))
+	f := b.files(r.size.Name)
 	settle(ctx, s.PID())
-	res, err := b.gpuform(ctx, s, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
-	if err != nil || res.exit != 0 {
-		return fmt.Errorf("gpuform plan (no-op) exit %d, want 0: %v\n%s", res.exit, err, trim(res.stderr))
-	}
-	lists := listURLs(requests(res.stderr))
-	if len(lists) == 0 {
-		return fmt.Errorf("no LIST request in gpuform plan's -v 2 log:\n%s", trim(res.stderr))
+	res, _, lists, err := b.noopPlan(ctx, f, s)
+	if err != nil {
+		return err
 	}
 	r.turn.plan = append(r.turn.plan, res.wall)
-	v, err := run(ctx, nil, b.gpuformBin, "--chdir", f.full, "validate")
-	if err != nil || v.exit != 0 {
-		return fmt.Errorf("gpuform validate: %v\n%s", err, trim(v.stderr))
+	load, err := b.loadTime(ctx, f)
+	if err != nil {
+		return err
 	}
-	r.turn.load = append(r.turn.load, v.wall)
+	r.turn.load = append(r.turn.load, load)
 	cfg, err := s.RESTConfig()
 	if err != nil {
 		return err
