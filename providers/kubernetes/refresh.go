@@ -136,12 +136,13 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		kinds:    kinds,
 		done:     make(chan struct{}),
 		gate:     gate,
-		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
+		live:     &engine.Live{},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
 	// settling settles each kind's pending items (its first error wins).
 	var settling errgroup.Group
 	live := sl.live
+	var kept liveItems // into live once every LIST is read
 	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -172,11 +173,11 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 			mu.Lock()
 			defer mu.Unlock()
 			sl.mappings[k.GroupKind()] = m
-			if p := addItems(live, m.GroupVersionKind, items); len(p.raws) > 0 {
+			if p := kept.add(m.GroupVersionKind, items); len(p.raws) > 0 {
 				// Settled once the desired objects exist, while the
 				// other LISTs still stream; not in this slot of the
 				// group, which Prefetch may still be waiting for.
-				settling.Go(func() error { return settlePending(ctx, gate, []pendingItems{p}, live, &mu) })
+				settling.Go(func() error { return settlePending(ctx, gate, []pendingItems{p}, &kept, &mu) })
 			}
 			return nil
 		})
@@ -215,6 +216,9 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		}
 		if err := settling.Wait(); sl.err == nil {
 			sl.err = err
+		}
+		if sl.err == nil {
+			kept.into(live)
 		}
 		close(sl.done)
 	}()
