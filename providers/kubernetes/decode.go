@@ -36,13 +36,15 @@ func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstruc
 // the items are decoded while the API server is still sending the rest,
 // and the raw list is never held whole.
 func decodeListStream(r io.Reader, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	return objectsOf(decodeItemsStream(r, gvk, trim, nil))
+	return objectsOf(decodeItemsStream(r, gvk, trim, nil, nil))
 }
 
 // decodeItemsStream is decodeListStream settling the items through gate
-// (see listItem): nil decodes them all, settling none.
-func decodeItemsStream(r io.Reader, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
-	return decodeListFrom(newListCutter(r), gvk, trim, gate)
+// (see listItem): nil decodes them all, settling none. The response is
+// read into chunks from chunks, and each goes back there once its items
+// are decoded (nil: new chunks, never reused).
+func decodeItemsStream(r io.Reader, gvk schema.GroupVersionKind, trim bool, gate *settleGate, chunks *chunkPool) ([]listItem, string, error) {
+	return decodeListFrom(newListCutter(r, chunks), gvk, trim, gate)
 }
 
 // objectsOf returns the objects of items all decoded (gate nil).
@@ -73,12 +75,13 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 	d := newDecoder(false)
 	cont := ""
 	p := newItemPool(gvk, trim, gate)
-	var batch [][]byte
+	var batch itemJob
 	err := c.list(func(raw []byte) {
-		batch = append(batch, raw)
-		if len(batch) == itemBatch {
+		batch.raws = append(batch.raws, raw)
+		batch.chunks = append(batch.chunks, c.hold())
+		if len(batch.raws) == itemBatch {
 			p.add(batch)
-			batch = nil
+			batch = itemJob{}
 		}
 	}, func(raw []byte) error {
 		sc := scanner{b: raw}
@@ -89,7 +92,8 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 		}
 		return sc.err
 	})
-	if len(batch) > 0 {
+	c.done()
+	if len(batch.raws) > 0 {
 		p.add(batch)
 	}
 	items, perr := p.wait()
@@ -119,9 +123,12 @@ type itemPool struct {
 	err     error
 }
 
+// itemJob is a batch of items to decode: their bytes, the chunk each lies
+// in (held until it is decoded), and the batch's place in the list.
 type itemJob struct {
-	index int
-	raws  [][]byte
+	index  int
+	raws   [][]byte
+	chunks []*chunk
 }
 
 func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *itemPool {
@@ -130,7 +137,7 @@ func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *item
 
 // add queues one batch, starting another worker while there are fewer
 // than the processors allow.
-func (p *itemPool) add(raws [][]byte) {
+func (p *itemPool) add(job itemJob) {
 	if p.workers < min(runtime.GOMAXPROCS(0), maxDecodeWorkers) {
 		p.workers++
 		p.wg.Go(p.work)
@@ -138,7 +145,8 @@ func (p *itemPool) add(raws [][]byte) {
 	p.mu.Lock()
 	p.results = append(p.results, nil)
 	p.mu.Unlock()
-	p.jobs <- itemJob{p.n, raws}
+	job.index = p.n
+	p.jobs <- job
 	p.n++
 }
 
@@ -146,6 +154,13 @@ func (p *itemPool) work() {
 	d := newDecoder(p.trim)
 	for job := range p.jobs {
 		out, err := d.batch(job.raws, p.gvk, p.trim, p.gate)
+		for i, it := range out {
+			if it.raw == nil {
+				job.chunks[i].release() // decoded: nothing reads its bytes any longer
+			} else {
+				out[i].chunk = job.chunks[i] // held while it waits raw
+			}
+		}
 		p.mu.Lock()
 		p.results[job.index] = out
 		if err != nil && p.err == nil {

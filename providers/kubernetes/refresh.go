@@ -143,6 +143,7 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 	var settling errgroup.Group
 	live := sl.live
 	var kept liveItems // into live once every LIST is read
+	chunks := &chunkPool{}
 	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -166,7 +167,7 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 				}
 				return c.explain("discover "+k.Kind, err)
 			}
-			items, err := c.listItems(gctx, m, selector, gate)
+			items, err := c.listItems(gctx, m, selector, gate, chunks)
 			if err != nil {
 				return c.explain("list "+k.Kind+"s", err)
 			}
@@ -331,18 +332,19 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 // size set, one request per page). A response cut off mid-stream is read
 // again, as the transport retries reads that fail before the response.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	items, err := c.listItems(ctx, m, opts.LabelSelector, nil)
+	items, err := c.listItems(ctx, m, opts.LabelSelector, nil, nil)
 	out, _, err := objectsOf(items, "", err)
 	return out, err
 }
 
 // listItems is list with a label selector, settling the items through
-// gate (see listItem): nil decodes them all, settling none.
-func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector string, gate *settleGate) ([]listItem, error) {
+// gate (see listItem): nil decodes them all, settling none. The responses
+// are read into chunks from chunks (see decodeItemsStream).
+func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector string, gate *settleGate, chunks *chunkPool) ([]listItem, error) {
 	var out []listItem
 	cont := ""
 	for {
-		items, next, err := c.listPage(ctx, m, selector, cont, gate)
+		items, next, err := c.listPage(ctx, m, selector, cont, gate, chunks)
 		if err != nil {
 			return nil, err
 		}
@@ -357,17 +359,17 @@ func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector st
 // listPage reads one LIST response, reading it again when the connection
 // breaks while the body arrives (the transport retries only failures
 // before the response).
-func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) (items []listItem, next string, err error) {
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate, chunks *chunkPool) (items []listItem, next string, err error) {
 	err = retryWhile(ctx, readAttempts, readRetryMax, isBrokenBody, func() error {
 		var err error
-		items, next, err = c.streamPage(ctx, m, selector, cont, gate)
+		items, next, err = c.streamPage(ctx, m, selector, cont, gate, chunks)
 		return err
 	})
 	return items, next, err
 }
 
 // streamPage sends one LIST request and decodes its response as it streams.
-func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) ([]listItem, string, error) {
+func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate, chunks *chunkPool) ([]listItem, string, error) {
 	req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
 		SetHeader("Accept", "application/json")
 	if c.pageSize > 0 {
@@ -385,7 +387,7 @@ func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, 
 	}
 	defer body.Close()
 	r := &bodyReader{r: body}
-	items, next, err := decodeItemsStream(r, m.GroupVersionKind, selector != "", gate)
+	items, next, err := decodeItemsStream(r, m.GroupVersionKind, selector != "", gate, chunks)
 	if rerr := r.err; rerr != nil && rerr != io.EOF {
 		if transientResponse(nil, rerr) {
 			return nil, "", &brokenBody{rerr}

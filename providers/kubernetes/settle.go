@@ -54,10 +54,11 @@ func (g *settleGate) settler() (*engine.Settler, bool) {
 
 // listItem is one item of a LIST: decoded (obj; settled when the Settler
 // found it unchanged and obj is its slim copy), or, while its gate was
-// closed, its raw JSON.
+// closed, its raw JSON, in chunk (held until it is decoded).
 type listItem struct {
 	obj     *unstructured.Unstructured
 	raw     []byte
+	chunk   *chunk
 	settled bool
 }
 
@@ -209,10 +210,11 @@ func (r *streamFields) Skip() { r.skip() }
 func (r *streamFields) Value() any { return r.value(r.d) }
 
 // pendingItems are the raw items of one kind's LIST that arrived while
-// the gate was closed.
+// the gate was closed, and the chunk each lies in.
 type pendingItems struct {
-	gvk  schema.GroupVersionKind
-	raws [][]byte
+	gvk    schema.GroupVersionKind
+	raws   [][]byte
+	chunks []*chunk
 }
 
 // liveItems collects the decoded items of a stack's LISTs as they come,
@@ -232,6 +234,7 @@ func (l *liveItems) add(gvk schema.GroupVersionKind, items []listItem) pendingIt
 	for _, it := range items {
 		if it.obj == nil {
 			pend.raws = append(pend.raws, it.raw)
+			pend.chunks = append(pend.chunks, it.chunk)
 			continue
 		}
 		if it.settled {
@@ -273,13 +276,15 @@ func (l *liveItems) into(live *engine.Live) {
 // adds them to kept under mu.
 func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems, kept *liveItems, mu *sync.Mutex) error {
 	type job struct {
-		gvk  schema.GroupVersionKind
-		raws [][]byte
+		gvk    schema.GroupVersionKind
+		raws   [][]byte
+		chunks []*chunk
 	}
 	var jobs []job
 	for _, p := range pending {
 		for lo := 0; lo < len(p.raws); lo += itemBatch {
-			jobs = append(jobs, job{p.gvk, p.raws[lo:min(lo+itemBatch, len(p.raws))]})
+			hi := min(lo+itemBatch, len(p.raws))
+			jobs = append(jobs, job{p.gvk, p.raws[lo:hi], p.chunks[lo:hi]})
 		}
 	}
 	if len(jobs) == 0 {
@@ -299,6 +304,11 @@ func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems
 			d := newDecoder(true)
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
 				results[i], errs[i] = d.batch(jobs[i].raws, jobs[i].gvk, true, gate)
+				for j, it := range results[i] {
+					if it.raw == nil {
+						jobs[i].chunks[j].release() // decoded: nothing reads its bytes any longer
+					}
+				}
 				clear(jobs[i].raws) // decoded: let the JSON go
 			}
 		})
