@@ -6,95 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 )
 
 // cutChunk is the size of the buffers listCutter reads a response into.
 const cutChunk = 256 << 10
 
-// maxFreeChunks bounds the chunks a chunkPool keeps (8 MiB): more than
-// the items in flight to the decoders of the LISTs of a refresh fill.
-const maxFreeChunks = 32
-
-// chunk is one buffer a LIST response is read into, and how many holds on
-// its bytes remain: the cutter's while it reads into it, and one for each
-// item cut out of it until that item is decoded (release). Once none
-// remains it goes back to its pool, to be read into again.
-type chunk struct {
-	buf  []byte
-	refs atomic.Int32
-	// pool is where the chunk goes back; nil for a chunk never reused
-	// (larger than cutChunk, or read without a pool).
-	pool *chunkPool
-}
-
-// release drops one hold on c; the last returns c to its pool. A nil c
-// (an item of a response read whole) holds nothing.
-func (c *chunk) release() {
-	if c != nil && c.pool != nil && c.refs.Add(-1) == 0 {
-		c.pool.put(c)
-	}
-}
-
-// chunkPool holds the chunks of the LISTs of one refresh that nothing
-// reads any longer, for the responses still arriving: a size-L refresh
-// reads some 60 MB of responses, and with its items decoded as they
-// arrive, a few chunks read into again and again carry all of it instead
-// of 60 MB of new ones. It is safe for concurrent use; a nil pool reuses
-// nothing.
-type chunkPool struct {
-	mu   sync.Mutex
-	free []*chunk
-	// made counts the chunks the pool made.
-	made int
-}
-
-// get returns a chunk of size bytes, held once (by the cutter reading
-// into it): a free one when size is cutChunk and one is free.
-func (p *chunkPool) get(size int) *chunk {
-	if p == nil || size != cutChunk {
-		return &chunk{buf: make([]byte, size)}
-	}
-	p.mu.Lock()
-	var c *chunk
-	if n := len(p.free); n > 0 {
-		c, p.free[n-1] = p.free[n-1], nil
-		p.free = p.free[:n-1]
-	} else {
-		p.made++
-	}
-	p.mu.Unlock()
-	if c == nil {
-		c = &chunk{buf: make([]byte, size), pool: p}
-	}
-	c.refs.Store(1)
-	return c
-}
-
-// put takes c back, unless the pool is full.
-func (p *chunkPool) put(c *chunk) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.free) < maxFreeChunks {
-		p.free = append(p.free, c)
-	}
-}
-
 // listCutter cuts a LIST response into its parts as it is read: the
 // list's metadata, and each item as the bytes it lies in, which the
 // decoders scan (scanner) on other goroutines. The response is read into
-// chunks whose bytes are never written again while any item cut out of
-// them is held (see chunk), so an item is a slice of the chunk it arrived
-// in, copied only when it spans two; only the list's own structure is
-// checked here, every value cut is checked by the scanner.
+// chunks never written again once read, so an item is a slice of the chunk
+// it arrived in, copied only when it spans two; only the list's own
+// structure is checked here, every value cut is checked by the scanner.
 type listCutter struct {
-	r io.Reader
-	// pool gives the chunks read into (nil: new ones), cur is the one
-	// buf is.
-	pool *chunkPool
-	cur  *chunk
-	buf  []byte
+	r   io.Reader
+	buf []byte
 	// i is the cursor, n the end of what was read into buf; start is
 	// where the value being cut began, -1 when none is.
 	i, n, start int
@@ -104,11 +29,8 @@ type listCutter struct {
 	bad error
 }
 
-// newListCutter returns a cutter of the response read from r into chunks
-// from pool (nil: new ones).
-func newListCutter(r io.Reader, pool *chunkPool) *listCutter {
-	return &listCutter{r: r, pool: pool, start: -1}
-}
+// newListCutter returns a cutter of the response read from r.
+func newListCutter(r io.Reader) *listCutter { return &listCutter{r: r, start: -1} }
 
 // newBytesCutter returns a cutter of a response read whole.
 func newBytesCutter(data []byte) *listCutter {
@@ -126,10 +48,9 @@ func (c *listCutter) fill() bool {
 		if c.start >= 0 {
 			keep = c.start
 		}
-		nc := c.pool.get(max(cutChunk, 2*(c.n-keep)))
-		copy(nc.buf, c.buf[keep:c.n])
-		c.cur.release()
-		c.cur, c.buf, c.n, c.i = nc, nc.buf, c.n-keep, c.i-keep
+		nb := make([]byte, max(cutChunk, 2*(c.n-keep)))
+		copy(nb, c.buf[keep:c.n])
+		c.buf, c.n, c.i = nb, c.n-keep, c.i-keep
 		if c.start >= 0 {
 			c.start -= keep
 		}
@@ -144,21 +65,6 @@ func (c *listCutter) fill() bool {
 			return m > 0
 		}
 	}
-}
-
-// hold returns the chunk the value last cut lies in, held once more until
-// the caller releases it; nil for a response read whole.
-func (c *listCutter) hold() *chunk {
-	if c.cur != nil && c.cur.pool != nil {
-		c.cur.refs.Add(1)
-	}
-	return c.cur
-}
-
-// done drops the cutter's own hold on the chunk it read into last.
-func (c *listCutter) done() {
-	c.cur.release()
-	c.cur, c.buf = nil, nil
 }
 
 // fail records that the list is malformed.

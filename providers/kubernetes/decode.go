@@ -36,15 +36,13 @@ func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstruc
 // the items are decoded while the API server is still sending the rest,
 // and the raw list is never held whole.
 func decodeListStream(r io.Reader, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	return objectsOf(decodeItemsStream(r, gvk, trim, nil, nil))
+	return objectsOf(decodeItemsStream(r, gvk, trim, nil))
 }
 
 // decodeItemsStream is decodeListStream settling the items through gate
-// (see listItem): nil decodes them all, settling none. The response is
-// read into chunks from chunks, and each goes back there once its items
-// are decoded (nil: new chunks, never reused).
-func decodeItemsStream(r io.Reader, gvk schema.GroupVersionKind, trim bool, gate *settleGate, chunks *chunkPool) ([]listItem, string, error) {
-	return decodeListFrom(newListCutter(r, chunks), gvk, trim, gate)
+// (see listItem): nil decodes them all, settling none.
+func decodeItemsStream(r io.Reader, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
+	return decodeListFrom(newListCutter(r), gvk, trim, gate)
 }
 
 // objectsOf returns the objects of items all decoded (gate nil).
@@ -75,13 +73,12 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 	d := newDecoder(false)
 	cont := ""
 	p := newItemPool(gvk, trim, gate)
-	var batch itemJob
+	var batch [][]byte
 	err := c.list(func(raw []byte) {
-		batch.raws = append(batch.raws, raw)
-		batch.chunks = append(batch.chunks, c.hold())
-		if len(batch.raws) == itemBatch {
+		batch = append(batch, raw)
+		if len(batch) == itemBatch {
 			p.add(batch)
-			batch = itemJob{}
+			batch = nil
 		}
 	}, func(raw []byte) error {
 		sc := scanner{b: raw}
@@ -92,8 +89,7 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 		}
 		return sc.err
 	})
-	c.done()
-	if len(batch.raws) > 0 {
+	if len(batch) > 0 {
 		p.add(batch)
 	}
 	items, perr := p.wait()
@@ -123,12 +119,9 @@ type itemPool struct {
 	err     error
 }
 
-// itemJob is a batch of items to decode: their bytes, the chunk each lies
-// in (held until it is decoded), and the batch's place in the list.
 type itemJob struct {
-	index  int
-	raws   [][]byte
-	chunks []*chunk
+	index int
+	raws  [][]byte
 }
 
 func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *itemPool {
@@ -137,7 +130,7 @@ func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *item
 
 // add queues one batch, starting another worker while there are fewer
 // than the processors allow.
-func (p *itemPool) add(job itemJob) {
+func (p *itemPool) add(raws [][]byte) {
 	if p.workers < min(runtime.GOMAXPROCS(0), maxDecodeWorkers) {
 		p.workers++
 		p.wg.Go(p.work)
@@ -145,8 +138,7 @@ func (p *itemPool) add(job itemJob) {
 	p.mu.Lock()
 	p.results = append(p.results, nil)
 	p.mu.Unlock()
-	job.index = p.n
-	p.jobs <- job
+	p.jobs <- itemJob{p.n, raws}
 	p.n++
 }
 
@@ -154,13 +146,6 @@ func (p *itemPool) work() {
 	d := newDecoder(p.trim)
 	for job := range p.jobs {
 		out, err := d.batch(job.raws, p.gvk, p.trim, p.gate)
-		for i, it := range out {
-			if it.raw == nil {
-				job.chunks[i].release() // decoded: nothing reads its bytes any longer
-			} else {
-				out[i].chunk = job.chunks[i] // held while it waits raw
-			}
-		}
 		p.mu.Lock()
 		p.results[job.index] = out
 		if err != nil && p.err == nil {

@@ -165,7 +165,6 @@ type memoryCluster struct {
 	keepWhole bool
 	gate      *settleGate
 	pending   []pendingItems
-	kept      liveItems
 	live      *engine.Live
 	err       error
 }
@@ -189,10 +188,9 @@ func (c *memoryCluster) Refresh(ctx context.Context, d *engine.Desired, _ engine
 		s = nil
 	}
 	c.gate.open(s)
-	if err := settlePending(ctx, c.gate, c.pending, &c.kept, &sync.Mutex{}); err != nil {
+	if err := settlePending(ctx, c.gate, c.pending, c.live, &sync.Mutex{}); err != nil {
 		return nil, err
 	}
-	c.kept.into(c.live)
 	c.pending = nil
 	if len(c.live.Settled) > 0 {
 		c.live.SettledFor = d
@@ -201,13 +199,13 @@ func (c *memoryCluster) Refresh(ctx context.Context, d *engine.Desired, _ engine
 }
 
 func (c *memoryCluster) decode() (*engine.Live, error) {
-	live := &engine.Live{Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: "memory test"}
+	live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}, Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: "memory test"}
 	for gvk, list := range c.lists {
 		items, _, err := decodeListFrom(newBytesCutter(list), gvk, true, c.gate)
 		if err != nil {
 			return nil, err
 		}
-		if p := c.kept.add(gvk, items); len(p.raws) > 0 {
+		if p := addItems(live, gvk, items); len(p.raws) > 0 {
 			c.pending = append(c.pending, p)
 		}
 	}

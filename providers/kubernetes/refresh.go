@@ -136,14 +136,12 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		kinds:    kinds,
 		done:     make(chan struct{}),
 		gate:     gate,
-		live:     &engine.Live{},
+		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
 	// settling settles each kind's pending items (its first error wins).
 	var settling errgroup.Group
 	live := sl.live
-	var kept liveItems // into live once every LIST is read
-	chunks := &chunkPool{}
 	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -167,18 +165,18 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 				}
 				return c.explain("discover "+k.Kind, err)
 			}
-			items, err := c.listItems(gctx, m, selector, gate, chunks)
+			items, err := c.listItems(gctx, m, selector, gate)
 			if err != nil {
 				return c.explain("list "+k.Kind+"s", err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			sl.mappings[k.GroupKind()] = m
-			if p := kept.add(m.GroupVersionKind, items); len(p.raws) > 0 {
+			if p := addItems(live, m.GroupVersionKind, items); len(p.raws) > 0 {
 				// Settled once the desired objects exist, while the
 				// other LISTs still stream; not in this slot of the
 				// group, which Prefetch may still be waiting for.
-				settling.Go(func() error { return settlePending(ctx, gate, []pendingItems{p}, &kept, &mu) })
+				settling.Go(func() error { return settlePending(ctx, gate, []pendingItems{p}, live, &mu) })
 			}
 			return nil
 		})
@@ -217,9 +215,6 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		}
 		if err := settling.Wait(); sl.err == nil {
 			sl.err = err
-		}
-		if sl.err == nil {
-			kept.into(live)
 		}
 		close(sl.done)
 	}()
@@ -332,19 +327,18 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 // size set, one request per page). A response cut off mid-stream is read
 // again, as the transport retries reads that fail before the response.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	items, err := c.listItems(ctx, m, opts.LabelSelector, nil, nil)
+	items, err := c.listItems(ctx, m, opts.LabelSelector, nil)
 	out, _, err := objectsOf(items, "", err)
 	return out, err
 }
 
 // listItems is list with a label selector, settling the items through
-// gate (see listItem): nil decodes them all, settling none. The responses
-// are read into chunks from chunks (see decodeItemsStream).
-func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector string, gate *settleGate, chunks *chunkPool) ([]listItem, error) {
+// gate (see listItem): nil decodes them all, settling none.
+func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector string, gate *settleGate) ([]listItem, error) {
 	var out []listItem
 	cont := ""
 	for {
-		items, next, err := c.listPage(ctx, m, selector, cont, gate, chunks)
+		items, next, err := c.listPage(ctx, m, selector, cont, gate)
 		if err != nil {
 			return nil, err
 		}
@@ -359,17 +353,17 @@ func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector st
 // listPage reads one LIST response, reading it again when the connection
 // breaks while the body arrives (the transport retries only failures
 // before the response).
-func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate, chunks *chunkPool) (items []listItem, next string, err error) {
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) (items []listItem, next string, err error) {
 	err = retryWhile(ctx, readAttempts, readRetryMax, isBrokenBody, func() error {
 		var err error
-		items, next, err = c.streamPage(ctx, m, selector, cont, gate, chunks)
+		items, next, err = c.streamPage(ctx, m, selector, cont, gate)
 		return err
 	})
 	return items, next, err
 }
 
 // streamPage sends one LIST request and decodes its response as it streams.
-func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate, chunks *chunkPool) ([]listItem, string, error) {
+func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) ([]listItem, string, error) {
 	req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
 		SetHeader("Accept", "application/json")
 	if c.pageSize > 0 {
@@ -387,7 +381,7 @@ func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, 
 	}
 	defer body.Close()
 	r := &bodyReader{r: body}
-	items, next, err := decodeItemsStream(r, m.GroupVersionKind, selector != "", gate, chunks)
+	items, next, err := decodeItemsStream(r, m.GroupVersionKind, selector != "", gate)
 	if rerr := r.err; rerr != nil && rerr != io.EOF {
 		if transientResponse(nil, rerr) {
 			return nil, "", &brokenBody{rerr}

@@ -54,11 +54,10 @@ func (g *settleGate) settler() (*engine.Settler, bool) {
 
 // listItem is one item of a LIST: decoded (obj; settled when the Settler
 // found it unchanged and obj is its slim copy), or, while its gate was
-// closed, its raw JSON, in chunk (held until it is decoded).
+// closed, its raw JSON.
 type listItem struct {
 	obj     *unstructured.Unstructured
 	raw     []byte
-	chunk   *chunk
 	settled bool
 }
 
@@ -210,81 +209,42 @@ func (r *streamFields) Skip() { r.skip() }
 func (r *streamFields) Value() any { return r.value(r.d) }
 
 // pendingItems are the raw items of one kind's LIST that arrived while
-// the gate was closed, and the chunk each lies in.
+// the gate was closed.
 type pendingItems struct {
-	gvk    schema.GroupVersionKind
-	raws   [][]byte
-	chunks []*chunk
+	gvk  schema.GroupVersionKind
+	raws [][]byte
 }
 
-// liveItems collects the decoded items of a stack's LISTs as they come,
-// for the maps of live made once at their full size (into) rather than
-// grown item by item: at size L (47,517 objects) their growth was 17 MB
-// of the refresh's garbage. It is not safe for concurrent use.
-type liveItems struct {
-	kinds      [][]listItem
-	n, settled int
-}
-
-// add keeps the decoded items of a stack's LIST (in items' own array) and
-// returns its raw ones, still to settle.
-func (l *liveItems) add(gvk schema.GroupVersionKind, items []listItem) pendingItems {
+// addItems adds the decoded items of a stack's LIST to live (the settled
+// ones to live.Settled too) and returns its raw ones, still to settle.
+func addItems(live *engine.Live, gvk schema.GroupVersionKind, items []listItem) pendingItems {
 	pend := pendingItems{gvk: gvk}
-	n := 0
 	for _, it := range items {
 		if it.obj == nil {
 			pend.raws = append(pend.raws, it.raw)
-			pend.chunks = append(pend.chunks, it.chunk)
 			continue
 		}
+		k := engine.KeyOf(it.obj)
+		live.Objects[k] = it.obj
 		if it.settled {
-			l.settled++
+			live.Settled[k] = true
 		}
-		items[n] = it
-		n++
-	}
-	if n > 0 {
-		l.kinds = append(l.kinds, items[:n])
-		l.n += n
 	}
 	return pend
 }
 
-// into adds the items kept to live.Objects (the settled ones to
-// live.Settled too), making the maps live lacks at their full size.
-func (l *liveItems) into(live *engine.Live) {
-	if live.Objects == nil {
-		live.Objects = make(map[engine.Key]*unstructured.Unstructured, l.n)
-	}
-	if live.Settled == nil {
-		live.Settled = make(map[engine.Key]bool, l.settled)
-	}
-	for _, items := range l.kinds {
-		for _, it := range items {
-			k := engine.KeyOf(it.obj)
-			live.Objects[k] = it.obj
-			if it.settled {
-				live.Settled[k] = true
-			}
-		}
-	}
-	*l = liveItems{}
-}
-
 // settlePending waits for gate to open (or ctx to end), then decodes and
 // settles the pending items on every processor, itemBatch at a time, and
-// adds them to kept under mu.
-func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems, kept *liveItems, mu *sync.Mutex) error {
+// adds them to live under mu.
+func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems, live *engine.Live, mu *sync.Mutex) error {
 	type job struct {
-		gvk    schema.GroupVersionKind
-		raws   [][]byte
-		chunks []*chunk
+		gvk  schema.GroupVersionKind
+		raws [][]byte
 	}
 	var jobs []job
 	for _, p := range pending {
 		for lo := 0; lo < len(p.raws); lo += itemBatch {
-			hi := min(lo+itemBatch, len(p.raws))
-			jobs = append(jobs, job{p.gvk, p.raws[lo:hi], p.chunks[lo:hi]})
+			jobs = append(jobs, job{p.gvk, p.raws[lo:min(lo+itemBatch, len(p.raws))]})
 		}
 	}
 	if len(jobs) == 0 {
@@ -304,11 +264,6 @@ func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems
 			d := newDecoder(true)
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
 				results[i], errs[i] = d.batch(jobs[i].raws, jobs[i].gvk, true, gate)
-				for j, it := range results[i] {
-					if it.raw == nil {
-						jobs[i].chunks[j].release() // decoded: nothing reads its bytes any longer
-					}
-				}
 				clear(jobs[i].raws) // decoded: let the JSON go
 			}
 		})
@@ -320,7 +275,7 @@ func settlePending(ctx context.Context, gate *settleGate, pending []pendingItems
 		if errs[i] != nil {
 			return &decodeError{kind: jobs[i].gvk.Kind, err: errs[i]}
 		}
-		kept.add(jobs[i].gvk, r)
+		addItems(live, jobs[i].gvk, r)
 	}
 	return nil
 }
