@@ -101,6 +101,9 @@ type Rule struct {
 	// Path, when set, must match the request's path and query
 	// ("/api/v1/namespaces?labelSelector=..."); nil matches all.
 	Path *regexp.Regexp
+	// ExceptPath, when set, leaves out the requests whose path and query
+	// match it.
+	ExceptPath *regexp.Regexp
 	// WatchOnly restricts the rule to watch requests (watch=true).
 	WatchOnly bool
 	// Probability is the chance that a matching request gets a fault; 0
@@ -314,6 +317,9 @@ func (p *Proxy) decide(r *http.Request, target string) (string, Fault, bool) {
 			continue
 		}
 		if rs.Path != nil && !rs.Path.MatchString(target) {
+			continue
+		}
+		if rs.ExceptPath != nil && rs.ExceptPath.MatchString(target) {
 			continue
 		}
 		if rs.WatchOnly && !watch {

@@ -193,6 +193,39 @@ func TestForwardsUntouched(t *testing.T) {
 	}
 }
 
+// A rule with ExceptPath leaves the requests it matches to the rules after
+// it, and faults the others.
+func TestExceptPath(t *testing.T) {
+	b := newBackend(t)
+	p := newProxy(t, b)
+	leases := regexp.MustCompile(`/leases/`)
+	p.AddRule(Rule{Name: "not-leases", ExceptPath: leases, Faults: []Fault{{Kind: Status, Code: 500}}})
+	p.AddRule(Rule{Name: "leases", Path: leases, Faults: []Fault{{Kind: Status, Code: 503}}})
+	tests := []struct {
+		path string
+		rule string
+		code int
+	}{
+		{"/api/v1/namespaces/x", "not-leases", 500},
+		{"/apis/coordination.k8s.io/v1/namespaces/gpuform-system/leases/gpuform-x", "leases", 503},
+	}
+	c := client(t, p)
+	for _, tt := range tests {
+		resp, _, err := do(c, "PUT", p.URL+tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != tt.code {
+			t.Errorf("%s: status %d, want %d", tt.path, resp.StatusCode, tt.code)
+		}
+	}
+	for i, e := range p.Log() {
+		if e.Rule != tests[i].rule {
+			t.Errorf("%s: faulted by %q, want %q", e.Path, e.Rule, tests[i].rule)
+		}
+	}
+}
+
 func TestRuleCounting(t *testing.T) {
 	tests := []struct {
 		name string
