@@ -98,10 +98,8 @@ func TestFaultTransientErrorsConverge(t *testing.T) {
 	tests := []struct {
 		name  string
 		stack string
-		rule  faultproxy.Rule
-		// lock is the rule of the lock's Lease requests, where rule leaves
-		// them out; none when it does not.
-		lock *faultproxy.Rule
+		// rules are the proxy's, tried in order; the first names the case.
+		rules []faultproxy.Rule
 	}{
 		// 30% of every request (reads, writes, the lock) fail; at most 3 in
 		// a row for one request, as a transient fault clears. The lock's
@@ -110,20 +108,22 @@ func TestFaultTransientErrorsConverge(t *testing.T) {
 		// accepted for 3 s (the fence), so three faults in a row on a
 		// machine busy enough to answer each in 0.4 s lose it, as they
 		// should (CI's run of the whole suite did once).
-		{"30% of requests fail with 429, 500, 503 or a reset", "flaky",
-			faultproxy.Rule{Name: "transient", ExceptPath: leases, Probability: 0.3, MaxInARow: 3, Faults: transient},
-			&faultproxy.Rule{Name: "transient-lock", Path: leases, Probability: 0.3, MaxInARow: 1, Faults: transient}},
+		{"30% of requests fail with 429, 500, 503 or a reset", "flaky", []faultproxy.Rule{
+			{Name: "transient", ExceptPath: leases, Probability: 0.3, MaxInARow: 3, Faults: transient},
+			{Name: "transient-lock", Path: leases, Probability: 0.3, MaxInARow: 1, Faults: transient},
+		}},
 		// The server applies the write but the answer never arrives: gpuform
 		// sends it again, and server-side apply makes the repeat a no-op.
-		{"30% of writes are applied but their answer is lost", "lostans", faultproxy.Rule{Name: "lost", Methods: []string{"PATCH"}, Probability: 0.3, MaxInARow: 2, Faults: []faultproxy.Fault{{Kind: faultproxy.LoseResponse}}}, nil},
+		{"30% of writes are applied but their answer is lost", "lostans", []faultproxy.Rule{
+			{Name: "lost", Methods: []string{"PATCH"}, Probability: 0.3, MaxInARow: 2, Faults: []faultproxy.Fault{{Kind: faultproxy.LoseResponse}}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := tenantsConfig(t, tt.stack, 20)
 			p, kc := newFaultProxy(t, srv)
-			p.AddRule(tt.rule)
-			if tt.lock != nil {
-				p.AddRule(*tt.lock)
+			for _, rule := range tt.rules {
+				p.AddRule(rule)
 			}
 			start := time.Now()
 			r := via(t, kc, "--chdir", dir, "apply", "--auto-approve")
@@ -137,9 +137,9 @@ func TestFaultTransientErrorsConverge(t *testing.T) {
 			}
 			want := plan[0] + plan[1] // one write per object and per labelled Node
 			log := p.Log()
-			injected := p.Injected(tt.rule.Name)
-			if tt.lock != nil {
-				injected += p.Injected(tt.lock.Name)
+			injected := 0
+			for _, rule := range tt.rules {
+				injected += p.Injected(rule.Name)
 			}
 			t.Logf("%d requests, %d faults injected, apply took %s", len(log), injected, elapsed.Round(time.Millisecond))
 			if injected == 0 {
@@ -177,7 +177,7 @@ func TestFaultTransientErrorsConverge(t *testing.T) {
 					}
 				}
 				switch {
-				case tt.rule.Name == "transient" && len(rvs) != 1:
+				case tt.rules[0].Name == "transient" && len(rvs) != 1:
 					t.Errorf("%s was written %d times, want once", path, len(rvs))
 				case len(rvs) == 0:
 					t.Errorf("%s never reached the server", path)
@@ -192,7 +192,7 @@ func TestFaultTransientErrorsConverge(t *testing.T) {
 				}
 			}
 			t.Logf("faults on writes by kind: %v", kinds)
-			if tt.rule.Name == "transient" {
+			if tt.rules[0].Name == "transient" {
 				// About 150 requests at 0.3: one standard deviation is about
 				// 0.04, so 0.15 to 0.45 (four of them) holds for a working
 				// proxy; 0.2 to 0.4 failed one run in a few hundred (0.19).
