@@ -75,20 +75,16 @@ func (b *bench) turnOnce(ctx context.Context, r *sizeResult, s *kubeapitest.Serv
 		return err
 	}
 	r.turn.plan = append(r.turn.plan, res.wall)
-	load, err := b.loadTime(ctx, f)
-	if err != nil {
-		return err
-	}
-	r.turn.load = append(r.turn.load, load)
 	cfg, err := s.RESTConfig()
 	if err != nil {
 		return err
 	}
-	d, _, err := floorLists(ctx, cfg, lists)
+	load, list, _, err := b.floor(ctx, f, s, cfg, lists)
 	if err != nil {
-		return fmt.Errorf("floor: %w", err)
+		return err
 	}
-	r.turn.list = append(r.turn.list, d)
+	r.turn.load = append(r.turn.load, load)
+	r.turn.list = append(r.turn.list, list)
 	return nil
 }
 
