@@ -200,9 +200,12 @@ func (d *decoder) item(raw []byte, gvk schema.GroupVersionKind, trim bool) (*uns
 	s := scanner{b: raw}
 	var obj map[string]any
 	var ok bool
-	if trim {
+	switch {
+	case trim:
 		obj, ok = s.ownObject(d)
-	} else {
+	case gvk.Group == "" && gvk.Kind == engine.KindNode.Kind:
+		obj, ok = s.nodeObject(d)
+	default:
 		obj, ok = s.value(d).(map[string]any)
 	}
 	s.end()

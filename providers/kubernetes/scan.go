@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -439,6 +440,83 @@ func (s *scanner) ownMetadata(d *decoder) map[string]any {
 		default:
 			md[key] = s.value(d)
 		}
+	})
+	return md
+}
+
+// nodeObject reads a Node, which a refresh lists whole (every Node, not
+// the stack's), keeping what gpuform reads of one: its metadata, with
+// every managedFields entry but the fieldsV1 of gpuform's field managers
+// only (nodeMetadata), its spec (the taints), and of its status the
+// capacity and allocatable resources. The rest of the status a kubelet
+// reports (conditions, addresses, nodeInfo, up to 50 container images,
+// volumes) and the other managers' field sets (the kubelet's covers that
+// status) are most of a real Node's JSON, and nothing reads them: decoded
+// whole, the Nodes of a cluster of 2,000 GPU nodes held more than the
+// stack's own objects.
+func (s *scanner) nodeObject(d *decoder) (map[string]any, bool) {
+	if s.peek() != '{' {
+		s.skip()
+		return nil, false
+	}
+	obj := map[string]any{}
+	s.fields(d, func(key string) {
+		switch {
+		case key == "status" && s.peek() == '{':
+			status := map[string]any{}
+			s.fields(d, func(key string) {
+				if key == "capacity" || key == "allocatable" {
+					status[key] = s.value(d)
+					return
+				}
+				s.skip()
+			})
+			obj[key] = status
+		case key == "metadata" && s.peek() == '{':
+			obj[key] = s.nodeMetadata(d)
+		default:
+			obj[key] = s.value(d)
+		}
+	})
+	return obj, true
+}
+
+// nodeMetadata reads a Node's metadata (see nodeObject), an object at the
+// cursor.
+func (s *scanner) nodeMetadata(d *decoder) map[string]any {
+	md := map[string]any{}
+	s.fields(d, func(key string) {
+		if key != "managedFields" || s.peek() != '[' {
+			md[key] = s.value(d)
+			return
+		}
+		entries := []any{}
+		s.elements(func() {
+			if s.peek() != '{' {
+				entries = append(entries, s.value(d))
+				return
+			}
+			e := map[string]any{}
+			var fields []byte
+			s.fields(d, func(key string) {
+				if key == "fieldsV1" {
+					// The manager may come after it (the API server
+					// writes an entry's fields in name order).
+					fields = s.rawValue()
+					return
+				}
+				e[key] = s.value(d)
+			})
+			if manager, _ := e["manager"].(string); fields != nil && strings.HasPrefix(manager, engine.FieldManager) {
+				sub := scanner{b: fields, depth: s.depth}
+				e["fieldsV1"] = sub.value(d)
+				if sub.end(); sub.err != nil {
+					s.fail("fieldsV1: " + sub.err.Error())
+				}
+			}
+			entries = append(entries, e)
+		})
+		md[key] = entries
 	})
 	return md
 }
