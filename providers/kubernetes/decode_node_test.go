@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
@@ -83,26 +84,34 @@ func nodeList(n int) []byte {
 	return []byte(b.String())
 }
 
-// trimmedNode is what a refresh keeps of a Node client-go decoded whole:
-// its status's capacity and allocatable, and the fieldsV1 of gpuform's
-// field managers only.
+// trimmedNode is what a refresh keeps of a Node client-go decoded whole
+// (trimNode).
 func trimmedNode(u *unstructured.Unstructured) *unstructured.Unstructured {
-	out := u.DeepCopy()
-	if st, ok := out.Object["status"].(map[string]any); ok {
+	return &unstructured.Unstructured{Object: trimNode(runtime.DeepCopyJSONValue(u.Object).(map[string]any))}
+}
+
+// trimNode changes obj, a Node as client-go decodes it, into what a
+// refresh keeps of it: of an object status, its capacity and allocatable;
+// of each object entry of a list of managedFields in an object metadata,
+// the fieldsV1 only where its manager is one of gpuform's.
+func trimNode(obj map[string]any) map[string]any {
+	if st, ok := obj["status"].(map[string]any); ok {
 		for k := range st {
 			if k != "capacity" && k != "allocatable" {
 				delete(st, k)
 			}
 		}
 	}
-	md := out.Object["metadata"].(map[string]any)
-	for _, e := range md["managedFields"].([]any) {
-		e := e.(map[string]any)
-		if !strings.HasPrefix(e["manager"].(string), "gpuform") {
-			delete(e, "fieldsV1")
+	md, _ := obj["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
+	for _, e := range entries {
+		if e, ok := e.(map[string]any); ok {
+			if m, _ := e["manager"].(string); !strings.HasPrefix(m, "gpuform") {
+				delete(e, "fieldsV1")
+			}
 		}
 	}
-	return out
+	return obj
 }
 
 // TestDecodeNodeKeepsWhatGpuformReads checks that a refresh's Nodes are

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
@@ -87,6 +89,19 @@ func checkScan(t *testing.T, raw []byte) {
 			t.Errorf("%.80q: item: %v", raw, err)
 		} else if u.GetKind() != "ConfigMap" && want.(map[string]any)["kind"] == nil {
 			t.Errorf("%.80q: item lost its kind", raw)
+		}
+		// As a Node, which a refresh trims (nodeObject): client-go's
+		// decoding of it, less what trimNode drops.
+		n, err := d.item(raw, nodeGVK, false)
+		if err != nil {
+			t.Fatalf("%.80q: item as a Node: %v", raw, err)
+		}
+		ref := &unstructured.Unstructured{Object: trimNode(runtime.DeepCopyJSONValue(want).(map[string]any))}
+		if ref.GetKind() == "" {
+			ref.SetGroupVersionKind(nodeGVK)
+		}
+		if !reflect.DeepEqual(n.Object, ref.Object) {
+			t.Errorf("%.80q as a Node:\n got %#v\nwant %#v", raw, n.Object, ref.Object)
 		}
 	}
 }
