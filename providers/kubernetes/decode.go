@@ -25,9 +25,10 @@ import (
 //
 // With trim, each item keeps only what the diff reads of a stack's own
 // objects (see ownObject): no status, and only field manager gpuform's
-// managedFields entries, their fieldsV1 unparsed. Repeated strings (field names, manager names,
-// versions) share one copy across the list, since these objects stay in
-// memory for the whole plan.
+// managedFields entries, their fieldsV1 unparsed; Nodes, listed whole,
+// keep what gpuform reads of them either way (see nodeObject). Repeated
+// strings (field names, manager names, versions) share one copy across
+// the list, since these objects stay in memory for the whole plan.
 func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
 	return objectsOf(decodeListFrom(newBytesCutter(data), gvk, trim, nil))
 }

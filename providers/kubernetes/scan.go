@@ -409,6 +409,14 @@ func (s *scanner) rawValue() []byte {
 // *metav1.FieldsV1), which the diff walks as a stream: built as maps they
 // were two fifths of the objects' memory, a map for every field.
 func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
+	return s.object(d, nil, s.ownMetadata)
+}
+
+// object reads the object at the cursor (false, skipping it, for any
+// other value), its metadata, where an object, with metadata and its
+// status with status (nil: skipped, whatever it is; else where it is an
+// object), every other field whole.
+func (s *scanner) object(d *decoder, status, metadata func(*decoder) map[string]any) (map[string]any, bool) {
 	if s.peek() != '{' {
 		s.skip()
 		return nil, false
@@ -416,10 +424,12 @@ func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
 	obj := map[string]any{}
 	s.fields(d, func(key string) {
 		switch {
-		case key == "status":
+		case key == "status" && status == nil:
 			s.skip()
+		case key == "status" && s.peek() == '{':
+			obj[key] = status(d)
 		case key == "metadata" && s.peek() == '{':
-			obj[key] = s.ownMetadata(d)
+			obj[key] = metadata(d)
 		default:
 			obj[key] = s.value(d)
 		}
@@ -452,33 +462,24 @@ func (s *scanner) ownMetadata(d *decoder) map[string]any {
 // reports (conditions, addresses, nodeInfo, up to 50 container images,
 // volumes) and the other managers' field sets (the kubelet's covers that
 // status) are most of a real Node's JSON, and nothing reads them: decoded
-// whole, the Nodes of a cluster of 2,000 GPU nodes held more than the
-// stack's own objects.
+// whole, 2,000 GPU nodes as a kubelet reports them held 105 MB, 15 MB
+// trimmed (docs/performance.md, ninth round).
 func (s *scanner) nodeObject(d *decoder) (map[string]any, bool) {
-	if s.peek() != '{' {
-		s.skip()
-		return nil, false
-	}
-	obj := map[string]any{}
+	return s.object(d, s.nodeStatus, s.nodeMetadata)
+}
+
+// nodeStatus reads a Node's status (see nodeObject), an object at the
+// cursor: its capacity and allocatable.
+func (s *scanner) nodeStatus(d *decoder) map[string]any {
+	status := map[string]any{}
 	s.fields(d, func(key string) {
-		switch {
-		case key == "status" && s.peek() == '{':
-			status := map[string]any{}
-			s.fields(d, func(key string) {
-				if key == "capacity" || key == "allocatable" {
-					status[key] = s.value(d)
-					return
-				}
-				s.skip()
-			})
-			obj[key] = status
-		case key == "metadata" && s.peek() == '{':
-			obj[key] = s.nodeMetadata(d)
-		default:
-			obj[key] = s.value(d)
+		if key == "capacity" || key == "allocatable" {
+			status[key] = s.value(d)
+			return
 		}
+		s.skip()
 	})
-	return obj, true
+	return status
 }
 
 // nodeMetadata reads a Node's metadata (see nodeObject), an object at the
@@ -507,6 +508,9 @@ func (s *scanner) nodeMetadata(d *decoder) map[string]any {
 				}
 				e[key] = s.value(d)
 			})
+			// Built as maps, not kept as JSON as the stack's own objects'
+			// are: the diff reads another stack's through
+			// GetManagedFields, which copies JSON values only.
 			if manager, _ := e["manager"].(string); fields != nil && strings.HasPrefix(manager, engine.FieldManager) {
 				sub := scanner{b: fields, depth: s.depth}
 				e["fieldsV1"] = sub.value(d)
