@@ -462,7 +462,7 @@ func (s *scanner) ownMetadata(d *decoder) map[string]any {
 // reports (conditions, addresses, nodeInfo, up to 50 container images,
 // volumes) and the other managers' field sets (the kubelet's covers that
 // status) are most of a real Node's JSON, and nothing reads them: decoded
-// whole, 2,000 GPU nodes as a kubelet reports them held 105 MB, 15 MB
+// whole, 2,000 GPU nodes as a kubelet reports them held 100 MiB, 14 MiB
 // trimmed (docs/performance.md, ninth round).
 func (s *scanner) nodeObject(d *decoder) (map[string]any, bool) {
 	return s.object(d, s.nodeStatus, s.nodeMetadata)
