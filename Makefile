@@ -81,19 +81,21 @@ large:
 ## empty: stdout only). kubectl is $$KUBECTL, else bin/kubectl built from the Go module proxy
 ## (testdata/kubectl). BENCH_BASELINE=<git ref> also builds gpuform of that commit and measures
 ## its no-op plan and apply from empty interleaved with this tree's, in a further table with
-## the ratio this tree / baseline
+## the ratio this tree / baseline. BENCH_KUBELET_STATUS=1 gives the GPU nodes the status a
+## kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster
 BENCH_SIZES ?= S,M,L
 BENCH_RUNS ?= 3
 BENCH_HEAVY_RUNS ?= L=1
 BENCH_OUT ?= docs/performance.md
 BENCH_BASELINE ?=
+BENCH_KUBELET_STATUS ?=
 bench: bench-go bench-cluster
 
 bench-go: $(KUBEAPI_BIN)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/... ./providers/kubernetes/...
 
 bench-cluster: $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)')
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status)
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader and
 ## its fast parser, the saved-plan reader, the inventory annotation parser, and the refresh's

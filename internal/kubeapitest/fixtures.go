@@ -106,6 +106,72 @@ func createNode(ctx context.Context, cs kubernetes.Interface, n GPUNode) error {
 	return nil
 }
 
+// ReportKubeletStatus writes, through the status subresource and as field
+// manager "kubelet", what a kubelet reports of each named node beside its
+// capacity: four conditions, three addresses, the daemon endpoint, the
+// nodeInfo and 50 container images (a kubelet's default
+// --node-status-max-images), about 16 KB of JSON a node, as on a real
+// cluster; 16 nodes at a time.
+func ReportKubeletStatus(ctx context.Context, cfg *rest.Config, names ...string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, name := range names {
+		g.Go(func() error {
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				n, err := cs.CoreV1().Nodes().Get(gctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				kubeletStatus(&n.Status, i, name)
+				_, err = cs.CoreV1().Nodes().UpdateStatus(gctx, n, metav1.UpdateOptions{FieldManager: "kubelet"})
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("report the kubelet status of node %s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// kubeletStatus sets what a kubelet reports in st, for node i named name.
+func kubeletStatus(st *corev1.NodeStatus, i int, name string) {
+	now := metav1.Now()
+	st.Conditions = nil
+	for _, c := range []struct{ kind, status, reason, message string }{
+		{"MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+		{"DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+		{"PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+		{"Ready", "True", "KubeletReady", "kubelet is posting ready status"},
+	} {
+		st.Conditions = append(st.Conditions, corev1.NodeCondition{Type: corev1.NodeConditionType(c.kind), Status: corev1.ConditionStatus(c.status),
+			Reason: c.reason, Message: c.message, LastHeartbeatTime: now, LastTransitionTime: now})
+	}
+	st.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.%d.%d", i/256%256, i%256)},
+		{Type: corev1.NodeInternalDNS, Address: fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/256%256, i%256)},
+		{Type: corev1.NodeHostName, Address: name},
+	}
+	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}}
+	st.NodeInfo = corev1.NodeSystemInfo{
+		MachineID: fmt.Sprintf("ec2%029d", i), SystemUUID: fmt.Sprintf("ec2%029d", i), BootID: fmt.Sprintf("5b1f0a1e-0000-4000-8000-%012d", i),
+		KernelVersion: "6.8.0-1019-aws", OSImage: "Ubuntu 24.04.1 LTS", ContainerRuntimeVersion: "containerd://2.0.4",
+		KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
+	}
+	st.Images = nil
+	for j := range 50 {
+		st.Images = append(st.Images, corev1.ContainerImage{Names: []string{
+			fmt.Sprintf("registry.example.com/team-%02d/image-%02d@sha256:%064d", j%7, j, j),
+			fmt.Sprintf("registry.example.com/team-%02d/image-%02d:v1.%d.0", j%7, j, j),
+		}, SizeBytes: int64(100000000 + j*7919)})
+	}
+}
+
 // CreateNamespaces creates namespaces that may already exist.
 func CreateNamespaces(ctx context.Context, cfg *rest.Config, names ...string) error {
 	cs, err := kubernetes.NewForConfig(cfg)

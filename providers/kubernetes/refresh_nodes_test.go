@@ -36,18 +36,7 @@ func TestRefreshTrimsNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What a kubelet reports beside the capacity.
-	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}}
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.7"}, {Type: corev1.NodeHostName, Address: name}}
-	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", OSImage: "Ubuntu 24.04.1 LTS", ContainerRuntimeVersion: "containerd://2.0.4", Architecture: "amd64", OperatingSystem: "linux"}
-	for i := range 50 {
-		n.Status.Images = append(n.Status.Images, corev1.ContainerImage{Names: []string{"registry.example.com/image-" + string(rune('a'+i%26)) + ":v1"}, SizeBytes: int64(100000000 + i)})
-	}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: "kubelet"}); err != nil {
+	if err := kubeapitest.ReportKubeletStatus(ctx, cfg, name); err != nil {
 		t.Fatal(err)
 	}
 	// Another stack's pool holds the node.
@@ -58,6 +47,9 @@ func TestRefreshTrimsNodes(t *testing.T) {
 	server, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(server.Status.Images) != 50 || len(server.Status.Conditions) == 0 || server.Status.NodeInfo.KubeletVersion == "" {
+		t.Fatalf("the server's node has %d images, %d conditions, nodeInfo %+v: want a kubelet's status", len(server.Status.Images), len(server.Status.Conditions), server.Status.NodeInfo)
 	}
 
 	d := &engine.Desired{Stack: "trim", Pools: []*engine.NodePool{{

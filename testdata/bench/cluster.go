@@ -44,6 +44,15 @@ func (b *bench) prepareTemplate(ctx context.Context, dir, poolsDir string, nodes
 	if err := kubeapitest.CreateNodes(ctx, cfg, gpuNodes...); err != nil {
 		return err
 	}
+	if b.kubeletStatus {
+		names := make([]string, len(nodes))
+		for i, n := range nodes {
+			names[i] = n.Name
+		}
+		if err := kubeapitest.ReportKubeletStatus(ctx, cfg, names...); err != nil {
+			return err
+		}
+	}
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go kubeapitest.PlayMigManager(mctx, cfg)

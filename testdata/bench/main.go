@@ -65,6 +65,8 @@ type bench struct {
 	log       io.Writer
 	// prepareOnly stops each size once its clusters are ready (-prepare).
 	prepareOnly bool
+	// kubeletStatus gives the GPU nodes a kubelet's status (-kubelet-status).
+	kubeletStatus bool
 }
 
 func main() {
@@ -79,6 +81,7 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "working directory for configs and clusters (default: a temporary one, removed)")
 	flag.BoolVar(&o.prepare, "prepare", false, "only prepare each size in -work: its configurations, the template cluster, and WORK/SIZE/run applied by gpuform (stopped; start it with bin/kubeapi --dir), for profiling by hand; measures nothing")
 	flag.StringVar(&o.baseline, "baseline", "", "git ref (e.g. main~5) whose gpuform is built and measured alongside this tree's, interleaved: its apply from empty and no-op plan, and the ratio this tree / baseline")
+	flag.BoolVar(&o.kubeletStatus, "kubelet-status", false, "give every GPU node the status a kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster, not only its capacity")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -100,7 +103,7 @@ func main() {
 type options struct {
 	sizes, heavyRuns, out, work string
 	runs                        int
-	prepare                     bool
+	prepare, kubeletStatus      bool
 	// baseline is a git ref to build and measure alongside ("": none).
 	baseline string
 }
@@ -113,7 +116,7 @@ func mainErr(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare}
+	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare, kubeletStatus: o.kubeletStatus}
 	for _, kv := range strings.Split(o.heavyRuns, ",") {
 		if kv == "" {
 			continue
@@ -277,9 +280,18 @@ func machine(ctx context.Context, b *bench) string {
 	}
 	return fmt.Sprintf("Measured %s on %s, %d cores%s, %s/%s, %s, %s; API server: the harness "+
 		"(kube-apiserver v1.37.2 + embedded etcd, fsync off, on loopback, sharing the same cores). "+
-		"Every figure is the median of %d runs (applies from empty and kubectl diff: %s) with the min–max spread.\n",
+		"%sEvery figure is the median of %d runs (applies from empty and kubectl diff: %s) with the min–max spread.\n",
 		time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH,
-		runtime.Version(), kv, b.runs, heavyRunsText(b))
+		runtime.Version(), kv, nodesText(b), b.runs, heavyRunsText(b))
+}
+
+// nodesText says what the GPU nodes carry beside their labels, where it
+// is more than a capacity (-kubelet-status).
+func nodesText(b *bench) string {
+	if !b.kubeletStatus {
+		return ""
+	}
+	return "The GPU nodes carry the status a kubelet reports (`-kubelet-status`: conditions, addresses, nodeInfo, 50 images). "
 }
 
 func heavyRunsText(b *bench) string {
