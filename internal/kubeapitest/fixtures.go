@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"os"
@@ -58,6 +59,10 @@ type GPUNode struct {
 	// Taints are set when the node is created, as a node provisioner
 	// registers them.
 	Taints []corev1.Taint
+	// Kubelet also writes, with the capacity and as field manager
+	// "kubelet", the rest of what a kubelet reports (kubeletStatus), as on
+	// a real cluster.
+	Kubelet bool
 }
 
 // CreateNodes creates the nodes (or updates their labels) and sets their
@@ -89,10 +94,17 @@ func createNode(ctx context.Context, cs kubernetes.Interface, n GPUNode) error {
 	for k, v := range n.Capacity {
 		rl[corev1.ResourceName(k)] = resource.MustParse(v)
 	}
+	var opts metav1.UpdateOptions
+	if n.Kubelet {
+		opts.FieldManager = "kubelet"
+	}
 	// Retried on conflict: PlayKubelet may update the node meanwhile.
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		created.Status.Capacity, created.Status.Allocatable = rl, rl
-		_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if n.Kubelet {
+			kubeletStatus(&created.Status, n.Name)
+		}
+		_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, opts)
 		if apierrors.IsConflict(err) {
 			if fresh, gerr := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{}); gerr == nil {
 				created = fresh
@@ -106,41 +118,13 @@ func createNode(ctx context.Context, cs kubernetes.Interface, n GPUNode) error {
 	return nil
 }
 
-// ReportKubeletStatus writes, through the status subresource and as field
-// manager "kubelet", what a kubelet reports of each named node beside its
+// kubeletStatus sets in st what a kubelet reports of node name beside its
 // capacity: four conditions, three addresses, the daemon endpoint, the
 // nodeInfo and 50 container images (a kubelet's default
-// --node-status-max-images), about 16 KB of JSON a node, as on a real
-// cluster; 16 nodes at a time.
-func ReportKubeletStatus(ctx context.Context, cfg *rest.Config, names ...string) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
-	for i, name := range names {
-		g.Go(func() error {
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				n, err := cs.CoreV1().Nodes().Get(gctx, name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				kubeletStatus(&n.Status, i, name)
-				_, err = cs.CoreV1().Nodes().UpdateStatus(gctx, n, metav1.UpdateOptions{FieldManager: "kubelet"})
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("report the kubelet status of node %s: %w", name, err)
-			}
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
-// kubeletStatus sets what a kubelet reports in st, for node i named name.
-func kubeletStatus(st *corev1.NodeStatus, i int, name string) {
+// --node-status-max-images), about 16 KB of JSON, with addresses and IDs
+// of the node's own.
+func kubeletStatus(st *corev1.NodeStatus, name string) {
+	i := int(crc32.ChecksumIEEE([]byte(name)))
 	now := metav1.Now()
 	st.Conditions = nil
 	for _, c := range []struct{ kind, status, reason, message string }{

@@ -32,11 +32,8 @@ func TestRefreshTrimsNodes(t *testing.T) {
 		Labels:   map[string]string{"nvidia.com/gpu.product": product},
 		Capacity: map[string]string{"nvidia.com/gpu": "8", "cpu": "96"},
 		Taints:   []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}},
+		Kubelet:  true, // what a kubelet reports beside the capacity
 	}); err != nil {
-		t.Fatal(err)
-	}
-	// What a kubelet reports beside the capacity.
-	if err := kubeapitest.ReportKubeletStatus(ctx, cfg, name); err != nil {
 		t.Fatal(err)
 	}
 	// Another stack's pool holds the node.

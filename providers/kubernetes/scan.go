@@ -501,8 +501,9 @@ func (s *scanner) nodeMetadata(d *decoder) map[string]any {
 			var fields []byte
 			s.fields(d, func(key string) {
 				if key == "fieldsV1" {
-					// The manager may come after it (the API server
-					// writes an entry's fields in name order).
+					// The manager may come after it: JSON promises no
+					// order (a custom resource's entries are written in
+					// name order, a Node's in its Go type's).
 					fields = s.rawValue()
 					return
 				}

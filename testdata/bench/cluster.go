@@ -39,19 +39,10 @@ func (b *bench) prepareTemplate(ctx context.Context, dir, poolsDir string, nodes
 	}
 	gpuNodes := make([]kubeapitest.GPUNode, len(nodes))
 	for i, n := range nodes {
-		gpuNodes[i] = kubeapitest.GPUNode{Name: n.Name, Labels: n.Labels, Capacity: n.Capacity}
+		gpuNodes[i] = kubeapitest.GPUNode{Name: n.Name, Labels: n.Labels, Capacity: n.Capacity, Kubelet: b.kubeletStatus}
 	}
 	if err := kubeapitest.CreateNodes(ctx, cfg, gpuNodes...); err != nil {
 		return err
-	}
-	if b.kubeletStatus {
-		names := make([]string, len(nodes))
-		for i, n := range nodes {
-			names[i] = n.Name
-		}
-		if err := kubeapitest.ReportKubeletStatus(ctx, cfg, names...); err != nil {
-			return err
-		}
 	}
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
