@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/hugepages"
 	"github.com/gpuform/gpuform/internal/memlimit"
 	"github.com/gpuform/gpuform/internal/profile"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -21,6 +22,9 @@ import (
 
 func main() {
 	quietClientGo()
+	// The heap in 2 MiB pages where the system leaves that to each program
+	// (before anything grows it).
+	hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve)
 	var tuner *memlimit.Tuner                        // apply lowers its budget (memlimit.FromContext)
 	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
 		tuner = memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live

@@ -1,0 +1,49 @@
+// Package hugepages asks Linux to back the Go heap of a gpuform process with
+// transparent huge pages (2 MiB) where the system leaves that to each
+// program (transparent_hugepage "madvise", the default of Ubuntu and of
+// GitHub's runners), as it does for every program where it is "always".
+//
+// A plan or drift builds and drops a heap of hundreds of MiB in a second:
+// with 4 KiB pages that is one page fault per 4 KiB first touched and a TLB
+// miss for most pointers followed. The Go runtime advises huge pages for its
+// own metadata only (since Go 1.21.4), not for the heap.
+package hugepages
+
+import (
+	"bytes"
+	"io/fs"
+)
+
+// Env names the environment variable that turns the advice off ("off").
+const Env = "GPUFORM_HUGEPAGES"
+
+// Reserve is the heap address space Advise prepares: larger than any
+// plan, drift or apply's heap has grown in the benchmark (size L: 440 MiB
+// resident), and only address space until touched.
+const Reserve = 1 << 30
+
+// modeFile holds the system's transparent huge page mode, e.g.
+// "always [madvise] never".
+const modeFile = "sys/kernel/mm/transparent_hugepage/enabled"
+
+// Mode returns the system's transparent huge page mode (always, madvise,
+// never) read from fsys (the root file system), or "" when it cannot be read.
+func Mode(fsys fs.FS) string {
+	b, err := fs.ReadFile(fsys, modeFile)
+	if err != nil || len(b) > 256 {
+		return ""
+	}
+	i := bytes.IndexByte(b, '[')
+	j := bytes.IndexByte(b, ']')
+	if i < 0 || j < i {
+		return ""
+	}
+	return string(b[i+1 : j])
+}
+
+// Wanted reports whether Advise should act: the system's mode is madvise
+// (with always the kernel already gives huge pages, with never it gives
+// none) and getenv's Env is not "off".
+func Wanted(fsys fs.FS, getenv func(string) string) bool {
+	return getenv(Env) != "off" && Mode(fsys) == "madvise"
+}
