@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/engine"
@@ -22,9 +23,6 @@ import (
 
 func main() {
 	quietClientGo()
-	// The heap in 2 MiB pages where the system leaves that to each program
-	// (before anything grows it).
-	hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve)
 	var tuner *memlimit.Tuner                        // apply lowers its budget (memlimit.FromContext)
 	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
 		tuner = memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live
@@ -33,10 +31,25 @@ func main() {
 	stopProfiles := profile.Start()
 	env := os.Environ()
 	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
-	err := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env).ExecuteContext(ctx)
+	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
+	if !longRunning(root, os.Args[1:]) {
+		// The heap in 2 MiB pages where the system leaves that to each
+		// program, before the command grows it.
+		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve)
+	}
+	err := root.ExecuteContext(ctx)
 	stop()
 	stopProfiles()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// longRunning reports whether args name a command that runs until stopped
+// (the node agent): its small heap lives for days, where huge pages the
+// kernel splits as the runtime returns memory and collapses again are
+// worth nothing.
+func longRunning(root *cobra.Command, args []string) bool {
+	c, _, err := root.Find(args)
+	return err == nil && c.Name() == "agent"
 }
 
 // exitError carries a process exit code; its message, if any, was already printed.

@@ -37,3 +37,30 @@ func toResult(stdout, stderr string, err error) result {
 	code := exitCode(err, &errb)
 	return result{stdout: stdout, stderr: errb.String(), code: code}
 }
+
+// TestLongRunning checks which command lines keep the heap as the runtime
+// makes it (no huge page advice): the node agent's, wherever its global
+// flags stand.
+func TestLongRunning(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"agent", "--node", "n1"}, true},
+		{[]string{"-v", "2", "agent"}, true},
+		{[]string{"--chdir", "x", "agent", "--node", "n1"}, true},
+		{[]string{"plan"}, false},
+		{[]string{"drift", "--json"}, false},
+		{[]string{"version"}, false},
+		{nil, false},
+		{[]string{"no-such-command"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			root := newRootCommand(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
+			if got := longRunning(root, tt.args); got != tt.want {
+				t.Errorf("longRunning(%q) = %v, want %v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
