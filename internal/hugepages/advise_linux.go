@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && (amd64 || arm64)
 
 package hugepages
 
@@ -10,10 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hugePage is the size of a transparent huge page on the architectures
-// gpuform is built for (amd64, arm64 with 4 KiB base pages).
-const hugePage = 2 << 20
-
 // Advise prepares size bytes of heap address space backed by huge pages
 // when Wanted: it allocates them as one untouched block (fresh address
 // space the runtime knows to be zero, so nothing is written), marks the
@@ -21,9 +17,11 @@ const hugePage = 2 << 20
 // kernel (debug.FreeOSMemory; the mark stays with the address space). The
 // heap then grows into that space first, and each first touch of it faults
 // in 2 MiB instead of 4 KiB. It returns the bytes marked, 0 when none;
-// every failure leaves the heap as the runtime made it.
+// every failure leaves the heap as the runtime made it. A process whose
+// address space is limited (ulimit -v) is left alone: the block could be
+// more than it may map.
 func Advise(fsys fs.FS, getenv func(string) string, size int) int64 {
-	if !Wanted(fsys, getenv) || size < 2*hugePage {
+	if !Wanted(fsys, getenv) || size < 2*hugePage || !roomFor(size) {
 		return 0
 	}
 	block := make([]byte, size)
@@ -37,4 +35,11 @@ func Advise(fsys fs.FS, getenv func(string) string, size int) int64 {
 	block = nil
 	debug.FreeOSMemory()
 	return marked
+}
+
+// roomFor reports whether the process may map size more bytes of address
+// space: no address space limit (RLIMIT_AS) is set.
+func roomFor(size int) bool {
+	var lim unix.Rlimit
+	return unix.Getrlimit(unix.RLIMIT_AS, &lim) == nil && lim.Cur == unix.RLIM_INFINITY && size > 0
 }

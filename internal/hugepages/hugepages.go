@@ -12,6 +12,7 @@ package hugepages
 import (
 	"bytes"
 	"io/fs"
+	"strconv"
 )
 
 // Env names the environment variable that turns the advice off ("off").
@@ -41,9 +42,21 @@ func Mode(fsys fs.FS) string {
 	return string(b[i+1 : j])
 }
 
+// sizeFile holds the size of a transparent huge page in bytes.
+const sizeFile = "sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+
+// hugePage is the one huge page size Advise asks for: 2 MiB, the size with
+// 4 KiB base pages (amd64, most arm64). With 64 KiB base pages a huge page
+// is 512 MiB, which would make a small heap's every touch a large one.
+const hugePage = 2 << 20
+
 // Wanted reports whether Advise should act: the system's mode is madvise
 // (with always the kernel already gives huge pages, with never it gives
-// none) and getenv's Env is not "off".
+// none), its huge pages are 2 MiB, and getenv's Env is not "off".
 func Wanted(fsys fs.FS, getenv func(string) string) bool {
-	return getenv(Env) != "off" && Mode(fsys) == "madvise"
+	if getenv(Env) == "off" || Mode(fsys) != "madvise" {
+		return false
+	}
+	b, err := fs.ReadFile(fsys, sizeFile)
+	return err == nil && string(bytes.TrimSpace(b)) == strconv.Itoa(hugePage)
 }

@@ -5,8 +5,10 @@ import (
 	"testing/fstest"
 )
 
-func modeFS(content string) fstest.MapFS {
-	return fstest.MapFS{modeFile: {Data: []byte(content)}}
+// modeFS is a root file system whose kernel reads mode and has 2 MiB huge
+// pages.
+func modeFS(mode string) fstest.MapFS {
+	return fstest.MapFS{modeFile: {Data: []byte(mode)}, sizeFile: {Data: []byte("2097152\n")}}
 }
 
 func TestMode(t *testing.T) {
@@ -44,18 +46,25 @@ func TestWanted(t *testing.T) {
 	tests := []struct {
 		name string
 		mode string
+		size string // hpage_pmd_size; "" for none
 		env  string
 		want bool
 	}{
-		{"madvise: asks", "always [madvise] never", "", true},
-		{"madvise, turned off", "always [madvise] never", "off", false},
-		{"madvise, another value asks", "always [madvise] never", "on", true},
-		{"always: the kernel already does", "[always] madvise never", "", false},
-		{"never: the kernel will not", "always madvise [never]", "", false},
+		{"madvise: asks", "always [madvise] never", "2097152\n", "", true},
+		{"madvise, turned off", "always [madvise] never", "2097152\n", "off", false},
+		{"madvise, another value asks", "always [madvise] never", "2097152\n", "on", true},
+		{"madvise, 512 MiB huge pages (64 KiB base pages)", "always [madvise] never", "536870912\n", "", false},
+		{"madvise, huge page size unknown", "always [madvise] never", "", "", false},
+		{"always: the kernel already does", "[always] madvise never", "2097152\n", "", false},
+		{"never: the kernel will not", "always madvise [never]", "2097152\n", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Wanted(modeFS(tt.mode), env(tt.env)); got != tt.want {
+			fsys := fstest.MapFS{modeFile: {Data: []byte(tt.mode)}}
+			if tt.size != "" {
+				fsys[sizeFile] = &fstest.MapFile{Data: []byte(tt.size)}
+			}
+			if got := Wanted(fsys, env(tt.env)); got != tt.want {
 				t.Errorf("Wanted = %v, want %v", got, tt.want)
 			}
 		})
