@@ -23,20 +23,21 @@ import (
 
 func main() {
 	quietClientGo()
+	env := os.Environ()
+	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
+	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
+	if !longRunning(root, os.Args[1:]) {
+		// The heap in 2 MiB pages where the system leaves that to each
+		// program, before the command grows it and before gpuform's own
+		// memory limit or budget is set.
+		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve)
+	}
 	var tuner *memlimit.Tuner                        // apply lowers its budget (memlimit.FromContext)
 	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
 		tuner = memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live
 	}
 	ctx, stop := signal.NotifyContext(memlimit.NewContext(context.Background(), tuner), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
-	env := os.Environ()
-	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
-	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
-	if !longRunning(root, os.Args[1:]) {
-		// The heap in 2 MiB pages where the system leaves that to each
-		// program, before the command grows it.
-		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve)
-	}
 	err := root.ExecuteContext(ctx)
 	stop()
 	stopProfiles()

@@ -32,7 +32,8 @@ func Advise(fsys fs.FS, getenv func(string) string, size int) int64 {
 	if hi > lo && unix.Madvise(block[lo:hi], unix.MADV_HUGEPAGE) == nil {
 		marked = int64(hi - lo)
 	}
-	block = nil
+	// block is not used past here: the collection FreeOSMemory runs frees
+	// it, and the scavenging after it returns its pages to the kernel.
 	debug.FreeOSMemory()
 	return marked
 }
