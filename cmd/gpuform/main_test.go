@@ -38,10 +38,10 @@ func toResult(stdout, stderr string, err error) result {
 	return result{stdout: stdout, stderr: errb.String(), code: code}
 }
 
-// TestLongRunning checks which command lines keep the heap as the runtime
-// makes it (no huge page advice): the node agent's, wherever its global
-// flags stand.
-func TestLongRunning(t *testing.T) {
+// TestKeepsSmallPages checks which command lines keep the heap as the
+// runtime makes it (no huge page advice): the node agent's and apply's,
+// wherever their global flags stand.
+func TestKeepsSmallPages(t *testing.T) {
 	tests := []struct {
 		args []string
 		want bool
@@ -49,6 +49,8 @@ func TestLongRunning(t *testing.T) {
 		{[]string{"agent", "--node", "n1"}, true},
 		{[]string{"-v", "2", "agent"}, true},
 		{[]string{"--chdir", "x", "agent", "--node", "n1"}, true},
+		{[]string{"apply", "--auto-approve"}, true},
+		{[]string{"--chdir", "x", "apply", "x.plan"}, true},
 		{[]string{"plan"}, false},
 		{[]string{"drift", "--json"}, false},
 		{[]string{"version"}, false},
@@ -58,8 +60,8 @@ func TestLongRunning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			root := newRootCommand(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
-			if got := longRunning(root, tt.args); got != tt.want {
-				t.Errorf("longRunning(%q) = %v, want %v", tt.args, got, tt.want)
+			if got := keepsSmallPages(root, tt.args); got != tt.want {
+				t.Errorf("keepsSmallPages(%q) = %v, want %v", tt.args, got, tt.want)
 			}
 		})
 	}
