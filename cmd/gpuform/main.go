@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
-	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/engine"
@@ -22,15 +21,12 @@ import (
 )
 
 func main() {
-	quietClientGo()
+	klog.SetLogger(logr.Discard()) // client-go's own logging: gpuform reports every error itself, once
 	env := os.Environ()
 	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
 	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
-	if !keepsSmallPages(root, os.Args[1:]) {
-		// The heap in 2 MiB pages where the system leaves that to each
-		// program, before the command grows it and before gpuform's own
-		// memory limit or budget is set.
-		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve)
+	if c, _, err := root.Find(os.Args[1:]); err != nil || hugepages.ForCommand(c.Name()) {
+		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve) // before the limit and budget below
 	}
 	var tuner *memlimit.Tuner                        // apply lowers its budget (memlimit.FromContext)
 	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
@@ -42,18 +38,6 @@ func main() {
 	stop()
 	stopProfiles()
 	os.Exit(exitCode(err, os.Stderr))
-}
-
-// keepsSmallPages reports whether args name a command whose heap stays in
-// the runtime's 4 KiB pages: the node agent (a heap that lives for days)
-// and apply (minutes of writes under a tight memory budget: the runtime
-// returns memory in pieces and grows into it again a little at a time, and
-// each return of a whole 2 MiB page followed by one small allocation in it
-// faults in 2 MiB the runtime counts as returned; a size-L apply from empty
-// peaked at 1,074 MB resident against 353 MB).
-func keepsSmallPages(root *cobra.Command, args []string) bool {
-	c, _, err := root.Find(args)
-	return err == nil && (c.Name() == "agent" || c.Name() == "apply")
 }
 
 // exitError carries a process exit code; its message, if any, was already printed.
@@ -75,10 +59,4 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	textsafe.Fprintf(stderr, "Error: %s\n", err)
 	return 1
-}
-
-// quietClientGo stops client-go's own logging (klog): gpuform reports every
-// error itself, once, with what to do.
-func quietClientGo() {
-	klog.SetLogger(logr.Discard())
 }

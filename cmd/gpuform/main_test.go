@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/gpuform/gpuform/internal/hugepages"
 )
 
 // result is what one in-process run of the gpuform command produced.
@@ -38,30 +40,31 @@ func toResult(stdout, stderr string, err error) result {
 	return result{stdout: stdout, stderr: errb.String(), code: code}
 }
 
-// TestKeepsSmallPages checks which command lines keep the heap as the
-// runtime makes it (no huge page advice): the node agent's and apply's,
-// wherever their global flags stand.
-func TestKeepsSmallPages(t *testing.T) {
+// TestHugePageAdvice checks which command lines main advises huge pages
+// for, as main finds the command: all but the node agent and apply,
+// wherever their global flags stand, and a line that names no command.
+func TestHugePageAdvice(t *testing.T) {
 	tests := []struct {
 		args []string
 		want bool
 	}{
-		{[]string{"agent", "--node", "n1"}, true},
-		{[]string{"-v", "2", "agent"}, true},
-		{[]string{"--chdir", "x", "agent", "--node", "n1"}, true},
-		{[]string{"apply", "--auto-approve"}, true},
-		{[]string{"--chdir", "x", "apply", "x.plan"}, true},
-		{[]string{"plan"}, false},
-		{[]string{"drift", "--json"}, false},
-		{[]string{"version"}, false},
-		{nil, false},
-		{[]string{"no-such-command"}, false},
+		{[]string{"agent", "--node", "n1"}, false},
+		{[]string{"-v", "2", "agent"}, false},
+		{[]string{"--chdir", "x", "agent", "--node", "n1"}, false},
+		{[]string{"apply", "--auto-approve"}, false},
+		{[]string{"--chdir", "x", "apply", "x.plan"}, false},
+		{[]string{"plan"}, true},
+		{[]string{"drift", "--json"}, true},
+		{[]string{"version"}, true},
+		{nil, true},
+		{[]string{"no-such-command"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			root := newRootCommand(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
-			if got := keepsSmallPages(root, tt.args); got != tt.want {
-				t.Errorf("keepsSmallPages(%q) = %v, want %v", tt.args, got, tt.want)
+			c, _, err := root.Find(tt.args) // as main does
+			if got := err != nil || hugepages.ForCommand(c.Name()); got != tt.want {
+				t.Errorf("advice for %q = %v, want %v", tt.args, got, tt.want)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	quietClientGo()
+	klog.SetLogger(logr.Discard()) // as main does
 	// make docs regenerates docs/cli.md with TestCLIReference alone, which
 	// needs no API server: a fresh checkout need not build one first.
 	if os.Getenv("GPUFORM_DOCS_ONLY") == "1" {

@@ -13,8 +13,8 @@ import (
 // tests' wrapTransport and, at -v 1 or more, the request log on standard
 // error (kubernetes.LogRequests: credentials redacted, bodies never
 // printed). nil when there is neither. client-go's own logging (klog, and
-// with it its curl-line debug transport) stays off at every level: see
-// quietClientGo.
+// with it its curl-line debug transport) stays off at every level: main
+// discards it.
 func (g *globals) kubeTransport() func(http.RoundTripper) http.RoundTripper {
 	return kubernetes.WrapWithLog(g.wrapTransport, g.stderr, g.verbosity)
 }

@@ -70,3 +70,15 @@ func TestWanted(t *testing.T) {
 		})
 	}
 }
+
+func TestForCommand(t *testing.T) {
+	tests := map[string]bool{
+		"plan": true, "drift": true, "validate": true, "preview": true, "gpuform": true,
+		"agent": false, "apply": false,
+	}
+	for name, want := range tests {
+		if got := ForCommand(name); got != want {
+			t.Errorf("ForCommand(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
