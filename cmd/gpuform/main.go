@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/engine"
@@ -25,19 +26,22 @@ func main() {
 	env := os.Environ()
 	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
 	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
-	if c, _, err := root.Find(os.Args[1:]); err != nil || hugepages.ForCommand(c.Name()) {
+	if advisesHugePages(root, os.Args[1:]) {
 		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve) // before the limit and budget below
 	}
-	var tuner *memlimit.Tuner                        // apply lowers its budget (memlimit.FromContext)
-	if memlimit.Set(os.DirFS("/"), os.Getenv) == 0 { // a container's limit, unless GOMEMLIMIT says otherwise
-		tuner = memlimit.Tune(memlimit.Budget, os.Getenv) // else a budget that grows with what is live
-	}
+	tuner := memlimit.Start(os.DirFS("/"), os.Getenv) // apply lowers its budget (memlimit.FromContext)
 	ctx, stop := signal.NotifyContext(memlimit.NewContext(context.Background(), tuner), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
 	err := root.ExecuteContext(ctx)
 	stop()
 	stopProfiles()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// advisesHugePages reports whether args' command takes hugepages.ForCommand's advice (no command: yes).
+func advisesHugePages(root *cobra.Command, args []string) bool {
+	c, _, err := root.Find(args)
+	return err != nil || hugepages.ForCommand(c.Name())
 }
 
 // exitError carries a process exit code; its message, if any, was already printed.

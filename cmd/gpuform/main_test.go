@@ -5,8 +5,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/gpuform/gpuform/internal/hugepages"
 )
 
 // result is what one in-process run of the gpuform command produced.
@@ -62,9 +60,8 @@ func TestHugePageAdvice(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			root := newRootCommand(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
-			c, _, err := root.Find(tt.args) // as main does
-			if got := err != nil || hugepages.ForCommand(c.Name()); got != tt.want {
-				t.Errorf("advice for %q = %v, want %v", tt.args, got, tt.want)
+			if got := advisesHugePages(root, tt.args); got != tt.want {
+				t.Errorf("advisesHugePages(%q) = %v, want %v", tt.args, got, tt.want)
 			}
 		})
 	}
