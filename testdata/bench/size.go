@@ -246,35 +246,46 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 	}
 	res.driftPodRSS = max(res.driftPodRSS, r.maxRSS)
 
-	load, list, n, err := b.floor(ctx, f, kept, cfg, lists)
+	fl, err := b.floor(ctx, f, kept, cfg, lists)
 	if err != nil {
 		return err
 	}
-	res.load = append(res.load, load)
-	res.list = append(res.list, list)
-	res.listReqs = n
+	res.load = append(res.load, fl.load)
+	res.list = append(res.list, fl.list)
+	res.listReqs = fl.requests
 	return nil
 }
 
+// floored is what floor measured: the config load, the raw LISTs and
+// the API server's CPU while it served them, and the requests they made.
+type floored struct {
+	load, list, listServer time.Duration
+	requests               int
+}
+
 // floor measures the floor of f's no-op plan on s: its config load
-// (gpuform validate) and its LIST requests, lists, raw (floorLists), with
-// n the requests those made. Each part starts once the harness is idle,
-// as the plan it is the floor of does: right after a plan or a drift the
-// API server still collects the garbage of serving them, on the cores
-// validate runs on, and has just served the same LISTs, so a part started
-// then meets another machine than the plan did (by hand at size M, nine
-// runs each: the raw LISTs 0.28 s right after a plan, 0.31 s on an idle
-// server).
-func (b *bench) floor(ctx context.Context, f sizeFiles, s *kubeapitest.Server, cfg *rest.Config, lists []string) (load, list time.Duration, n int, err error) {
+// (gpuform validate) and its LIST requests, lists, raw (floorLists). Each
+// part starts once the harness is idle, as the plan it is the floor of
+// does: right after a plan or a drift the API server still collects the
+// garbage of serving them, on the cores validate runs on, and has just
+// served the same LISTs, so a part started then meets another machine than
+// the plan did (by hand at size M, nine runs each: the raw LISTs 0.28 s
+// right after a plan, 0.31 s on an idle server).
+func (b *bench) floor(ctx context.Context, f sizeFiles, s *kubeapitest.Server, cfg *rest.Config, lists []string) (floored, error) {
+	var fl floored
+	var err error
 	settle(ctx, s.PID())
-	if load, err = b.loadTime(ctx, f); err != nil {
-		return 0, 0, 0, err
+	if fl.load, err = b.loadTime(ctx, f); err != nil {
+		return floored{}, err
 	}
 	settle(ctx, s.PID())
-	if list, n, err = floorLists(ctx, cfg, lists); err != nil {
-		return 0, 0, 0, fmt.Errorf("floor: %w", err)
+	before, _ := cpuTime(s.PID())
+	if fl.list, fl.requests, err = floorLists(ctx, cfg, lists); err != nil {
+		return floored{}, fmt.Errorf("floor: %w", err)
 	}
-	return load, list, n, nil
+	after, _ := cpuTime(s.PID())
+	fl.listServer = after - before
+	return fl, nil
 }
 
 // planNoop measures gpuform plan of the applied configuration (it must find

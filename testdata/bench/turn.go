@@ -10,9 +10,14 @@ import (
 )
 
 // turnResult is what measureInTurn measured of one size: its no-op plan,
-// config load and raw LISTs, each once per round, every size in turn.
+// config load and raw LISTs, each once per round, every size in turn, and
+// the API server's CPU (user and system) during the plan and during the
+// raw LISTs: the server shares the machine's cores with gpuform, and how
+// much it spends on the same requests (its collections, above all) moves
+// a plan against its floor.
 type turnResult struct {
-	plan, load, list sample
+	plan, load, list       sample
+	planServer, listServer sample
 }
 
 // measureInTurn measures the no-op plan (with its floor: config load and
@@ -57,8 +62,9 @@ func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
 				return fmt.Errorf("size %s, sizes in turn: %w", rs[i].size.Name, err)
 			}
 			t := rs[i].turn
-			line = append(line, fmt.Sprintf("%s plan %s (%.0f ms per 1,000 objects), floor %s", rs[i].size.Name,
-				secs(t.plan[round]), perThousand(t.plan[round], rs[i].objects), secs(t.load[round]+t.list[round])))
+			line = append(line, fmt.Sprintf("%s plan %s (%.0f ms per 1,000 objects, server CPU %s), floor %s (server CPU %s)", rs[i].size.Name,
+				secs(t.plan[round]), perThousand(t.plan[round], rs[i].objects), secs(t.planServer[round]),
+				secs(t.load[round]+t.list[round]), secs(t.listServer[round])))
 		}
 		b.logf("sizes in turn, round %d: %s", round+1, strings.Join(line, "; "))
 	}
@@ -70,21 +76,25 @@ func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
 func (b *bench) turnOnce(ctx context.Context, r *sizeResult, s *kubeapitest.Server) error {
 	f := b.files(r.size.Name)
 	settle(ctx, s.PID())
+	before, _ := cpuTime(s.PID())
 	res, _, lists, err := b.noopPlan(ctx, f, s)
 	if err != nil {
 		return err
 	}
+	after, _ := cpuTime(s.PID())
 	r.turn.plan = append(r.turn.plan, res.wall)
+	r.turn.planServer = append(r.turn.planServer, after-before)
 	cfg, err := s.RESTConfig()
 	if err != nil {
 		return err
 	}
-	load, list, _, err := b.floor(ctx, f, s, cfg, lists)
+	fl, err := b.floor(ctx, f, s, cfg, lists)
 	if err != nil {
 		return err
 	}
-	r.turn.load = append(r.turn.load, load)
-	r.turn.list = append(r.turn.list, list)
+	r.turn.load = append(r.turn.load, fl.load)
+	r.turn.list = append(r.turn.list, fl.list)
+	r.turn.listServer = append(r.turn.listServer, fl.listServer)
 	return nil
 }
 
@@ -103,8 +113,8 @@ func turnTable(rs []*sizeResult) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n#### Scaling, the sizes measured in turn (seconds: median, min–max; %d rounds, one plan of each size per round, the order reversed every other round)\n\n", len(measured[0].turn.plan))
-	b.WriteString("| size | objects | plan no-op | plan ms per 1,000 objects | against the size before | floor (load + LISTs) | floor ms per 1,000 objects | against the size before |\n")
-	b.WriteString("|---|---:|---|---:|---:|---|---:|---:|\n")
+	b.WriteString("| size | objects | plan no-op | plan ms per 1,000 objects | against the size before | floor (load + LISTs) | floor ms per 1,000 objects | against the size before | API server CPU: plan / raw LISTs |\n")
+	b.WriteString("|---|---:|---|---:|---:|---|---:|---:|---|\n")
 	perK := func(r *sizeResult) (plan, floor float64) {
 		return perThousand(r.turn.plan.median(), r.objects), perThousand(r.turn.load.median()+r.turn.list.median(), r.objects)
 	}
@@ -117,8 +127,9 @@ func turnTable(rs []*sizeResult) string {
 			}
 			return fmt.Sprintf("%.2fx", v/prev)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %s | %s | %.0f | %s |\n", r.size.Name, r.objects,
-			cell(r.turn.plan), p, against(p, prevP), secs(r.turn.load.median()+r.turn.list.median()), fl, against(fl, prevF))
+		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %s | %s | %.0f | %s | %s / %s |\n", r.size.Name, r.objects,
+			cell(r.turn.plan), p, against(p, prevP), secs(r.turn.load.median()+r.turn.list.median()), fl, against(fl, prevF),
+			cell(r.turn.planServer), cell(r.turn.listServer))
 		prevP, prevF = p, fl
 	}
 	return b.String()
