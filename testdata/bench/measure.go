@@ -21,7 +21,9 @@ import (
 // result is one process run.
 type result struct {
 	wall           time.Duration
-	maxRSS         int64 // bytes
+	maxRSS         int64         // bytes
+	cpu            time.Duration // the command's user and system CPU
+	server         time.Duration // the API server's CPU meanwhile (runGpuform)
 	exit           int
 	stdout, stderr string
 }
@@ -65,8 +67,9 @@ func run(ctx context.Context, env []string, name string, args ...string) (result
 		return r, fmt.Errorf("run %s: %w", name, err)
 	}
 	rss, _ := io.ReadAll(rssR)
-	if n, err := strconv.ParseInt(strings.TrimSpace(string(rss)), 10, 64); err == nil {
-		r.maxRSS = n
+	var cpu int64
+	if _, err := fmt.Sscan(string(rss), &r.maxRSS, &cpu); err == nil {
+		r.cpu = time.Duration(cpu)
 	} else if r.exit != measureChildFailed {
 		return r, fmt.Errorf("run %s: no peak RSS reported (%q)", name, rss)
 	}
@@ -74,8 +77,8 @@ func run(ctx context.Context, env []string, name string, args ...string) (result
 }
 
 // measureChildArg, as the first argument, makes this program run the
-// command that follows and report its peak RSS in bytes on file
-// descriptor 3 (see run).
+// command that follows and report its peak RSS in bytes and its CPU time
+// in nanoseconds on file descriptor 3 (see run).
 const measureChildArg = "-measure-child"
 
 // measureChildFailed is the exit code of measureChild when the command
@@ -83,8 +86,9 @@ const measureChildArg = "-measure-child"
 const measureChildFailed = 125
 
 // measureChild runs args[0] with args[1:], passing standard input and
-// output through, and returns its exit code after writing its peak RSS to
-// file descriptor 3. The command is killed if this process dies.
+// output through, and returns its exit code after writing its peak RSS and
+// CPU time (user and system) to file descriptor 3. The command is killed
+// if this process dies.
 func measureChild(args []string) int {
 	report := os.NewFile(3, "rss")
 	cmd := exec.Command(args[0], args[1:]...)
@@ -97,7 +101,7 @@ func measureChild(args []string) int {
 		return measureChildFailed
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		fmt.Fprintln(report, ru.Maxrss*1024)
+		fmt.Fprintln(report, ru.Maxrss*1024, ru.Utime.Nano()+ru.Stime.Nano())
 	}
 	return cmd.ProcessState.ExitCode()
 }
@@ -110,7 +114,11 @@ func (b *bench) gpuform(ctx context.Context, s *kubeapitest.Server, args ...stri
 // runGpuform runs the gpuform binary bin (this tree's or the baseline's)
 // against s.
 func (b *bench) runGpuform(ctx context.Context, bin string, s *kubeapitest.Server, args ...string) (result, error) {
-	return run(ctx, nil, bin, append([]string{"--kubeconfig", s.Kubeconfig, "--no-color"}, args...)...)
+	before, _ := cpuTime(s.PID())
+	r, err := run(ctx, nil, bin, append([]string{"--kubeconfig", s.Kubeconfig, "--no-color"}, args...)...)
+	after, _ := cpuTime(s.PID())
+	r.server = after - before
+	return r, err
 }
 
 // kubectl runs kubectl against s with a discovery cache of its own, so

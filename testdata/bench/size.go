@@ -298,6 +298,7 @@ func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept
 	res.planNoop = append(res.planNoop, r.wall)
 	res.planRSS = max(res.planRSS, r.maxRSS)
 	res.planNoopRSS = max(res.planNoopRSS, r.maxRSS)
+	b.logf("size %s: plan no-op %s: CPU %s, the API server's %s", res.size.Name, secs(r.wall), secs(r.cpu), secs(r.server))
 	res.planReqs = len(reqs)
 	res.planLists = len(lists)
 	return lists, nil
@@ -349,7 +350,7 @@ func (b *bench) planBaseline(ctx context.Context, res *sizeResult, f sizeFiles, 
 	}
 	// This tree's plan of the run is logged with the run (measurePlanRun):
 	// here it may not be measured yet.
-	b.logf("size %s: baseline plan no-op %s (%d changes)", res.size.Name, secs(r.wall), n)
+	b.logf("size %s: baseline plan no-op %s (%d changes): CPU %s, the API server's %s", res.size.Name, secs(r.wall), n, secs(r.cpu), secs(r.server))
 	return nil
 }
 
