@@ -32,12 +32,13 @@ const (
 // leaves the heap as the runtime made it. A process whose address space is
 // limited (ulimit -v) is left alone: the block could be more than it may map.
 //
-// The runtime zeroes a new allocation, all of it, when it begins in heap
-// space used before, which for a gigabyte block would fault in a gigabyte
-// (1% of gpuform's starts did: 1.1 GB and 2.5 s of system time). So Advise
-// first allocates probes until one is untouched (it began in fresh space,
-// and the space after it is fresh too), within probeBudget, and then the
-// block in pieces, each checked untouched (mincore) before it is marked.
+// The runtime zeroes a new allocation, all of it, when it takes any page
+// the heap freed and has not returned to the kernel, which for a gigabyte
+// taken at once would fault in a gigabyte (1% of gpuform's starts did: 1.1
+// GB and 2.5 s of system time). So Advise first allocates probes until one
+// is untouched (the runtime zeroed nothing of it, and the space after it is
+// fresh), within probeBudget, and then the rest in pieces, each checked
+// untouched (mincore) before it is marked.
 func Advise(fsys fs.FS, getenv func(string) string, size int) int64 {
 	if !Wanted(fsys, getenv) || size < 2*hugePage || !roomFor(size) {
 		return 0
