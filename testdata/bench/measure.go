@@ -114,11 +114,25 @@ func (b *bench) gpuform(ctx context.Context, s *kubeapitest.Server, args ...stri
 // runGpuform runs the gpuform binary bin (this tree's or the baseline's)
 // against s.
 func (b *bench) runGpuform(ctx context.Context, bin string, s *kubeapitest.Server, args ...string) (result, error) {
-	before, _ := cpuTime(s.PID())
-	r, err := run(ctx, nil, bin, append([]string{"--kubeconfig", s.Kubeconfig, "--no-color"}, args...)...)
-	after, _ := cpuTime(s.PID())
-	r.server = after - before
+	var r result
+	var err error
+	server := cpuDuring(s.PID(), func() {
+		r, err = run(ctx, nil, bin, append([]string{"--kubeconfig", s.Kubeconfig, "--no-color"}, args...)...)
+	})
+	r.server = server
 	return r, err
+}
+
+// cpuDuring runs f and returns the CPU time (user and system) process pid
+// used meanwhile; 0 where it cannot be read.
+func cpuDuring(pid int, f func()) time.Duration {
+	before, ok := cpuTime(pid)
+	f()
+	after, ok2 := cpuTime(pid)
+	if !ok || !ok2 {
+		return 0
+	}
+	return after - before
 }
 
 // kubectl runs kubectl against s with a discovery cache of its own, so

@@ -279,12 +279,10 @@ func (b *bench) floor(ctx context.Context, f sizeFiles, s *kubeapitest.Server, c
 		return floored{}, err
 	}
 	settle(ctx, s.PID())
-	before, _ := cpuTime(s.PID())
-	if fl.list, fl.requests, err = floorLists(ctx, cfg, lists); err != nil {
+	fl.listServer = cpuDuring(s.PID(), func() { fl.list, fl.requests, err = floorLists(ctx, cfg, lists) })
+	if err != nil {
 		return floored{}, fmt.Errorf("floor: %w", err)
 	}
-	after, _ := cpuTime(s.PID())
-	fl.listServer = after - before
 	return fl, nil
 }
 

@@ -91,3 +91,18 @@ func TestDriftTable(t *testing.T) {
 		t.Errorf("table lacks the drift row %q:\n%s", want, got)
 	}
 }
+
+// cpuDuring gives the CPU a process used while the function ran, and 0
+// for a process it cannot read.
+func TestCPUDuring(t *testing.T) {
+	spin := func() {
+		for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+		}
+	}
+	if got := cpuDuring(os.Getpid(), spin); got < 100*time.Millisecond || got > time.Second {
+		t.Errorf("200 ms spinning: cpuDuring = %s", got)
+	}
+	if got := cpuDuring(-1, spin); got != 0 {
+		t.Errorf("no such process: cpuDuring = %s, want 0", got)
+	}
+}
