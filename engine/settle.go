@@ -70,7 +70,7 @@ func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructur
 	if len(DiffFields(o.Object.Object, u, FieldManager)) > 0 {
 		return u, false
 	}
-	s.slim(u)
+	s.slim(u, o.Object.Object)
 	return u, true
 }
 
@@ -145,13 +145,46 @@ func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 // slim makes u, a settled live object, its slim copy (see SlimLive),
-// changing its maps, with the managedFields list the Settler shares.
-func (s *Settler) slim(u *unstructured.Unstructured) {
+// changing its maps, with the managedFields list the Settler shares, and
+// the labels and annotations maps of desired (its desired object's
+// content) where u's hold the same strings: a settled object's are, but
+// for what other managers or a commit stamp added. At size L that is
+// 95,000 maps the refresh does not keep a second copy of (25 MB of the
+// 242 MB live after it), which the collector no longer marks in each of
+// its cycles. Neither side changes a map once compiled or settled: a
+// desired object's labels are replaced whole (StampCommit), never set in
+// place.
+func (s *Settler) slim(u *unstructured.Unstructured, desired map[string]any) {
 	slimFields(u)
 	md := u.Object["metadata"].(map[string]any) // Owned read it
 	if mf, ok := md["managedFields"].([]any); ok {
 		md["managedFields"] = s.sharedSlim(mf)
 	}
+	wmd, _ := desired["metadata"].(map[string]any)
+	for _, f := range [...]string{"labels", "annotations"} {
+		if w, ok := wmd[f].(map[string]any); ok && sameStrings(md[f], w) {
+			md[f] = w
+		}
+	}
+}
+
+// sameStrings reports whether live is a map with the same keys as want,
+// each with the same string value.
+func sameStrings(live any, want map[string]any) bool {
+	m, ok := live.(map[string]any)
+	if !ok || len(m) != len(want) {
+		return false
+	}
+	for k, w := range want {
+		ws, ok := w.(string)
+		if !ok {
+			return false
+		}
+		if v, ok := m[k].(string); !ok || v != ws {
+			return false
+		}
+	}
+	return true
 }
 
 // slimInPlace makes u its slim copy (see SlimLive), changing its maps.

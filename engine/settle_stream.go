@@ -200,6 +200,6 @@ func (c *StreamSettle) Done() (*unstructured.Unstructured, bool) {
 	if c.spec != nil {
 		c.head.Object["spec"] = c.spec
 	}
-	c.s.slim(c.head)
+	c.s.slim(c.head, c.desired)
 	return c.head, true
 }

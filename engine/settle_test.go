@@ -290,3 +290,66 @@ func TestSettleKeepsUnchangedSlim(t *testing.T) {
 		t.Error("Diff of a live settled against another desired state succeeded")
 	}
 }
+
+// TestSettleSharesDesiredMetadataMaps checks that a settled object keeps
+// its desired object's labels and annotations maps, not a second copy,
+// where its own hold the same strings, and its own where they do not (a
+// label another manager added, another commit's stamp): what readers see
+// is the live object's either way.
+func TestSettleSharesDesiredMetadataMaps(t *testing.T) {
+	_, d := enginetest.Stamped(t, enginetest.C1)
+	live := enginetest.DriftLive(t, d)
+	same := func(a any, b any) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	tests := []struct {
+		name                string
+		edit                func(u *unstructured.Unstructured)
+		labels, annotations bool
+	}{
+		{"as desired", func(*unstructured.Unstructured) {}, true, true},
+		{"a label another manager added", func(u *unstructured.Unstructured) {
+			l := u.GetLabels()
+			l["team"] = "platform"
+			u.SetLabels(l)
+		}, false, true},
+		{"another commit's stamp", func(u *unstructured.Unstructured) {
+			a := u.GetAnnotations()
+			a[engine.AnnotCommit] = "0123456789abcdef0123456789abcdef01234567"
+			u.SetAnnotations(a)
+		}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := engine.NewSettler(d)
+			settled := 0
+			for _, o := range d.Objects {
+				u, ok := live.Objects[o.Key()]
+				if !ok || engine.IsLockNamespace(o.Key()) {
+					continue
+				}
+				u = u.DeepCopy()
+				tt.edit(u)
+				labels, annotations := u.GetLabels(), u.GetAnnotations()
+				slim, ok := s.Settle(u)
+				if !ok {
+					t.Fatalf("%s did not settle", o.Key())
+				}
+				settled++
+				md, wmd := slim.Object["metadata"].(map[string]any), o.Object.Object["metadata"].(map[string]any)
+				if got := same(md["labels"], wmd["labels"]); got != tt.labels {
+					t.Errorf("%s: labels map shared with the desired object: %v, want %v", o.Key(), got, tt.labels)
+				}
+				if got := same(md["annotations"], wmd["annotations"]); got != tt.annotations {
+					t.Errorf("%s: annotations map shared with the desired object: %v, want %v", o.Key(), got, tt.annotations)
+				}
+				if !maps.Equal(slim.GetLabels(), labels) || !maps.Equal(slim.GetAnnotations(), annotations) {
+					t.Errorf("%s: settled labels %v annotations %v, live had %v and %v", o.Key(), slim.GetLabels(), slim.GetAnnotations(), labels, annotations)
+				}
+			}
+			if settled < 5 {
+				t.Fatalf("%d objects settled: too few to prove anything", settled)
+			}
+		})
+	}
+}

@@ -144,10 +144,7 @@ func (c *compiler) model(m *config.Model) {
 	modelSpec := map[string]any{
 		"modelFormat": c.leaves.get("name", m.Format),
 		"storageUri":  m.StorageURI,
-		"resources": map[string]any{
-			"limits":   c.leaves.get(resource, qty),
-			"requests": c.leaves.get(resource, qty),
-		},
+		"resources":   c.leaves.resources(resource, qty),
 	}
 	if m.Runtime != "" {
 		modelSpec["runtime"] = m.Runtime

@@ -98,8 +98,31 @@ func (s *sharer) share(m map[string]any) map[string]any {
 // map each time.
 type leafMaps struct {
 	seen map[string]map[string]any
+	// limits holds the resources maps of resources, by resource and count.
+	limits map[[2]string]map[string]any
 	// key is a reused buffer for the content of one map.
 	key []byte
+}
+
+// resources returns a container's resources map that limits and requests
+// count of resource: one per resource and count, as get builds its
+// leaves (the sharer shares leaves only, and this map holds two maps).
+// At size L 20,000 models hold a handful of them.
+func (l *leafMaps) resources(resource, count string) map[string]any {
+	if l == nil {
+		return map[string]any{"limits": pairsMap([]string{resource, count}), "requests": pairsMap([]string{resource, count})}
+	}
+	k := [2]string{resource, count}
+	if m, ok := l.limits[k]; ok {
+		return m
+	}
+	leaf := l.get(resource, count)
+	m := map[string]any{"limits": leaf, "requests": leaf}
+	if l.limits == nil {
+		l.limits = map[[2]string]map[string]any{}
+	}
+	l.limits[k] = m
+	return m
 }
 
 // get returns the map of pairs kv: key, value, key, value...

@@ -17,7 +17,8 @@ import (
 
 // Compile's output is the same, value for value and type for type, as
 // when these digests were taken (commit 1c52a03), and so are the maps its
-// objects share: a change that makes compile cheaper must not change what
+// objects share (retaken when a model's resources map became one per
+// resource and count, its content digests unchanged): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -27,27 +28,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "95eb17ae835427793ec7870340ec3b1f7f1b774095dc3bce653f98548e14771f"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "c7f8b2b98b1e5de3b46541b47787a022554a9862c3f2f80bab73cbc5be35ef82"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "019cd58752b130422ce08849d68c074c3027163b68dcf02f630f094673ee27a7"},
+		}, "f2289a115701af35a8a899b5360c0e14cf3197915952a9606db439f5b52b2c85"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "d196f03d7095ee12a08ab6c992cc0d235dc7443a02de8ea3c5a71797d6b36b83"},
+		}, "1de0a016d8f6451cfe323e2d734f947c23792e6b4043db4f3e1b85096f7c6712"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "c4712920189643d66f5e9e1b4115c3876dcd3253f7a91690853ec5c5995ae130"},
+		}, "d7dbfa020c17d693526ea918e8169949a3f3ca98d13012d1fc4168e3d7d08bad"},
 		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "d2027e01d40732659416f8b30974b5b69a1fd6078c5562afc248f796ebcc8a4d"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
 		}, "0dc1543a3e85eeb05c2c602fd93e58522d33caa53be27f7b413fda082c37c15f"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "ca705028f6688dbc7f3f208e294091fbca4538cc8600d55a1865c6e9af23eb19"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "b21274ebbe7ebe4d1d32c6fb3b9117c193b12d453b14eaa8b74153046a61299c"},
+		}, "0553f8bbebf88fa391af11dcc13142c53413a8fe289d7acb6ed6e9c04467ef7f"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "061dbae5b2def054ce908de8405cb422fe3d962df7f1eb55853be5bf0b1e1322"},
 		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "39259e82179a86e4eb3a5e6a79f8333ce80282e3d4f59cd5edb68c84b40a66a0"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "7d6c46d52b2fe4a003884b00c077d2e854bc8ca09c7dc11854e6a4c0d96b4360"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "dd3d653ad1d4f085f73aa4c17eb737716bbc2720ed86795525f7fd3239446425"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "f8094ffac8069204e3a84207d891f29a41e7bf16feed66a305e5d733bd632edc"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "b905131c4a3b87404717b96086e37db655c7761e6d9724e9a3a0a08974af413b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
