@@ -50,6 +50,21 @@ type StreamSettle struct {
 	s    *Settler
 }
 
+// DesiredMetadata returns the metadata of the desired object at k that a
+// live object at k would settle against, nil when there is none: a
+// refresh reading a live object's metadata keeps the desired object's
+// labels and annotations maps where its own hold the same strings,
+// rather than build a copy (as slim would keep them). Nothing may write
+// into the maps it returns.
+func (s *Settler) DesiredMetadata(k Key) map[string]any {
+	o := s.index[k]
+	if o == nil {
+		return nil
+	}
+	md, _ := o.Object.Object["metadata"].(map[string]any)
+	return md
+}
+
 // Stream makes c the StreamSettle of a live object of the stack whose
 // apiVersion, kind and metadata are decoded in head (its other fields yet
 // to be read), reusing c's buffers, and reports whether the object may

@@ -109,11 +109,14 @@ func (d *decoder) settleStream(raw []byte, gvk schema.GroupVersionKind, s *engin
 		case key == "apiVersion" || key == "kind":
 			obj[key] = r.value(d)
 		case key == "metadata" && r.peek() == '{':
-			obj[key] = r.ownMetadata(d)
 			u := &unstructured.Unstructured{Object: obj}
-			if u.GetKind() == "" {
-				u.SetGroupVersionKind(gvk)
-			}
+			r.settleMetadata(d, func(md map[string]any) map[string]any {
+				obj[key] = md
+				if u.GetKind() == "" {
+					u.SetGroupVersionKind(gvk)
+				}
+				return s.DesiredMetadata(engine.KeyOf(u))
+			})
 			streaming = s.Stream(&d.settle, u)
 			ok = streaming && d.replay(early)
 		default:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -74,6 +75,12 @@ var streamEditsJSON = []struct{ name, old, new string }{
 	{"apiVersion last", `"apiVersion":`, `"apiVersionX":`},
 	{"escaped key", `"spec":{`, `"sp\u0065c":{`},
 	{"truncated", `}}`, `}`},
+	{"a label another manager added", `"labels":{`, `"labels":{"example.com/owner":"platform",`},
+	{"a label's value null", `"app.kubernetes.io/managed-by":"gpuform"`, `"app.kubernetes.io/managed-by":null`},
+	{"a label twice, the last as desired", `"labels":{`, `"labels":{"gpuform.dev/stack":"other",`},
+	{"an annotation's name escaped", `"gpuform.dev/address":`, `"gpuform.dev/addr\u0065ss":`},
+	{"an annotation's value escaped", `"gpuform.dev/address":"`, `"gpuform.dev/address":"\u0074`},
+	{"labels made a list", `"labels":{`, `"labels":[],"x":{`},
 }
 
 // An item settled as it streams is settled by Settle to the same slim
@@ -105,6 +112,42 @@ func TestSettleStreamMatchesSettle(t *testing.T) {
 				t.Fatalf("no item has %q: the edit tests nothing", e.old)
 			}
 		})
+	}
+}
+
+// An item settled as it streams keeps its desired object's labels and
+// annotations maps, not copies of its own; an item whose labels differ
+// (another manager's label) keeps its own, as they are.
+func TestSettleStreamKeepsDesiredMaps(t *testing.T) {
+	c := newStreamCorpus(t)
+	ptr := func(v any) unsafe.Pointer { return reflect.ValueOf(v).UnsafePointer() }
+	shared := 0
+	for i, raw := range c.items {
+		got, ok := newDecoder(true).settleStream(bytes.Clone(raw), c.gvks[i], c.settler)
+		if !ok {
+			t.Fatalf("%.120q: an unchanged item was not settled as it streamed", raw)
+		}
+		md, wmd := got.Object["metadata"].(map[string]any), c.settler.DesiredMetadata(engine.KeyOf(got))
+		for _, f := range []string{"labels", "annotations"} {
+			if w, ok := wmd[f]; ok {
+				if ptr(md[f]) != ptr(w) {
+					t.Errorf("%s: its %s are a copy of the desired object's", engine.KeyOf(got), f)
+				}
+				shared++
+			}
+		}
+		edited := bytes.Replace(raw, []byte(`"labels":{`), []byte(`"labels":{"example.com/owner":"platform",`), 1)
+		got, ok = newDecoder(true).settleStream(edited, c.gvks[i], c.settler)
+		if !ok {
+			t.Fatalf("%.120q: an item with another manager's label was not settled", edited)
+		}
+		md = got.Object["metadata"].(map[string]any)
+		if labels, _ := md["labels"].(map[string]any); ptr(labels) == ptr(wmd["labels"]) || labels["example.com/owner"] != "platform" {
+			t.Errorf("%s: labels %v, want its own with example.com/owner=platform", engine.KeyOf(got), labels)
+		}
+	}
+	if shared == 0 {
+		t.Fatal("no item settled with labels or annotations: the test proves nothing")
 	}
 }
 
@@ -151,5 +194,37 @@ func BenchmarkSettleItems(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestSameStrings(t *testing.T) {
+	want := map[string]any{"a": "1", "b": "two"}
+	tests := []struct {
+		json string
+		same bool
+	}{
+		{`{"a":"1","b":"two"}`, true},
+		{` { "b" : "two" , "a" : "1" } `, true},
+		{`{"a":"1"}`, false},
+		{`{"a":"1","b":"two","c":"3"}`, false},
+		{`{"a":"1","a":"1"}`, false},
+		{`{"a":"1","b":"tw\u006f"}`, false},
+		{`{"\u0061":"1","b":"two"}`, false},
+		{`{"a":1,"b":"two"}`, false},
+		{`{"a":null,"b":"two"}`, false},
+		{`{"a":"1","b":"two"`, false},
+		{`["a","b"]`, false},
+		{`{}`, false},
+	}
+	for _, tt := range tests {
+		if got := sameStrings([]byte(tt.json), want); got != tt.same {
+			t.Errorf("sameStrings(%s) = %v, want %v", tt.json, got, tt.same)
+		}
+	}
+	if !sameStrings([]byte(`{}`), map[string]any{}) {
+		t.Error("an empty object differs from an empty map")
+	}
+	if sameStrings([]byte(`{"a":"1"}`), map[string]any{"a": 1}) {
+		t.Error("a string equals a desired number")
 	}
 }
