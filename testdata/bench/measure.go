@@ -203,14 +203,19 @@ func trim(s string) string {
 	return s
 }
 
+// settleMax is the longest settle waits: at size L the controllers' work
+// after an apply outlasted a minute (the eleventh round's first plan after
+// it met 7 s of the API server's CPU).
+const settleMax = 3 * time.Minute
+
 // settle waits until the process pid has used less than 10% of a core for
-// a whole second (at most a minute), so that the controllers' work after an
+// a whole second (at most settleMax), so that the controllers' work after an
 // apply (quota status, service accounts, CA bundles in every new namespace)
 // is not measured as part of the next command; it returns how long it waited.
 func settle(ctx context.Context, pid int) time.Duration {
 	start := time.Now()
 	prev, ok := cpuTime(pid)
-	for ok && time.Since(start) < time.Minute {
+	for ok && time.Since(start) < settleMax {
 		select {
 		case <-ctx.Done():
 			return time.Since(start)
