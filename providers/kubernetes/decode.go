@@ -242,6 +242,9 @@ type decoder struct {
 	// their reader.
 	early  []earlyField
 	early2 streamFields
+	// managed is settleMetadata's managedFields list, reused from item
+	// to item.
+	managed scratchManaged
 }
 
 // shareLeaf returns the one copy this decoder keeps of a small map whose
