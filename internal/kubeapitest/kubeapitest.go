@@ -53,6 +53,21 @@ type Options struct {
 	// Workloads also runs kube-scheduler and the Job controller (kubeapi
 	// --workloads): pods get bound to Nodes, Jobs get pods.
 	Workloads bool
+	// APIServerArgs are kube-apiserver flags given after the harness's
+	// own (kubeapi -- FLAGS...), e.g. --profiling=true.
+	APIServerArgs []string
+}
+
+// args is the harness's command line for data in dir.
+func (o Options) args(dir string) []string {
+	args := []string{"--dir", dir}
+	if o.Workloads {
+		args = append(args, "--workloads")
+	}
+	if len(o.APIServerArgs) > 0 {
+		args = append(append(args, "--"), o.APIServerArgs...)
+	}
+	return args
 }
 
 // Start runs the harness with its data in dir (created if needed; reuse a
@@ -62,11 +77,7 @@ func Start(dir string) (*Server, error) { return StartOptions(dir, Options{}) }
 // StartOptions is Start with options.
 func StartOptions(dir string, o Options) (*Server, error) {
 	_ = os.Remove(filepath.Join(dir, "ready"))
-	args := []string{"--dir", dir}
-	if o.Workloads {
-		args = append(args, "--workloads")
-	}
-	cmd, stdout, log, err := launch(Binary(), "the API server harness", "kubeapi", dir, args...)
+	cmd, stdout, log, err := launch(Binary(), "the API server harness", "kubeapi", dir, o.args(dir)...)
 	if err != nil {
 		return nil, err
 	}

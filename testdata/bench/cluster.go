@@ -18,7 +18,7 @@ import (
 // pools) and stops the harness, leaving dir as the template every run
 // starts from.
 func (b *bench) prepareTemplate(ctx context.Context, dir, poolsDir string, nodes []gen.Node) error {
-	s, err := kubeapitest.Start(dir)
+	s, err := kubeapitest.StartOptions(dir, serverOptions())
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func startCopy(template, dir string) (*kubeapitest.Server, error) {
 	if err := copyTree(template, dir); err != nil {
 		return nil, fmt.Errorf("copy the template cluster: %w", err)
 	}
-	return kubeapitest.Start(dir)
+	return kubeapitest.StartOptions(dir, serverOptions())
 }
 
 // copyTree copies regular files and directories from src to dst.

@@ -67,6 +67,8 @@ type bench struct {
 	prepareOnly bool
 	// kubeletStatus gives the GPU nodes a kubelet's status (-kubelet-status).
 	kubeletStatus bool
+	// collectErr is the first error of quiet's collection, logged once.
+	collectErr error
 }
 
 func main() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
@@ -201,6 +204,60 @@ func trim(s string) string {
 		return s[:1000] + "\n...\n" + s[len(s)-1000:]
 	}
 	return s
+}
+
+// serverOptions are the harness options of every cluster the benchmark
+// starts: the API server's profiling endpoints on, for quiet's collection
+// (and for profiling a run by hand).
+func serverOptions() kubeapitest.Options {
+	return kubeapitest.Options{APIServerArgs: []string{"--profiling=true"}}
+}
+
+// quiet has the API server of s collect its garbage (collect) and then
+// waits until s is idle (settle), before a timed command: the harness's
+// API server allocates about ten times the bytes it sends to serve a LIST
+// (440 MB for size L's LISTs, by its go_memstats_alloc_bytes_total) and
+// collects once its heap has doubled (a gigabyte at size L: every second
+// size-L plan), so which of two commands in a row met its collection,
+// on the cores they share, was decided by their order, the same in every
+// round (twelfth round, docs/performance.md); after a collection no single
+// command's requests fill the heap again.
+func (b *bench) quiet(ctx context.Context, s *kubeapitest.Server) {
+	cfg, err := s.RESTConfig()
+	if err == nil {
+		err = collect(ctx, cfg)
+	}
+	if err != nil && b.collectErr == nil {
+		b.collectErr = err
+		b.logf("the API server's collection before each command failed (measured without it): %v", err)
+	}
+	settle(ctx, s.PID())
+}
+
+// collect has the API server at cfg collect its garbage: its heap profile
+// asked with gc=1 runs a collection first (Go's net/http/pprof), and is
+// answered once the collection ends.
+func collect(ctx context.Context, cfg *rest.Config) error {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("collect: GET /debug/pprof/heap?gc=1: %s", resp.Status)
+	}
+	return nil
 }
 
 // settleMax is the longest settle waits: at size L the controllers' work

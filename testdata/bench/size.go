@@ -195,7 +195,7 @@ func (b *bench) measurePlans(ctx context.Context, res *sizeResult, f sizeFiles, 
 				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(res.list[i]), res.listReqs)
 		}
 		if i < heavy {
-			settle(ctx, kept.PID())
+			b.quiet(ctx, kept)
 			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", f.rendered)
 			if err != nil || r.exit > 1 {
 				return fmt.Errorf("kubectl diff: exit %d: %v\n%s", r.exit, err, trim(r.stderr))
@@ -220,7 +220,7 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 			return err
 		}
 	}
-	settle(ctx, kept.PID())
+	b.quiet(ctx, kept)
 	lists, err := b.planNoop(ctx, res, f, kept)
 	if err != nil {
 		return err
@@ -274,11 +274,11 @@ type floored struct {
 func (b *bench) floor(ctx context.Context, f sizeFiles, s *kubeapitest.Server, cfg *rest.Config, lists []string) (floored, error) {
 	var fl floored
 	var err error
-	settle(ctx, s.PID())
+	b.quiet(ctx, s)
 	if fl.load, err = b.loadTime(ctx, f); err != nil {
 		return floored{}, err
 	}
-	settle(ctx, s.PID())
+	b.quiet(ctx, s)
 	fl.listServer = cpuDuring(s.PID(), func() { fl.list, fl.requests, err = floorLists(ctx, cfg, lists) })
 	if err != nil {
 		return floored{}, fmt.Errorf("floor: %w", err)
@@ -333,7 +333,7 @@ func (b *bench) loadTime(ctx context.Context, f sizeFiles) (time.Duration, error
 // changes (the two builds render different objects) the number is kept and
 // shown next to its time, which then measures a plan with changes.
 func (b *bench) planBaseline(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) error {
-	settle(ctx, kept.PID())
+	b.quiet(ctx, kept)
 	r, err := b.runGpuform(ctx, b.baseline.bin, kept, "-v", "2", "--chdir", f.full, "plan", "--detailed-exitcode")
 	if err != nil || (r.exit != 0 && r.exit != 2) {
 		return fmt.Errorf("baseline gpuform plan (no-op) exit %d, want 0 or 2: %v\n%s%s", r.exit, err, trim(r.stdout), trim(r.stderr))
@@ -360,7 +360,7 @@ func (b *bench) applyKubectl(ctx context.Context, res *sizeResult, f sizeFiles) 
 		return err
 	}
 	defer srv.Stop()
-	settle(ctx, srv.PID())
+	b.quiet(ctx, srv)
 	r, err := b.kubectl(ctx, srv, "apply", "--server-side", "--validate=false", "-f", f.rendered)
 	if err != nil || r.exit != 0 {
 		return fmt.Errorf("kubectl apply: %v\n%s", err, trim(r.stderr))
@@ -412,7 +412,7 @@ func (b *bench) applyFromEmpty(ctx context.Context, bin string, f sizeFiles) (*k
 	if err != nil {
 		return nil, result{}, nil, err
 	}
-	settle(ctx, srv.PID())
+	b.quiet(ctx, srv)
 	r, err := b.runGpuform(ctx, bin, srv, "-v", "2", "--chdir", f.full, "apply", "--auto-approve")
 	if err != nil || r.exit != 0 {
 		srv.Stop()

@@ -40,7 +40,7 @@ func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
 		}
 	}()
 	for i, r := range rs {
-		s, err := kubeapitest.Start(b.files(r.size.Name).run)
+		s, err := kubeapitest.StartOptions(b.files(r.size.Name).run, serverOptions())
 		if err != nil {
 			return fmt.Errorf("size %s: restart the applied cluster: %w", r.size.Name, err)
 		}
@@ -75,7 +75,7 @@ func (b *bench) measureInTurn(ctx context.Context, rs []*sizeResult) error {
 // floor: config load (gpuform validate) and the plan's LISTs raw.
 func (b *bench) turnOnce(ctx context.Context, r *sizeResult, s *kubeapitest.Server) error {
 	f := b.files(r.size.Name)
-	settle(ctx, s.PID())
+	b.quiet(ctx, s)
 	res, _, lists, err := b.noopPlan(ctx, f, s)
 	if err != nil {
 		return err
