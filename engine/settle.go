@@ -149,11 +149,12 @@ func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
 // the labels and annotations maps of desired (its desired object's
 // content) where u's hold the same strings: a settled object's are, but
 // for what other managers or a commit stamp added. At size L that is
-// 95,000 maps the refresh does not keep a second copy of (25 MB of the
-// 242 MB live after it), which the collector no longer marks in each of
-// its cycles. Neither side changes a map once compiled or settled: a
-// desired object's labels are replaced whole (StampCommit), never set in
-// place.
+// 95,000 maps the refresh does not keep a second copy of (about 25 MB of
+// the 242 MB live after it), which the collector no longer marks in each
+// of its cycles. Neither side changes a map once compiled or settled: a
+// desired object's annotations are replaced whole by a commit stamp
+// (StampCommit), never set in place, and a refresh's live objects are
+// its own (the simulated cluster hands out copies).
 func (s *Settler) slim(u *unstructured.Unstructured, desired map[string]any) {
 	slimFields(u)
 	md := u.Object["metadata"].(map[string]any) // Owned read it
