@@ -27,10 +27,16 @@ type listCutter struct {
 	err error
 	// bad is set when the list's structure is not JSON's.
 	bad error
+	// chunks are the buffers read into (nil: each made and dropped), cur
+	// the one buf is, held by the cutter until it moves to the next.
+	chunks *chunks
+	cur    *chunk
 }
 
 // newListCutter returns a cutter of the response read from r.
-func newListCutter(r io.Reader) *listCutter { return &listCutter{r: r, start: -1} }
+func newListCutter(r io.Reader) *listCutter {
+	return &listCutter{r: r, start: -1, chunks: newChunks()}
+}
 
 // newBytesCutter returns a cutter of a response read whole.
 func newBytesCutter(data []byte) *listCutter {
@@ -48,12 +54,7 @@ func (c *listCutter) fill() bool {
 		if c.start >= 0 {
 			keep = c.start
 		}
-		nb := make([]byte, max(cutChunk, 2*(c.n-keep)))
-		copy(nb, c.buf[keep:c.n])
-		c.buf, c.n, c.i = nb, c.n-keep, c.i-keep
-		if c.start >= 0 {
-			c.start -= keep
-		}
+		c.move(keep)
 	}
 	for {
 		m, err := c.r.Read(c.buf[c.n:])
@@ -64,6 +65,45 @@ func (c *listCutter) fill() bool {
 		if m > 0 || err != nil {
 			return m > 0
 		}
+	}
+}
+
+// move starts a new buffer with what the current one holds from keep on
+// (the value being cut): with chunks, one of theirs, held until the cutter
+// moves past it, the one before let go.
+func (c *listCutter) move(keep int) {
+	old := c.cur
+	var nb []byte
+	if c.chunks == nil {
+		nb = make([]byte, max(cutChunk, 2*(c.n-keep)))
+	} else {
+		c.cur = c.chunks.get(2 * (c.n - keep))
+		nb = c.cur.buf
+	}
+	copy(nb, c.buf[keep:c.n])
+	if old != nil {
+		old.release()
+	}
+	c.buf, c.n, c.i = nb, c.n-keep, c.i-keep
+	if c.start >= 0 {
+		c.start -= keep
+	}
+}
+
+// holdCurrent adds a reader of the chunk the last value cut lies in (an
+// item going to a decoder) and returns it; nil without chunks.
+func (c *listCutter) holdCurrent() *chunk {
+	if c.cur != nil {
+		c.cur.hold()
+	}
+	return c.cur
+}
+
+// close lets go of the chunk the cutter reads into: the response is read.
+func (c *listCutter) close() {
+	if c.cur != nil {
+		c.cur.release()
+		c.cur = nil
 	}
 }
 

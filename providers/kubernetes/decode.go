@@ -74,12 +74,17 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 	d := newDecoder(false)
 	cont := ""
 	p := newItemPool(gvk, trim, gate)
-	var batch [][]byte
+	var batch itemJob
 	err := c.list(func(raw []byte) {
-		batch = append(batch, raw)
-		if len(batch) == itemBatch {
+		batch.raws = append(batch.raws, raw)
+		if n := len(batch.chunks); n == 0 || batch.chunks[n-1] != c.cur {
+			if ch := c.holdCurrent(); ch != nil {
+				batch.chunks = append(batch.chunks, ch)
+			}
+		}
+		if len(batch.raws) == itemBatch {
 			p.add(batch)
-			batch = nil
+			batch = itemJob{}
 		}
 	}, func(raw []byte) error {
 		sc := scanner{b: raw}
@@ -90,7 +95,8 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 		}
 		return sc.err
 	})
-	if len(batch) > 0 {
+	c.close()
+	if len(batch.raws) > 0 {
 		p.add(batch)
 	}
 	items, perr := p.wait()
@@ -120,9 +126,12 @@ type itemPool struct {
 	err     error
 }
 
+// itemJob is a batch of items to decode, index-th in the list, and the
+// chunks they lie in, let go of once they are decoded.
 type itemJob struct {
-	index int
-	raws  [][]byte
+	index  int
+	raws   [][]byte
+	chunks []*chunk
 }
 
 func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *itemPool {
@@ -131,7 +140,7 @@ func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *item
 
 // add queues one batch, starting another worker while there are fewer
 // than the processors allow.
-func (p *itemPool) add(raws [][]byte) {
+func (p *itemPool) add(job itemJob) {
 	if p.workers < min(runtime.GOMAXPROCS(0), maxDecodeWorkers) {
 		p.workers++
 		p.wg.Go(p.work)
@@ -139,7 +148,8 @@ func (p *itemPool) add(raws [][]byte) {
 	p.mu.Lock()
 	p.results = append(p.results, nil)
 	p.mu.Unlock()
-	p.jobs <- itemJob{p.n, raws}
+	job.index = p.n
+	p.jobs <- job
 	p.n++
 }
 
@@ -147,6 +157,12 @@ func (p *itemPool) work() {
 	d := newDecoder(p.trim)
 	for job := range p.jobs {
 		out, err := d.batch(job.raws, p.gvk, p.trim, p.gate)
+		if err == nil && !keptRaw(out) {
+			// Nothing decoded points into the items' bytes.
+			for _, ch := range job.chunks {
+				ch.release()
+			}
+		}
 		p.mu.Lock()
 		p.results[job.index] = out
 		if err != nil && p.err == nil {
@@ -154,6 +170,17 @@ func (p *itemPool) work() {
 		}
 		p.mu.Unlock()
 	}
+}
+
+// keptRaw reports whether any of items waits as its raw JSON (its gate
+// was closed): its chunk is never reused.
+func keptRaw(items []listItem) bool {
+	for _, it := range items {
+		if it.raw != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // wait returns every item decoded, in list order, or the first error.
