@@ -183,7 +183,7 @@ func migPoolWithoutResources(d *Desired, live *Live) *NodePool {
 		}
 		found := false
 		for _, n := range live.Nodes {
-			if !capacity.Selects(np.Selector, n.GetLabels()) {
+			if !capacity.SelectsNode(np.Selector, n) {
 				continue
 			}
 			capacity, _, _ := unstructured.NestedMap(n.Object, "status", "capacity")

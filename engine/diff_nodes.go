@@ -16,7 +16,7 @@ func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 	for _, n := range live.Nodes {
 		var pools []*NodePool
 		for _, np := range d.Pools {
-			if capacity.Selects(np.Selector, n.GetLabels()) {
+			if capacity.SelectsNode(np.Selector, n) {
 				pools = append(pools, np)
 			}
 		}

@@ -45,7 +45,7 @@ func TaintWarnings(cfg *config.Config, live *Live) hcl.Diagnostics {
 			continue
 		}
 		for _, n := range live.Nodes {
-			if !capacity.Selects(p.NodeSelector, n.GetLabels()) {
+			if !capacity.SelectsNode(p.NodeSelector, n) {
 				continue
 			}
 			have := nodeTaints(n)

@@ -67,7 +67,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 	for _, p := range cfg.Pools {
 		var members []NodeInventory
 		for _, n := range nodes {
-			if Selects(p.NodeSelector, n.GetLabels()) {
+			if SelectsNode(p.NodeSelector, n) {
 				members = append(members, InventoryOf(n, cat))
 			}
 		}

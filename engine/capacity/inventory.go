@@ -268,21 +268,26 @@ func poolOf(cfg *config.Config, n *unstructured.Unstructured) *config.Pool {
 		return nil
 	}
 	for _, p := range cfg.Pools {
-		if Selects(p.NodeSelector, n.GetLabels()) {
+		if SelectsNode(p.NodeSelector, n) {
 			return p
 		}
 	}
 	return nil
 }
 
-// Selects reports whether a node with labels is selected by sel: every
-// selector label matches, and an empty selector selects no node.
-func Selects(sel, labels map[string]string) bool {
+// SelectsNode reports whether node n is selected by sel: every selector
+// label matches one of n's, and an empty selector selects no node. The
+// labels are read where they are: every pool's selector is matched against
+// every Node, and n.GetLabels() would copy them each time (2,000 nodes of
+// 20-odd labels at size L).
+func SelectsNode(sel map[string]string, n *unstructured.Unstructured) bool {
 	if len(sel) == 0 {
 		return false
 	}
+	md, _ := n.Object["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
 	for k, v := range sel {
-		if labels[k] != v {
+		if s, _ := labels[k].(string); s != v {
 			return false
 		}
 	}

@@ -193,3 +193,32 @@ pool "a100" {
 		t.Errorf("rendered:\n%s", got)
 	}
 }
+
+// A pool's selector selects a Node whose labels hold every one of its
+// labels, read in place, as GetLabels would give them.
+func TestSelectsNode(t *testing.T) {
+	node := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
+		"name":   "gpu-1",
+		"labels": map[string]any{"pool": "a100", "zone": "z1", "empty": ""},
+	}}}
+	bare := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "bare"}}}
+	for _, tc := range []struct {
+		name string
+		sel  map[string]string
+		n    *unstructured.Unstructured
+		want bool
+	}{
+		{"every label matches", map[string]string{"pool": "a100", "zone": "z1"}, node, true},
+		{"one label differs", map[string]string{"pool": "a100", "zone": "z2"}, node, false},
+		{"a label the node lacks", map[string]string{"pool": "a100", "rack": "r1"}, node, false},
+		{"an empty value the node has", map[string]string{"empty": ""}, node, true},
+		{"an empty selector", nil, node, false},
+		{"a node without labels", map[string]string{"pool": "a100"}, bare, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := capacity.SelectsNode(tc.sel, tc.n); got != tc.want {
+				t.Errorf("SelectsNode(%v, %v) = %v, want %v", tc.sel, tc.n.GetLabels(), got, tc.want)
+			}
+		})
+	}
+}

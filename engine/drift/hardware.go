@@ -25,7 +25,7 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 	for _, p := range cfg.Pools {
 		var members []*unstructured.Unstructured
 		for _, n := range live.Nodes {
-			if capacity.Selects(p.NodeSelector, n.GetLabels()) {
+			if capacity.SelectsNode(p.NodeSelector, n) {
 				members = append(members, n)
 			}
 		}

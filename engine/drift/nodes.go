@@ -20,7 +20,7 @@ func (x *drifter) failedMIG(hw map[string]*Item) {
 			continue
 		}
 		for _, np := range x.desired.Pools {
-			if np.MIGState == "" || !capacity.Selects(np.Selector, n.GetLabels()) {
+			if np.MIGState == "" || !capacity.SelectsNode(np.Selector, n) {
 				continue
 			}
 			state := n.GetLabels()[np.MIGState]
@@ -63,7 +63,7 @@ func (x *drifter) node(c *engine.Change, hw map[string]*Item) {
 		selected := false
 		if ds := x.desiredAt(s); ds != nil && !x.sameAsRef(s) {
 			for _, np := range ds.Pools {
-				if capacity.Selects(np.Selector, c.Before.GetLabels()) {
+				if capacity.SelectsNode(np.Selector, c.Before) {
 					selected = true
 				}
 			}
