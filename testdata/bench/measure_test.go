@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -40,5 +42,24 @@ func TestCollect(t *testing.T) {
 				t.Errorf("collect: %v, want an error with %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// settle returns once the process has been idle idleSeconds seconds in a
+// row: not while it works, nor at its first idle second.
+func TestSettleWaitsForIdleSeconds(t *testing.T) {
+	const busy = 2 * time.Second
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(busy); time.Now().Before(end); {
+		}
+	}()
+	waited := settle(t.Context(), os.Getpid())
+	<-done
+	// Returned at its first idle second, it would have waited about busy
+	// and one second.
+	if want := busy + 2*time.Second; waited < want {
+		t.Errorf("settle returned after %v, while the process was busy %v and then idle: want at least %v", waited, busy, want)
 	}
 }
