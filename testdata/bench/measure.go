@@ -209,12 +209,13 @@ func trim(s string) string {
 // serverOptions are the harness options of every cluster the benchmark
 // starts: the API server's profiling endpoints on, for quiet's collection
 // (and for profiling a run by hand), and its compaction of etcd's history
-// off. The API server asks etcd to compact every five minutes; the first
-// compaction after a size-L apply from empty (its hundred thousand-odd
-// revisions) took about ten seconds of the harness's CPU, on the cores
-// gpuform shares with it, in the middle of whichever command was measured
-// then (thirteenth round, docs/performance.md). The benchmark's clusters
-// live minutes; nothing it measures reads old revisions.
+// off. The API server asks etcd to compact every five minutes; five minutes
+// after a size-L harness started, when the first compaction after an apply
+// from empty (its hundred thousand-odd revisions) falls, it spent about ten
+// seconds of CPU, on the cores gpuform shares with it, in the middle of
+// whichever command was measured then (thirteenth round,
+// docs/performance.md). The benchmark's clusters live minutes; nothing it
+// measures reads old revisions.
 func serverOptions() kubeapitest.Options {
 	return kubeapitest.Options{APIServerArgs: []string{"--profiling=true", "--etcd-compaction-interval=0"}}
 }
