@@ -90,13 +90,16 @@ func (c *listCutter) move(keep int) {
 	}
 }
 
-// holdCurrent adds a reader of the chunk the last value cut lies in (an
-// item going to a decoder) and returns it; nil without chunks.
-func (c *listCutter) holdCurrent() *chunk {
-	if c.cur != nil {
-		c.cur.hold()
+// holdFor adds held's reader to the chunk the last value cut lies in (an
+// item going to a decoder in a batch that holds the chunks in held) and
+// returns held with it, unless it is already held's last; held as it is
+// without chunks.
+func (c *listCutter) holdFor(held []*chunk) []*chunk {
+	if c.cur == nil || (len(held) > 0 && held[len(held)-1] == c.cur) {
+		return held
 	}
-	return c.cur
+	c.cur.hold()
+	return append(held, c.cur)
 }
 
 // close lets go of the chunk the cutter reads into: the response is read.

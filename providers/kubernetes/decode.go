@@ -77,11 +77,7 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 	var batch itemJob
 	err := c.list(func(raw []byte) {
 		batch.raws = append(batch.raws, raw)
-		if n := len(batch.chunks); n == 0 || batch.chunks[n-1] != c.cur {
-			if ch := c.holdCurrent(); ch != nil {
-				batch.chunks = append(batch.chunks, ch)
-			}
-		}
+		batch.chunks = c.holdFor(batch.chunks)
 		if len(batch.raws) == itemBatch {
 			p.add(batch)
 			batch = itemJob{}
