@@ -21,13 +21,31 @@ const (
 	// AnnotRuntimeClasses on a tenant's Namespace lists the RuntimeClasses
 	// its pods may use, comma-separated (read by the stack's admission policy).
 	AnnotRuntimeClasses = "gpuform.dev/runtime-classes"
-	LabelPool           = "gpuform.dev/pool"
-	FieldManager        = "gpuform"
-	LabelMIGConfig      = "nvidia.com/mig.config"
-	LabelMIGState       = "nvidia.com/mig.config.state"
-	LabelDPConfig       = "nvidia.com/device-plugin.config"
-	MIGPartedConfig     = "gpuform-mig-parted"
-	DevicePluginConf    = "gpuform-device-plugin"
+	// AnnotGPUPools on a tenant's Namespace lists, comma-separated, the
+	// pool=resource pairs its pods may ask for: a pod that asks for any
+	// nvidia.com/ resource must select (gpuform.dev/pool) a pool the
+	// tenant has quota on for that resource (read by the stack's pools
+	// admission policy).
+	AnnotGPUPools = "gpuform.dev/gpu-pools"
+	// LabelDefaultPriority on a tenant's Namespace names the priority class
+	// its pods and Jobs get when they name none (the stack's
+	// default-priority mutating admission policies select namespaces by it).
+	LabelDefaultPriority = "gpuform.dev/default-priority"
+	// LabelAdmissionProbe on a ConfigMap names one of the stack's admission
+	// policies, which denies that ConfigMap's creation: a server-side
+	// dry-run create of one shows the API server enforces the policy in
+	// the namespace.
+	LabelAdmissionProbe = "gpuform.dev/admission-probe"
+	// LabelKueuePriority is the label Kueue reads a workload's
+	// WorkloadPriorityClass from.
+	LabelKueuePriority = "kueue.x-k8s.io/priority-class"
+	LabelPool          = "gpuform.dev/pool"
+	FieldManager       = "gpuform"
+	LabelMIGConfig     = "nvidia.com/mig.config"
+	LabelMIGState      = "nvidia.com/mig.config.state"
+	LabelDPConfig      = "nvidia.com/device-plugin.config"
+	MIGPartedConfig    = "gpuform-mig-parted"
+	DevicePluginConf   = "gpuform-device-plugin"
 )
 
 // LabelDeployMIGManager is the GPU Operator's per-node switch of its

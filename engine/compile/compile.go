@@ -31,6 +31,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
 		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
 		leaves: &leafMaps{}, share: newSharer(),
+		gpuResources: stackGPUResources(cfg), defaultPriorities: map[string]*config.Priority{},
 	}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
@@ -45,8 +46,10 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	for _, m := range cfg.Models {
 		c.model(m)
 	}
-	if c.enforcePriorities {
+	if len(cfg.Tenants) > 0 {
 		c.prioritiesPolicy()
+		c.poolsPolicy()
+		c.defaultPriorityPolicies()
 	}
 	if c.enforceRuntimeClasses {
 		c.runtimeClassPolicy()
@@ -58,8 +61,6 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 // compiler holds one compilation: the configuration, its backends and the
 // objects so far.
 type compiler struct {
-	// enforcePriorities is set once a tenant lists priorities.
-	enforcePriorities bool
 	// enforceRuntimeClasses is set once a tenant has a runtime_class.
 	enforceRuntimeClasses bool
 	cfg                   *config.Config
@@ -72,6 +73,10 @@ type compiler struct {
 	leaves *leafMaps
 	// share shares the leaf maps of each object added.
 	share *sharer
+	// gpuResources are the GPU resources the stack's pools offer.
+	gpuResources []string
+	// defaultPriorities are the tenants' default priorities, by name.
+	defaultPriorities map[string]*config.Priority
 }
 
 // add appends objects compiled from the block at address. An object added
@@ -189,47 +194,4 @@ func envVars(env map[string]string) []any {
 		out[i] = map[string]any{"name": k, "value": env[k]}
 	}
 	return out
-}
-
-// prioritiesPolicy adds the stack's ValidatingAdmissionPolicy and binding
-// that reject pods whose priorityClassName is not among their tenant's
-// priorities. One policy serves every tenant: it reads the allowed classes
-// from the gpuform.dev/priorities annotation of the pod's Namespace
-// (namespaceObject), which tenants cannot edit. A policy per tenant cost
-// the API server a CEL compilation each (tens of milliseconds) and a match
-// check per policy on every admission request, cluster-wide.
-func (c *compiler) prioritiesPolicy() {
-	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", engine.AnnotPriorities)
-	c.namespacePolicy("priorities",
-		// Pods of namespaces without the annotation (tenants without
-		// priorities) pass.
-		fmt.Sprintf("!has(object.spec.priorityClassName) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || object.spec.priorityClassName in %s.split(',')", engine.AnnotPriorities, annot),
-		fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' may use priority classes ' + %s.replace(',', ', ') + ' only (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
-			annot, engine.AnnotAddress))
-}
-
-// namespacePolicy adds a ValidatingAdmissionPolicy of the stack, named
-// gpuform-<stack>-<suffix>, and its binding to the stack's namespaces: pods
-// created there must pass CEL expression, else are denied with
-// messageExpression.
-func (c *compiler) namespacePolicy(suffix, expression, messageExpression string) {
-	name := "gpuform-" + c.stack + "-" + suffix
-	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, engine.StackAddress)
-	vap.Object["spec"] = map[string]any{
-		"failurePolicy": "Fail",
-		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
-			"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
-		}}},
-		"validations": []any{map[string]any{"expression": expression, "messageExpression": messageExpression}},
-	}
-	c.add(engine.StackAddress, &engine.Object{Object: vap})
-	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, engine.StackAddress)
-	bind.Object["spec"] = map[string]any{
-		"policyName":        name,
-		"validationActions": []any{"Deny"},
-		"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
-			engine.LabelStack: c.stack,
-		}}},
-	}
-	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: name}}})
 }

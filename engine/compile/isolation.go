@@ -109,10 +109,11 @@ func runtimeClassAnnotation(t *config.Tenant, annotations map[string]any) bool {
 // gpuform.dev/runtime-classes annotation, which tenants cannot edit.
 func (c *compiler) runtimeClassPolicy() {
 	annot := fmt.Sprintf("namespaceObject.metadata.annotations[%q]", engine.AnnotRuntimeClasses)
-	c.namespacePolicy("runtime-classes",
+	c.namespacePolicy("runtime-classes", []any{podRule, configMapRule}, nil, celRule{
 		// Pods of namespaces without the annotation (tenants without
 		// runtime_class) pass.
-		fmt.Sprintf("!has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || (has(object.spec.runtimeClassName) && object.spec.runtimeClassName in %s.split(','))", engine.AnnotRuntimeClasses, annot),
+		fmt.Sprintf("!(%s) || !has(namespaceObject.metadata.annotations) || !(%q in namespaceObject.metadata.annotations) || (has(object.spec.runtimeClassName) && object.spec.runtimeClassName in %s.split(','))", isPod, engine.AnnotRuntimeClasses, annot),
 		fmt.Sprintf("'pods in namespace ' + namespaceObject.metadata.name + ' must set runtimeClassName to ' + %s.replace(',', ' or ') + ' (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
-			annot, engine.AnnotAddress))
+			annot, engine.AnnotAddress),
+	})
 }

@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -27,43 +26,36 @@ func (c *compiler) tenant(t *config.Tenant) {
 }
 
 // namespace is the tenant's Namespace, with its labels and the annotations
-// gpuform reads back: protection, default priority, allowed priorities.
+// gpuform and the stack's admission policies read back: protection,
+// default priority, allowed priorities, GPU pools and runtime classes.
 func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
 	nsObj := newObject("v1", "Namespace", "", t.Namespace, c.stack, t.Address)
 	meta := nsObj.Object["metadata"].(map[string]any)
 	labels, annotations := meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
 	for k, v := range t.Labels {
-		if k != engine.LabelManagedBy && k != engine.LabelStack {
+		if k != engine.LabelManagedBy && k != engine.LabelStack && k != engine.LabelDefaultPriority {
 			labels[k] = v
 		}
 	}
 	if t.Protect {
 		annotations[engine.AnnotProtect] = "true"
 	}
-	if t.DefaultPriority != nil {
-		annotations["gpuform.dev/default-priority"] = t.DefaultPriority.Name
-	}
-	if len(t.Priorities) > 0 {
-		// The stack's one ValidatingAdmissionPolicy reads the allowed
-		// priority classes from this annotation (see prioritiesPolicy).
-		names := make([]string, len(t.Priorities))
-		for i, p := range t.Priorities {
-			names[i] = p.Name
-		}
-		sort.Strings(names)
-		annotations[engine.AnnotPriorities] = strings.Join(names, ",")
-		c.enforcePriorities = true
-	}
+	c.tenancyAnnotations(t, labels, annotations)
 	if runtimeClassAnnotation(t, annotations) {
 		c.enforceRuntimeClasses = true
 	}
 	return nsObj
 }
 
-// resourceQuota is the tenant's ResourceQuota (nil when it bounds nothing)
-// and the resources of its quota block for each pool.
+// resourceQuota is the tenant's ResourceQuota and the resources of its
+// quota blocks for each pool. It names every GPU resource the stack's pools
+// offer, 0 where the tenant has none: Kubernetes does not limit a resource
+// a ResourceQuota does not name. It is nil only when it bounds nothing.
 func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, PoolResources) {
 	hard := map[string]any{}
+	for _, r := range c.gpuResources {
+		hard["requests."+r] = "0"
+	}
 	quota := PoolResources{}
 	for _, q := range t.Quotas {
 		res := capacity.QuotaResources(q)

@@ -28,27 +28,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "c7f8b2b98b1e5de3b46541b47787a022554a9862c3f2f80bab73cbc5be35ef82"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "f7a3f2f4bbb7e6aee62b5deb51c8d62b947c5b2201e49b93890c6f461faf3142"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "f2289a115701af35a8a899b5360c0e14cf3197915952a9606db439f5b52b2c85"},
+		}, "0fa94d0082a94ab27078b8f3416b076ba08bb27bc2762ba7360d94cdd12593f2"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "1de0a016d8f6451cfe323e2d734f947c23792e6b4043db4f3e1b85096f7c6712"},
+		}, "43966b2b9857dad112df2a88f5fabe130068655c20a16805f1328a336b2162f8"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "d7dbfa020c17d693526ea918e8169949a3f3ca98d13012d1fc4168e3d7d08bad"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "d2027e01d40732659416f8b30974b5b69a1fd6078c5562afc248f796ebcc8a4d"},
+		}, "c052adb03c019a1dc3125d143dbcb8dccf496a32777645501d79a0d4da82323c"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "e71289224e840f721c8daec8638793aa5e5bf7b5bd5af7a8a1fdd3cd03177ee9"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "0dc1543a3e85eeb05c2c602fd93e58522d33caa53be27f7b413fda082c37c15f"},
+		}, "800c4c233086c431237ae585b50decf9dcf980fd305f80a58e5084b9052cea03"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "0553f8bbebf88fa391af11dcc13142c53413a8fe289d7acb6ed6e9c04467ef7f"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "061dbae5b2def054ce908de8405cb422fe3d962df7f1eb55853be5bf0b1e1322"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "39259e82179a86e4eb3a5e6a79f8333ce80282e3d4f59cd5edb68c84b40a66a0"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "f8094ffac8069204e3a84207d891f29a41e7bf16feed66a305e5d733bd632edc"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "b905131c4a3b87404717b96086e37db655c7761e6d9724e9a3a0a08974af413b"},
+		}, "ff2fc0b84c2339e0f76a0f2ce9d9e1fd497b6759cbbf6d372c6f4eab3bf3662e"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "ec457a8065c17a9fba468ff9d22ff492490e684a0189594ff96292884263ff42"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "e1c2603f16135600a03a882b280f26d6ef0575da565b734c7336efcc913b15ae"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "4f408661cbe107aafc73e71724a8d8e91ea49c683972e80739565e730197f85b"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "79b6414374e6602296160e9a0f8c64977fd472f41a7599e04fde668fea68b842"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

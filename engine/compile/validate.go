@@ -52,6 +52,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	}
 	v.driverPins()
 	v.isolation()
+	v.tenancy()
 	v.alerts()
 	if sched != nil {
 		v.diags = append(v.diags, sched.Validate(cfg)...)

@@ -25,6 +25,7 @@ const (
 	hintPrometheusOperator = "install the Prometheus Operator (https://prometheus-operator.dev), or remove the alert blocks and the alerts blocks of pools and tenants"
 	hintDriver             = "install the NVIDIA GPU Operator v23.9 or later with its NVIDIADriver CRD (driver.nvidiaDriverCRD.enabled=true), or set pin_drivers = false in the gpuform block"
 	hintVAP                = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
+	hintMAP                = "upgrade Kubernetes to v1.36 or later, which serves MutatingAdmissionPolicy at admissionregistration.k8s.io/v1, or remove the tenants' default_priority"
 )
 
 // The oldest releases that serve the versions gpuform writes (see
@@ -35,6 +36,9 @@ const (
 	// Kubernetes v1.30 serves admissionregistration.k8s.io/v1
 	// ValidatingAdmissionPolicy (v1beta1 before).
 	minKubernetesVAP = "Kubernetes v1.30"
+	// Kubernetes v1.36 serves admissionregistration.k8s.io/v1
+	// MutatingAdmissionPolicy (a tenant's default_priority).
+	minKubernetesMAP = "Kubernetes v1.36"
 	// KServe v0.16 knows the deployment modes Standard and Knative, which
 	// gpuform writes; serving.kserve.io/v1beta1 itself is older.
 	minKServe = "KServe v0.16"
@@ -72,6 +76,9 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(groupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess},
+		// the tenants' default priorities (only those need v1.36),
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicy")}, Resource: "mutatingadmissionpolicies", Use: Managed, Rank: 82, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicyBinding")}, Resource: "mutatingadmissionpolicybindings", Use: Managed, Rank: 92, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess},
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
 		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},

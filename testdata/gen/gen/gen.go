@@ -220,6 +220,21 @@ type quota struct {
 	borrow map[string]int // borrowing_limit, may be nil
 }
 
+// distinct drops from b the MIG profiles a also has and reports whether b
+// still gives a resource a does not: whole GPUs of two time-sliced pools
+// are one resource, nvidia.com/gpu, as is a profile two layouts offer.
+func distinct(a, b *quota) bool {
+	if b.pool.layout == nil {
+		return a.pool.layout != nil
+	}
+	for prof := range b.slices {
+		if _, ok := a.slices[prof]; ok {
+			delete(b.slices, prof)
+		}
+	}
+	return len(b.slices) > 0
+}
+
 type tenant struct {
 	key      string // "0001"
 	quotas   []*quota
@@ -277,6 +292,12 @@ func plan(o Options) ([]*tenant, []*model) {
 				}
 			} else {
 				q.gpus = 1 + i%4
+			}
+			if j > 0 && !distinct(t.quotas[0], q) {
+				// A tenant's quota of one resource on two pools is
+				// refused under scheduler none (a namespace quota
+				// cannot tell the pools apart).
+				continue
 			}
 			if i%5 == 0 {
 				q.borrow = map[string]int{}
