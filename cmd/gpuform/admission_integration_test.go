@@ -13,11 +13,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// TestPriorityAdmission checks on the real API server that the stack's one
-// ValidatingAdmissionPolicy enforces each tenant's priorities, read from
-// its Namespace: allowed and absent priority classes pass, others are
-// denied with a message naming the tenant, and namespaces of tenants
-// without priorities, or outside gpuform, are left alone.
+// TestPriorityAdmission checks on the real API server that the stack's
+// priorities policy enforces each tenant's priorities, read from its
+// Namespace: allowed and absent priority classes pass, others are denied
+// with a message naming the tenant, a tenant without priorities may use
+// the stack's priorities but never a system-* class, and namespaces
+// outside gpuform are left alone.
 func TestPriorityAdmission(t *testing.T) {
 	setupCluster(t)
 	dir := tenantsConfig(t, "adm", 2)
@@ -70,7 +71,7 @@ tenant "free" {
 	if denied == nil {
 		t.Fatal("a pod with a priority class its tenant does not list was admitted")
 	}
-	want := `pods in namespace adm-0000 may use priority classes adm only (gpuform tenant.t["0000"])`
+	want := `priority class adm-other is not among the priorities of namespace adm-0000 (adm; gpuform tenant.t["0000"])`
 	if !strings.Contains(denied.Error(), want) {
 		t.Errorf("denial = %q, want it to contain %q", denied, want)
 	}
@@ -83,6 +84,8 @@ tenant "free" {
 		{"adm-0001", "adm", true},
 		{"adm-0000", "", true},
 		{"adm-free", "adm-other", true},
+		{"adm-free", "system-node-critical", false},
+		{"adm-0000", "system-cluster-critical", false},
 		{"default", "adm-other", true},
 	}
 	for _, tt := range tests {
@@ -94,12 +97,12 @@ tenant "free" {
 			t.Errorf("pod in %s with priority %q admitted, want denied", tt.ns, tt.priority)
 		}
 	}
-	// One policy and one binding serve the whole stack.
+	// One policy per rule (priorities, GPU pools) serves the whole stack.
 	vaps, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{LabelSelector: "gpuform.dev/stack=adm"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vaps.Items) != 1 {
-		t.Errorf("stack adm has %d ValidatingAdmissionPolicies, want 1", len(vaps.Items))
+	if len(vaps.Items) != 2 {
+		t.Errorf("stack adm has %d ValidatingAdmissionPolicies, want 2", len(vaps.Items))
 	}
 }

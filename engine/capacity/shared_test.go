@@ -13,7 +13,8 @@ import (
 
 // sharedConfig is an MPS pool of 4 replicas per H100, a time-sliced L4
 // pool of 3 replicas advertised as nvidia.com/gpu.shared, and a pool of
-// whole H200s; GPUS is the tenant's quota on the renamed pool.
+// whole H200s (tenant b's: a tenant holds nvidia.com/gpu on one pool only);
+// GPUS is tenant a's quota on the renamed pool.
 const sharedConfig = `
 gpuform { stack = "cap" }
 pool "mps" {
@@ -39,6 +40,8 @@ tenant "a" {
   quota "ts" {
     gpus = GPUS
   }
+}
+tenant "b" {
   quota "whole" {
     gpus = 2
   }

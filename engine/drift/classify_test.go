@@ -126,11 +126,11 @@ func TestDriftMissing(t *testing.T) {
 	_, d1 := enginetest.Stamped(t, c1)
 	cfg2, d2 := enginetest.Stamped(t, c2, `tenant "s" {`, "tenant \"c\" {\n  protect = false\n}\ntenant \"s\" {")
 	r = enginetest.CheckDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
-	enginetest.WantItems(t, r, "unapplied Namespace c", "missing RoleBinding a/gpuform-admins")
+	enginetest.WantItems(t, r, "unapplied Namespace c", "unapplied ResourceQuota c/gpuform", "missing RoleBinding a/gpuform-admins")
 	// Without the configuration at c1 the deleted binding cannot be told
 	// from a new one.
 	r = enginetest.CheckDrift(t, cfg2, d2, live, c2)
-	enginetest.WantItems(t, r, "unapplied RoleBinding a/gpuform-admins", "unapplied Namespace c")
+	enginetest.WantItems(t, r, "unapplied RoleBinding a/gpuform-admins", "unapplied Namespace c", "unapplied ResourceQuota c/gpuform")
 	// A tenant removed at c1 and added again at c2 is unapplied, not missing.
 	_, d0 := enginetest.Stamped(t, c1, `tenant "s" {`, "tenant \"c\" {\n  protect = false\n}\ntenant \"s\" {")
 	_, d1b := enginetest.Stamped(t, c2)
@@ -138,7 +138,7 @@ func TestDriftMissing(t *testing.T) {
 	live = enginetest.DriftLive(t, d1b)
 	r = enginetest.CheckDrift(t, cfg2, d3, live, "3333333333333333333333333333333333333333",
 		drift.AppliedConfig{Commit: c2, Desired: d1b}, drift.AppliedConfig{Commit: c1, Desired: d0})
-	enginetest.WantItems(t, r, "unapplied Namespace c")
+	enginetest.WantItems(t, r, "unapplied Namespace c", "unapplied ResourceQuota c/gpuform")
 }
 
 func TestDriftDeletes(t *testing.T) {
@@ -189,7 +189,9 @@ func TestDriftNodes(t *testing.T) {
 	cfg2, d2 := enginetest.Stamped(t, c2, `"1g.10gb" = 7`, `"1g.10gb" = 3, "3g.40gb" = 1`)
 	live = enginetest.DriftLive(t, d1)
 	r = enginetest.CheckDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
-	enginetest.WantItems(t, r, "unapplied ConfigMap gpu-operator/gpuform-mig-parted", "unapplied Node a100-0")
+	// The new profile is named, 0, in every tenant's quota.
+	enginetest.WantItems(t, r, "unapplied ConfigMap gpu-operator/gpuform-mig-parted", "unapplied Node a100-0",
+		"unapplied ResourceQuota a/gpuform", "unapplied ResourceQuota b/gpuform", "unapplied ResourceQuota s/gpuform")
 }
 
 func TestDriftHardware(t *testing.T) {

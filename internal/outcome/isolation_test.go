@@ -109,8 +109,7 @@ func isolationCluster(t *testing.T, sched string, runtimeClasses ...string) {
 // TestTaintedPoolOnlyForItsTenant: with kube-scheduler (scheduler none)
 // the model of the tenant with quota on a tainted pool carries the
 // toleration and is bound to the pool's node, and another tenant's pod
-// aimed at the node without the toleration stays Pending with
-// kube-scheduler's untolerated-taint reason. Fails without taint blocks
+// aimed at the pool, with the toleration, is refused at admission. Fails without taint blocks
 // (the node's taint keeps the model Pending). Plan warns of a node that
 // lacks a declared taint, and only then.
 func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
@@ -130,21 +129,20 @@ func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
 		t.Errorf("plan warnings %q, want one starting %q", other, want)
 	}
 	modelOnTaintedNode(t, "none")
-	ctx := context.Background()
-	pod := intruder(t, "none")
-	eventually(t, "the other tenant's pod unschedulable for the taint", func() (bool, string) {
-		p, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "untolerated taint") {
-				return p.Spec.NodeName == "", fmt.Sprintf("node %q, %s", p.Spec.NodeName, c.Message)
-			}
-		}
-		return false, fmt.Sprintf("node %q, conditions %v", p.Spec.NodeName, p.Status.Conditions)
-	})
-	stayUnbound(t, pod)
+	// Another tenant's pod aimed at the pool, even with the pool's
+	// toleration, is refused: that tenant has no quota there.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "intruder", Namespace: "iso-others-none"},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{engine.LabelPool: "dedicated-none"},
+			Tolerations:  []corev1.Toleration{{Key: dedicatedTaint.Key, Operator: corev1.TolerationOpEqual, Value: dedicatedTaint.Value, Effect: dedicatedTaint.Effect}},
+			Containers:   []corev1.Container{container(map[string]string{"nvidia.com/gpu": "1"})},
+		},
+	}
+	_, err := cs.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(fmt.Sprint(err), "nodeSelector gpuform.dev/pool naming a pool the tenant has quota on") {
+		t.Errorf("the other tenant's pod on the tainted pool: %v, want refused by the GPU-pools policy", err)
+	}
 }
 
 // TestTaintedPoolUnderKueue: with Kueue, the model of the tenant with

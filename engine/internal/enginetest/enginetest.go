@@ -202,8 +202,11 @@ func ServerCopy(t testing.TB, obj *unstructured.Unstructured) *unstructured.Unst
 		spec := u.Object["spec"].(map[string]any)
 		mc := spec["matchConstraints"].(map[string]any)
 		mc["matchPolicy"] = "Equivalent"
-		rr := mc["resourceRules"].([]any)[0].(map[string]any)
-		rr["scope"] = "*"
+		for _, r := range mc["resourceRules"].([]any) {
+			if rr := r.(map[string]any); rr["scope"] == nil {
+				rr["scope"] = "*"
+			}
+		}
 	}
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{{
 		Manager: engine.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: u.GetAPIVersion(),
