@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,8 +27,9 @@ import (
 // bare has neither quota nor priorities.
 const escapeConfig = `
 gpuform {
-  stack     = "escape-%[1]s"
-  scheduler = "%[1]s"
+  stack       = "escape-%[1]s"
+  scheduler   = "%[1]s"
+  mig_backend = "agent"
 }
 
 priority "realtime-%[1]s" {
@@ -173,24 +175,42 @@ func tenantEscapes(t *testing.T, sched string) {
 		_, err := c.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		return err
 	}
-	// The policies reach the API server's admission asynchronously; the
-	// first refusal is awaited, the rest must hold at once.
-	eventually(t, "the stack's policies enforced", func() (bool, string) {
-		err := create(smallC, gpuPod(small, "probe", "whole-"+sched, "", map[string]string{"nvidia.com/gpu": "8"}))
-		return err != nil, fmt.Sprint(err)
-	})
+	// RBAC and the policies reach the API server's authorizer and
+	// admission asynchronously: each tenant may first create a pod it is
+	// allowed, then the first refusal is awaited; the rest must hold at once.
+	for _, c := range []struct {
+		client *kubernetes.Clientset
+		ns     string
+	}{{smallC, small}, {bareC, bare}, {ownerC, owner}} {
+		eventually(t, "the tenant's admin may create pods in "+c.ns, func() (bool, string) {
+			_, err := c.client.CoreV1().Pods(c.ns).Create(ctx, gpuPod(c.ns, "rbac", "", "", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	// Wait at most 30 s for the policies (a dry run): without them the
+	// attempts below show each escape.
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		_, err := bareC.CoreV1().Pods(bare).Create(ctx, gpuPod(bare, "probe", "", "system-node-critical", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+			break
+		}
+	}
 
 	// Another pool's GPUs: 8 whole GPUs of the owner's tainted pool, with
 	// its toleration and node selector, by a tenant with 2 MIG slices.
-	refused(t, "small takes the owner's pool", create(smallC, gpuPod(small, "take-whole", "whole-"+sched, "", map[string]string{"nvidia.com/gpu": "8"})), "may ask for nvidia.com/ resources only with nodeSelector gpuform.dev/pool")
-	// The same without a node selector: any node with GPUs.
-	if sched == "none" {
-		refused(t, "small takes GPUs anywhere", create(smallC, gpuPod(small, "take-any", "", "", map[string]string{"nvidia.com/gpu": "1"})), "may ask for nvidia.com/ resources only with nodeSelector")
+	// Under Kueue the pod carries Kueue's gate (Kueue would choose the
+	// pool), so the quota, which names nvidia.com/gpu with 0, refuses it.
+	policy, quota := "may ask for nvidia.com/ resources only with nodeSelector gpuform.dev/pool", "exceeded quota: gpuform"
+	if sched == "kueue" {
+		policy = quota
 	}
+	refused(t, "small takes the owner's pool", create(smallC, gpuPod(small, "take-whole", "whole-"+sched, "", map[string]string{"nvidia.com/gpu": "8"})), policy)
+	// The same without a node selector: any node with GPUs.
+	refused(t, "small takes GPUs anywhere", create(smallC, gpuPod(small, "take-any", "", "", map[string]string{"nvidia.com/gpu": "1"})), policy)
 	// A tenant without quota takes MIG slices on the pool.
-	refused(t, "bare takes MIG slices", create(bareC, gpuPod(bare, "take-slices", "mig-"+sched, "", map[string]string{slice: "7"})), "(none;")
+	refused(t, "bare takes MIG slices", create(bareC, gpuPod(bare, "take-slices", "mig-"+sched, "", map[string]string{slice: "7"})), map[string]string{"none": "(none;", "kueue": quota}[sched])
 	// Within the pool it has quota on, small gets no more than its quota.
-	refused(t, "small over its quota", create(smallC, gpuPod(small, "over-quota", "mig-"+sched, "", map[string]string{slice: "3"})), "exceeded quota")
+	refused(t, "small over its quota", create(smallC, gpuPod(small, "over-quota", "mig-"+sched, "", map[string]string{slice: "3"})), quota)
 
 	// System and foreign priorities.
 	refused(t, "bare uses system-node-critical", create(bareC, gpuPod(bare, "sys-prio", "", "system-node-critical", nil)), "priority class system-node-critical is not among the priorities")

@@ -18,7 +18,10 @@ import (
 //   - resourcequota-controller: fills ResourceQuota status (hard and used);
 //   - serviceaccount-controller: creates the "default" ServiceAccount;
 //   - serviceaccount-token-controller: token Secrets for service accounts;
-//   - root-ca-certificate-publisher-controller: kube-root-ca.crt ConfigMaps.
+//   - root-ca-certificate-publisher-controller: kube-root-ca.crt ConfigMaps;
+//   - clusterrole-aggregation-controller: fills the aggregated ClusterRoles
+//     (admin, edit, view), which a tenant's RoleBindings grant, so tests can
+//     act as a tenant with what a real cluster gives it.
 //
 // Nothing that needs kubelets or a cloud runs (--workloads adds
 // workloadControllers).
@@ -29,6 +32,7 @@ var controllers = []string{
 	"serviceaccount-controller",
 	"serviceaccount-token-controller",
 	"root-ca-certificate-publisher-controller",
+	"clusterrole-aggregation-controller",
 }
 
 // controllerManagerArgs returns the kube-controller-manager command line
