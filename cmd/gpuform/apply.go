@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -29,6 +30,7 @@ type applyFlags struct {
 	maxDeletes      int
 	allowDisruption bool
 	adopt           bool
+	binding         bindingFlags
 }
 
 func newApplyCommand(g *globals) *cobra.Command {
@@ -60,6 +62,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 	fl.IntVar(&f.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "most objects one apply may delete without --allow-destroy")
 	fl.BoolVar(&f.allowDisruption, "allow-disruption", false, "allow re-partitioning MIG on nodes with running GPU pods")
 	fl.BoolVar(&f.adopt, "adopt", false, "take over existing objects in the way instead of failing")
+	f.binding.register(fl)
 	return cmd
 }
 
@@ -86,6 +89,9 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	pf, key, err := g.readPlanFile(g.path(path))
 	if err != nil {
 		return err
+	}
+	if err := g.checkBinding(pf, &f.binding); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)

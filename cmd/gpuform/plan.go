@@ -36,6 +36,8 @@ type planFlags struct {
 	base, repo, ref string
 	// outDir is where --base --format markdown writes its comments.
 	outDir string
+	// refName is --ref-name: the ref a saved plan records.
+	refName string
 }
 
 func newPlanCommand(g *globals) *cobra.Command {
@@ -55,8 +57,15 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.outDir != "" && (f.base == "" || format != formatMarkdown) {
 				return fmt.Errorf("--out-dir writes the comments of a pull request preview: use it with --base REF --format markdown")
 			}
+			var key engine.PlanKey
+			if f.out != "" {
+				// Before any cluster call: an empty or short key is an error.
+				if key, err = engine.LoadPlanKey(g.env); err != nil {
+					return err
+				}
+			}
 			if f.base != "" {
-				return g.preview(cmd.Context(), &f, format)
+				return g.preview(cmd.Context(), &f, format, key)
 			}
 			st, done, err := g.newStack(f.repo, f.ref, connection{})
 			if err != nil {
@@ -72,7 +81,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
-				if err := g.savePlan(f.out, res.Config, p, res.Context, f.allowSensitive); err != nil {
+				if err := g.savePlan(f.out, res.Config, p, res.Context, key, g.refName(f.refName, f.ref), f.allowSensitive); err != nil {
 					return err
 				}
 				if format == formatText {
@@ -92,6 +101,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.base, "base", "", "preview a change: compare the configuration with the one at git `REF` (origin/main, a commit) and show both plans' capacity")
 	fl.StringVar(&f.repo, "repo", "", "read the configuration from the git repository at `PATH` or URL (default: the working directory's)")
 	fl.StringVar(&f.ref, "ref", "", "read the configuration at git `REF` instead of the working directory")
+	fl.StringVar(&f.refName, "ref-name", "", "with --out, the git ref (branch) the plan is made from, which apply requires of a signed plan (default: $"+engine.RefEnv+", else --ref, else the checked-out branch)")
 	fl.StringVar(&f.outDir, "out-dir", "", "with --base and --format markdown, write the comments to `DIR`/comment-1.md, comment-2.md, ...")
 	return cmd
 }
@@ -107,19 +117,18 @@ func (f *planFlags) outputFormat() (string, error) {
 	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
 }
 
-// savePlan writes p to path as a plan file, signed when a plan key is set.
-func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, context string, allowSensitive bool) error {
-	key, err := engine.LoadPlanKey(g.env)
-	if err != nil {
-		return err
-	}
+// savePlan writes p to path as a plan file made from ref, signed when key
+// is not nil.
+func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, context string, key engine.PlanKey, ref string, allowSensitive bool) error {
 	pf, err := engine.NewPlanFile(p, version, cfg.Hash, context, allowSensitive)
 	if err != nil {
 		return err
 	}
+	pf.Ref = ref
 	if err := files.WriteAtomic(g.path(path), 0o600, func(w io.Writer) error { return pf.WriteSigned(w, key) }); err != nil {
 		return fmt.Errorf("save plan to %s: %w", path, err)
 	}
+	g.warnUnbound(path, pf)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
@@ -22,8 +23,8 @@ import (
 // semantic config diff, head's plan against the cluster, and the capacity
 // of both on the same live nodes. Capacity problems of head do not stop
 // the preview (a pull request needs to see them) but end it with exit 1,
-// as plan does.
-func (g *globals) preview(ctx context.Context, f *planFlags, format string) error {
+// as plan does. key signs the plan --out saves.
+func (g *globals) preview(ctx context.Context, f *planFlags, format string, key engine.PlanKey) error {
 	st, done, err := g.newStack(f.repo, f.ref, connection{untrusted: true})
 	if err != nil {
 		return err
@@ -49,7 +50,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 		return err
 	}
 	if f.out != "" && p.Summary.Conflicts == 0 && len(pv.CapacityProblems) == 0 {
-		if err := g.savePlan(f.out, res.Config, p, res.Context, f.allowSensitive); err != nil {
+		if err := g.savePlan(f.out, res.Config, p, res.Context, key, g.refName(f.refName, f.ref), f.allowSensitive); err != nil {
 			return err
 		}
 	}

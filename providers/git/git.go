@@ -202,6 +202,20 @@ func Head(dir string) (commit string, dirty, ok bool) {
 	return commit, dirty, err == nil
 }
 
+// Branch returns the branch the work tree holding dir has checked out
+// ("main"); "" when dir is not in a git repository or HEAD is detached.
+func Branch(dir string) string {
+	r, err := Open(dir)
+	if err != nil {
+		return ""
+	}
+	h, err := r.repo.Head()
+	if err != nil || !h.Name().IsBranch() {
+		return ""
+	}
+	return h.Name().Short()
+}
+
 // Head returns the commit the work tree is at, when it was made and
 // whether the work tree has uncommitted changes.
 func (r *Repo) Head() (commit string, when time.Time, dirty bool, err error) {
