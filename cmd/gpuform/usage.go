@@ -14,6 +14,7 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/engine/usage"
 	"github.com/gpuform/gpuform/internal/files"
+	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/prometheus"
 )
 
@@ -49,6 +50,9 @@ func newUsageCommand(g *globals) *cobra.Command {
 			rep, err := usage.Compute(cmd.Context(), client, cfg, mig.Default(), w)
 			if err != nil {
 				return err
+			}
+			if rep.Dropped > 0 {
+				textsafe.Fprintf(g.stderr, "Warning: Prometheus answered %d samples that were NaN, infinite, negative or above %g; the report leaves them out.\n", rep.Dropped, usage.MaxSampleValue)
 			}
 			if out == "" {
 				return write(g.stdout, rep)
