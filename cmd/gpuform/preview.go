@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
@@ -23,8 +21,8 @@ import (
 // semantic config diff, head's plan against the cluster, and the capacity
 // of both on the same live nodes. Capacity problems of head do not stop
 // the preview (a pull request needs to see them) but end it with exit 1,
-// as plan does. key signs the plan --out saves.
-func (g *globals) preview(ctx context.Context, f *planFlags, format string, key engine.PlanKey) error {
+// as plan does.
+func (g *globals) preview(ctx context.Context, f *planFlags, format string) error {
 	st, done, err := g.newStack(f.repo, f.ref, connection{untrusted: true})
 	if err != nil {
 		return err
@@ -50,7 +48,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string, key 
 		return err
 	}
 	if f.out != "" && p.Summary.Conflicts == 0 && len(pv.CapacityProblems) == 0 {
-		if err := g.savePlan(f.out, res.Config, p, res.Context, key, g.refName(f.refName, f.ref), f.allowSensitive); err != nil {
+		if err := g.savePlan(f, res.Config, p, res.Context); err != nil {
 			return err
 		}
 	}
@@ -68,15 +66,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string, key 
 func (g *globals) writeComments(md, stack, dir string) error {
 	parts := render.SplitComments(md, stack, render.MaxCommentSize)
 	if dir == "" {
-		w := bufio.NewWriter(g.stdout)
-		for i, part := range parts {
-			if i > 0 {
-				w.WriteString("\n")
-			}
-			textsafe.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
-			w.WriteString(part.String())
-		}
-		return w.Flush()
+		return render.WriteComments(g.stdout, parts)
 	}
 	dir = g.path(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -92,6 +82,6 @@ func (g *globals) writeComments(md, stack, dir string) error {
 			return fmt.Errorf("write comments: %w", err)
 		}
 	}
-	textsafe.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
+	textsafe.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), render.PluralWord(len(parts), "comment", "comments"), dir)
 	return nil
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 func newShowCommand(g *globals) *cobra.Command {
@@ -22,11 +19,6 @@ func newShowCommand(g *globals) *cobra.Command {
 			pf, _, err := g.readPlanFile(g.path(args[0]))
 			if err != nil {
 				return err
-			}
-			// show applies nothing: a plan apply would refuse for its ref
-			// or age is shown, with the reason apply would give.
-			if err := g.checkBinding(pf, &bindingFlags{maxAge: engine.DefaultPlanMaxAge}); err != nil {
-				textsafe.Fprintf(g.stderr, "Warning: %s: apply (with its default flags, from here) would refuse it: %v.\n", args[0], err)
 			}
 			return renderPlan(g, g.stdout, pf.Plan(), nil, format)
 		},

@@ -14,7 +14,6 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/engine/usage"
 	"github.com/gpuform/gpuform/internal/files"
-	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/prometheus"
 )
 
@@ -51,9 +50,7 @@ func newUsageCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if rep.Dropped > 0 {
-				textsafe.Fprintf(g.stderr, "Warning: Prometheus answered %d samples that were NaN, infinite, negative or above %g; the report leaves them out.\n", rep.Dropped, usage.MaxSampleValue)
-			}
+			render.UsageWarnings(g.stderr, rep)
 			if out == "" {
 				return write(g.stdout, rep)
 			}

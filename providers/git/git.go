@@ -25,6 +25,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
 // MaxFileSize bounds the files read out of git.
@@ -214,6 +216,25 @@ func Branch(dir string) string {
 		return ""
 	}
 	return h.Name().Short()
+}
+
+// RefName is the git ref gpuform runs from, as plan files record it
+// (engine.NormalizeRef): flag (--ref-name) when set, else GPUFORM_REF of
+// env, else asked (plan's --ref), else the branch checked out where dir
+// is; "" when none is known (a detached HEAD, a directory outside git).
+func RefName(dir string, env []string, flag, asked string) string {
+	fromEnv := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, engine.RefEnv+"="); ok {
+			fromEnv = v // the last one wins, as in a shell
+		}
+	}
+	for _, r := range []string{flag, fromEnv, asked} {
+		if r = engine.NormalizeRef(r); r != "" {
+			return r
+		}
+	}
+	return Branch(dir)
 }
 
 // Head returns the commit the work tree is at, when it was made and

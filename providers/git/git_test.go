@@ -118,7 +118,8 @@ func TestCloneLocalURL(t *testing.T) {
 
 // TestBranch: Branch names the checked-out branch of the repository
 // holding a directory, and nothing for a detached HEAD or outside git (a
-// signed plan is bound to it).
+// signed plan is bound to it); RefName prefers --ref-name, GPUFORM_REF
+// and --ref to it, in that order.
 func TestBranch(t *testing.T) {
 	root := t.TempDir()
 	r, err := gogit.PlainInit(root, false)
@@ -135,6 +136,21 @@ func TestBranch(t *testing.T) {
 	}
 	if got := git.Branch(filepath.Join(root, "stack")); got != "release/1" {
 		t.Errorf("Branch on release/1 = %q", got)
+	}
+	env := []string{"GPUFORM_REF=refs/heads/ci", "HOME=/x"}
+	for _, c := range []struct {
+		env         []string
+		flag, asked string
+		want        string
+	}{
+		{env, " main ", "v1", "main"},
+		{env, "", "v1", "ci"},
+		{nil, "", "v1", "v1"},
+		{[]string{"GPUFORM_REF= "}, "", "", "release/1"},
+	} {
+		if got := git.RefName(root, c.env, c.flag, c.asked); got != c.want {
+			t.Errorf("RefName(%v, %q, %q) = %q, want %q", c.env, c.flag, c.asked, got, c.want)
+		}
 	}
 	if err := wt.Checkout(&gogit.CheckoutOptions{Hash: plumbing.NewHash(v1)}); err != nil {
 		t.Fatal(err)
