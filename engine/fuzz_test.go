@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -163,6 +164,11 @@ func checkSignature(t *testing.T, pf *engine.PlanFile) {
 	if signed.Authenticate(otherKey) == nil || signed.Authenticate(nil) == nil {
 		t.Fatal("a signed plan file authenticates with another key or none")
 	}
+	// Any ref and creation time (year 0, far future) is judged, never a panic.
+	if err := signed.CheckBinding(engine.PlanBinding{Ref: signed.Ref, AllowOtherRef: true}); err != nil && signed.Created.Before(time.Now()) {
+		t.Fatalf("a signed plan of any age with no limit and any ref allowed: %v", err)
+	}
+	_ = signed.CheckBinding(engine.PlanBinding{Ref: "main", MaxAge: engine.DefaultPlanMaxAge})
 }
 
 // FuzzReadPlanFile feeds arbitrary bytes to the saved-plan reader. It must

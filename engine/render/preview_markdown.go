@@ -21,7 +21,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 	p := pv.Plan
 	code := mdCode
 	textsafe.Fprintf(&b, "### gpuform plan for stack %s\n\n", mdCode(p.Stack))
-	textsafe.Fprintf(&b, "**%s**\n\n", PreviewSummary(pv))
+	textsafe.Fprintf(&b, "**%s**\n\n", mdEscape(PreviewSummary(pv)))
 	textsafe.Fprintf(&b, "Configuration: %s, compared with base %s.\n", describeSource(p.ConfigSource, code), describeSource(pv.Base, code))
 	if warns := engine.WarningTexts(PreviewWarnings(pv)); len(warns) > 0 {
 		textsafe.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
