@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -82,18 +83,18 @@ var planFileSnippets = []string{
 	`null`,
 	`{}`,
 	`[]`,
-	`{"format_version":"1"}`,
-	`{"format_version":"1","checksum":""}`,
-	`{"format_version":"2","changes":[]}`,
+	`{"format_version":"2"}`,
+	`{"format_version":"2","checksum":""}`,
+	`{"format_version":"3","changes":[]}`,
 	`{"format_version":1}`,
-	`{"format_version":"1","changes":[{"address":"a","key":{"kind":"Namespace","name":"n"},"action":"create","after":{"metadata":"not a map"}}]}`,
-	`{"format_version":"1","changes":[{"action":"update","before":{"metadata":{"name":7}},"fields":[{"path":"","op":"?","before":[],"after":{}}]},null]}`,
-	`{"format_version":"1","changes":[{"action":"delete","before":{"apiVersion":["x"],"kind":{}}},{"action":"conflict","reason":"\u0000\ufffd"},{"action":"bogus"}]}`,
-	`{"format_version":"1","summary":{"add":-1,"change":9223372036854775807},"read_versions":{"":""},"disruption":{"n":null},"throttles":{"x":-5}}`,
-	`{"format_version":"1","created":"0000-01-01T00:00:00+01:00","config_source":{"commit":"","dirty":true}}`,
-	`{"format_version":"1","created":"not a time"}`,
-	"{\"format_version\":\"1\",\"stack\":\"\xff\xfe\",\"source\":\"\x1b[31m\"}",
-	`{"format_version":"1","changes":[{"action":"update","fields":[{"path":"spec.x","op":"~","before":"` + string(bytes.Repeat([]byte("line\n"), 40)) + `","after":"b"}]}]}`,
+	`{"format_version":"2","changes":[{"address":"a","key":{"kind":"Namespace","name":"n"},"action":"create","after":{"metadata":"not a map"}}]}`,
+	`{"format_version":"2","changes":[{"action":"update","before":{"metadata":{"name":7}},"fields":[{"path":"","op":"?","before":[],"after":{}}]},null]}`,
+	`{"format_version":"2","changes":[{"action":"delete","before":{"apiVersion":["x"],"kind":{}}},{"action":"conflict","reason":"\u0000\ufffd"},{"action":"bogus"}]}`,
+	`{"format_version":"2","summary":{"add":-1,"change":9223372036854775807},"read_versions":{"":""},"disruption":{"n":null},"throttles":{"x":-5}}`,
+	`{"format_version":"2","created":"0000-01-01T00:00:00+01:00","config_source":{"commit":"","dirty":true}}`,
+	`{"format_version":"2","created":"not a time"}`,
+	"{\"format_version\":\"2\",\"stack\":\"\xff\xfe\",\"source\":\"\x1b[31m\"}",
+	`{"format_version":"2","changes":[{"action":"update","fields":[{"path":"spec.x","op":"~","before":"` + string(bytes.Repeat([]byte("line\n"), 40)) + `","after":"b"}]}]}`,
 }
 
 // checkPlanFile exercises a plan file that ReadPlanFile accepted: rebuild
@@ -163,6 +164,11 @@ func checkSignature(t *testing.T, pf *engine.PlanFile) {
 	if signed.Authenticate(otherKey) == nil || signed.Authenticate(nil) == nil {
 		t.Fatal("a signed plan file authenticates with another key or none")
 	}
+	// Any ref and creation time (year 0, far future) is judged, never a panic.
+	if err := signed.CheckBinding(engine.PlanBinding{Ref: signed.Ref, AllowOtherRef: true}); err != nil && signed.Created.Before(time.Now()) {
+		t.Fatalf("a signed plan of any age with no limit and any ref allowed: %v", err)
+	}
+	_ = signed.CheckBinding(engine.PlanBinding{Ref: "main", MaxAge: engine.DefaultPlanMaxAge})
 }
 
 // FuzzReadPlanFile feeds arbitrary bytes to the saved-plan reader. It must

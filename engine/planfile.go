@@ -20,7 +20,10 @@ import (
 )
 
 // PlanFileVersion is the version of the saved plan format.
-const PlanFileVersion = "1"
+//
+// Version 2 added ref (the ref the plan was made from); version 1 files
+// are refused with the advice to make the plan again.
+const PlanFileVersion = "2"
 
 // MaxPlanFileSize bounds what ReadPlanFile accepts.
 const MaxPlanFileSize = 256 << 20
@@ -52,6 +55,10 @@ type PlanFile struct {
 	// ConfigSource is the commit the configuration was read at (absent
 	// outside git) and whether the work tree was dirty.
 	ConfigSource *ConfigSource `json:"config_source,omitempty"`
+	// Ref is the git ref (branch) the plan was made from: --ref-name,
+	// GPUFORM_REF, --ref, or the branch of the configuration's checkout;
+	// "" when none was known. A signed plan is bound to it (CheckBinding).
+	Ref string `json:"ref,omitempty"`
 	// Checksum is a SHA-256 over everything else but Signature; an edited
 	// file is refused. Anyone who edits the file can recompute it.
 	Checksum string `json:"checksum"`

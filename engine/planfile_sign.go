@@ -32,18 +32,24 @@ type PlanKey []byte
 
 // LoadPlanKey returns the plan key of env (os.Environ form): the value of
 // GPUFORM_PLAN_KEY with surrounding white space removed, nil when it is
-// unset or empty. A key shorter than MinPlanKeyBytes is an error; the error
-// never contains the key.
+// unset. Set but empty (or only white space) is an error, not "no key": it
+// is what a CI secret that is missing looks like, and signing must not turn
+// itself off. A key shorter than MinPlanKeyBytes is an error; the errors
+// never contain the key.
 func LoadPlanKey(env []string) (PlanKey, error) {
 	var key string
+	set := false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, PlanKeyEnv+"="); ok {
-			key = v // the last one wins, as in a shell
+			key, set = v, true // the last one wins, as in a shell
 		}
+	}
+	if !set {
+		return nil, nil
 	}
 	key = strings.TrimSpace(key)
 	if key == "" {
-		return nil, nil
+		return nil, fmt.Errorf("%s is set but empty (a missing secret?): set it to the plan key, or unset it to make and apply unsigned plans", PlanKeyEnv)
 	}
 	if len(key) < MinPlanKeyBytes {
 		return nil, fmt.Errorf("%s is %d bytes long; a plan key must have at least %d (make one with: openssl rand -hex 32)", PlanKeyEnv, len(key), MinPlanKeyBytes)

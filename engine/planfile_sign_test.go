@@ -142,8 +142,15 @@ func TestLoadPlanKey(t *testing.T) {
 	if err != nil || string(key) != string(planKey) {
 		t.Errorf("LoadPlanKey = %q, %v; want the last value, trimmed", key, err)
 	}
-	if key, err := engine.LoadPlanKey([]string{"GPUFORM_PLAN_KEY="}); key != nil || err != nil {
-		t.Errorf("an empty key: %q, %v; want none", key, err)
+	if key, err := engine.LoadPlanKey([]string{"HOME=/x"}); key != nil || err != nil {
+		t.Errorf("no key: %q, %v; want none", key, err)
+	}
+	// Set but empty is a missing secret, not "no signing": refused.
+	for _, v := range []string{"", "  ", "\n\t"} {
+		key, err := engine.LoadPlanKey([]string{"GPUFORM_PLAN_KEY=" + string(planKey), "GPUFORM_PLAN_KEY=" + v})
+		if key != nil || err == nil || !strings.Contains(err.Error(), "GPUFORM_PLAN_KEY is set but empty") {
+			t.Errorf("an empty key %q: %q, %v; want a refusal", v, key, err)
+		}
 	}
 	_, err = engine.LoadPlanKey([]string{"GPUFORM_PLAN_KEY=hunter2-hunter2"})
 	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "at least 32") {

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/memlimit"
 	"github.com/gpuform/gpuform/internal/textsafe"
+	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
 
@@ -29,6 +30,7 @@ type applyFlags struct {
 	maxDeletes      int
 	allowDisruption bool
 	adopt           bool
+	binding         engine.PlanBinding
 }
 
 func newApplyCommand(g *globals) *cobra.Command {
@@ -60,6 +62,9 @@ func newApplyCommand(g *globals) *cobra.Command {
 	fl.IntVar(&f.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "most objects one apply may delete without --allow-destroy")
 	fl.BoolVar(&f.allowDisruption, "allow-disruption", false, "allow re-partitioning MIG on nodes with running GPU pods")
 	fl.BoolVar(&f.adopt, "adopt", false, "take over existing objects in the way instead of failing")
+	fl.StringVar(&f.binding.Ref, "ref-name", "", "the git `REF` (branch) apply runs from, which a signed plan must have been made from (default: $"+engine.RefEnv+", else the checked-out branch)")
+	fl.BoolVar(&f.binding.AllowOtherRef, "allow-other-ref", false, "apply a signed plan made from another ref, or where either ref is unknown")
+	fl.DurationVar(&f.binding.MaxAge, "plan-max-age", engine.DefaultPlanMaxAge, "refuse a signed plan made longer ago than this (0: no limit)")
 	return cmd
 }
 
@@ -89,7 +94,8 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	}
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)
-	opts.PlanKey = key
+	opts.PlanKey, opts.Binding = key, &f.binding
+	f.binding.Ref = git.RefName(g.dir(), g.env, f.binding.Ref, "")
 	res, err := st.ApplyPlan(ctx, pf, opts)
 	return g.applied(res, err, pr, path)
 }

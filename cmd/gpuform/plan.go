@@ -13,6 +13,7 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/internal/textsafe"
+	"github.com/gpuform/gpuform/providers/git"
 )
 
 // Output formats of plan and show.
@@ -34,8 +35,9 @@ type planFlags struct {
 	// change against the configuration at REF; --repo/--ref read the
 	// configuration from git instead of the working directory.
 	base, repo, ref string
-	// outDir is where --base --format markdown writes its comments.
-	outDir string
+	// outDir is where --base --format markdown writes its comments;
+	// refName (--ref-name) the ref a saved plan records.
+	outDir, refName string
 }
 
 func newPlanCommand(g *globals) *cobra.Command {
@@ -72,7 +74,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
-				if err := g.savePlan(f.out, res.Config, p, res.Context, f.allowSensitive); err != nil {
+				if err := g.savePlan(&f, res.Config, p, res.Context); err != nil {
 					return err
 				}
 				if format == formatText {
@@ -92,6 +94,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.base, "base", "", "preview a change: compare the configuration with the one at git `REF` (origin/main, a commit) and show both plans' capacity")
 	fl.StringVar(&f.repo, "repo", "", "read the configuration from the git repository at `PATH` or URL (default: the working directory's)")
 	fl.StringVar(&f.ref, "ref", "", "read the configuration at git `REF` instead of the working directory")
+	fl.StringVar(&f.refName, "ref-name", "", "with --out, the git `REF` (branch) the plan is made from, which apply requires of a signed plan (default: $"+engine.RefEnv+", else --ref, else the checked-out branch)")
 	fl.StringVar(&f.outDir, "out-dir", "", "with --base and --format markdown, write the comments to `DIR`/comment-1.md, comment-2.md, ...")
 	return cmd
 }
@@ -107,18 +110,19 @@ func (f *planFlags) outputFormat() (string, error) {
 	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
 }
 
-// savePlan writes p to path as a plan file, signed when a plan key is set.
-func (g *globals) savePlan(path string, cfg *config.Config, p *engine.Plan, context string, allowSensitive bool) error {
+// savePlan writes p to --out as a plan file with its ref, signed when a plan key is set.
+func (g *globals) savePlan(f *planFlags, cfg *config.Config, p *engine.Plan, context string) error {
 	key, err := engine.LoadPlanKey(g.env)
 	if err != nil {
 		return err
 	}
-	pf, err := engine.NewPlanFile(p, version, cfg.Hash, context, allowSensitive)
+	pf, err := engine.NewPlanFile(p, version, cfg.Hash, context, f.allowSensitive)
 	if err != nil {
 		return err
 	}
-	if err := files.WriteAtomic(g.path(path), 0o600, func(w io.Writer) error { return pf.WriteSigned(w, key) }); err != nil {
-		return fmt.Errorf("save plan to %s: %w", path, err)
+	pf.Ref = git.RefName(g.dir(), g.env, f.refName, f.ref)
+	if err := files.WriteAtomic(g.path(f.out), 0o600, func(w io.Writer) error { return pf.WriteSigned(w, key) }); err != nil {
+		return fmt.Errorf("save plan to %s: %w", f.out, err)
 	}
 	return nil
 }
@@ -138,18 +142,11 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.F
 	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files})
 }
 
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // planExit is plan's exit status: 1 with objects in the way, 2 with
 // changes and --detailed-exitcode.
 func (g *globals) planExit(p *engine.Plan, detailed bool) error {
 	if p.Summary.Conflicts > 0 {
-		textsafe.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object is", "objects are"))
+		textsafe.Fprintf(g.stderr, "Error: %d %s in the way of the configuration; apply would fail. Rename them in the configuration, remove them, or plan with --adopt to take them over.\n", p.Summary.Conflicts, render.PluralWord(p.Summary.Conflicts, "object is", "objects are"))
 		return &exitError{code: 1}
 	}
 	if detailed && p.HasChanges() {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 		return err
 	}
 	if f.out != "" && p.Summary.Conflicts == 0 && len(pv.CapacityProblems) == 0 {
-		if err := g.savePlan(f.out, res.Config, p, res.Context, f.allowSensitive); err != nil {
+		if err := g.savePlan(f, res.Config, p, res.Context); err != nil {
 			return err
 		}
 	}
@@ -67,15 +66,7 @@ func (g *globals) preview(ctx context.Context, f *planFlags, format string) erro
 func (g *globals) writeComments(md, stack, dir string) error {
 	parts := render.SplitComments(md, stack, render.MaxCommentSize)
 	if dir == "" {
-		w := bufio.NewWriter(g.stdout)
-		for i, part := range parts {
-			if i > 0 {
-				w.WriteString("\n")
-			}
-			textsafe.Fprintf(w, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
-			w.WriteString(part.String())
-		}
-		return w.Flush()
+		return render.WriteComments(g.stdout, parts)
 	}
 	dir = g.path(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -91,6 +82,6 @@ func (g *globals) writeComments(md, stack, dir string) error {
 			return fmt.Errorf("write comments: %w", err)
 		}
 	}
-	textsafe.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), pluralWord(len(parts), "comment", "comments"), dir)
+	textsafe.Fprintf(g.stdout, "Wrote %d %s to %s.\n", len(parts), render.PluralWord(len(parts), "comment", "comments"), dir)
 	return nil
 }

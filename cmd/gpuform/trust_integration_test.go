@@ -141,7 +141,8 @@ func TestSavedPlanTrust(t *testing.T) {
 	})
 
 	t.Run("signed with GPUFORM_PLAN_KEY", func(t *testing.T) {
-		withKey := []string{engine.PlanKeyEnv + "=" + testPlanKey}
+		// The ref both sides run from: a signed plan is bound to it.
+		withKey := []string{engine.PlanKeyEnv + "=" + testPlanKey, engine.RefEnv + "=main"}
 		src, err := os.ReadFile(filepath.Join(dir, "main.hcl"))
 		if err != nil {
 			t.Fatal(err)

@@ -50,6 +50,7 @@ func newUsageCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			render.UsageWarnings(g.stderr, rep)
 			if out == "" {
 				return write(g.stdout, rep)
 			}

@@ -7,6 +7,7 @@ package alerting
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Names of the built-in alerts: the values an alerts block's disabled
@@ -102,11 +103,11 @@ func Rules(s Scope, t Thresholds) []Rule {
 			continue
 		}
 		r := s.rule(n, t)
-		r.Labels["gpuform_stack"] = s.Stack
+		r.Labels["gpuform_stack"] = Literal(s.Stack)
 		if s.Tenant != "" {
-			r.Labels["gpuform_tenant"] = s.Tenant
+			r.Labels["gpuform_tenant"] = Literal(s.Tenant)
 		} else {
-			r.Labels["gpuform_pool"] = s.Pool
+			r.Labels["gpuform_pool"] = Literal(s.Pool)
 		}
 		for k, v := range t.Labels {
 			r.Labels[k] = v
@@ -152,13 +153,13 @@ func (s Scope) rule(name string, t Thresholds) Rule {
 		return Rule{Alert: "GPUQuotaSaturated", For: t.QuotaFor,
 			Expr:        fmt.Sprintf(`100 * kube_resourcequota{%s, type="used"} / ignoring (type) kube_resourcequota{%s, type="hard"} > %s`, sel, sel, num(t.QuotaAbove)),
 			Labels:      map[string]string{"severity": SeverityWarning},
-			Annotations: about("Tenant "+s.Tenant+" uses over "+num(t.QuotaAbove)+"% of its {{ $labels.resource }} quota", "Its pods request {{ $value }}% of the ResourceQuota's hard limit: further GPU pods will wait or be refused.")}
+			Annotations: about("Tenant "+Literal(s.Tenant)+" uses over "+num(t.QuotaAbove)+"% of its {{ $labels.resource }} quota", "Its pods request {{ $value }}% of the ResourceQuota's hard limit: further GPU pods will wait or be refused.")}
 	default: // SlicesPending
 		return Rule{Alert: "GPUPodsPending", For: t.PendingFor,
 			Expr: fmt.Sprintf(`sum by (namespace, pod) (kube_pod_container_resource_requests{namespace=%q, resource=~"nvidia_com_.+"}) > 0 and on (namespace, pod) (kube_pod_status_scheduled{namespace=%q, condition="false"} == 1)`,
 				s.Namespace, s.Namespace),
 			Labels:      map[string]string{"severity": SeverityWarning},
-			Annotations: about("Pod {{ $labels.pod }} of tenant "+s.Tenant+" has waited "+t.PendingFor+" for GPUs", "It asks for {{ $value }} GPUs or MIG slices and has not been scheduled: the pool has no free capacity of that kind, or the tenant's queue has not admitted it.")}
+			Annotations: about("Pod {{ $labels.pod }} of tenant "+Literal(s.Tenant)+" has waited "+t.PendingFor+" for GPUs", "It asks for {{ $value }} GPUs or MIG slices and has not been scheduled: the pool has no free capacity of that kind, or the tenant's queue has not admitted it.")}
 	}
 }
 
@@ -202,6 +203,17 @@ func (s Scope) poolNodes() string {
 // about is the summary and description annotations.
 func about(summary, description string) map[string]string {
 	return map[string]string{"summary": summary, "description": description}
+}
+
+// Literal makes s, a name (a tenant's for_each key, a pool's name), a
+// template-safe part of an alert label or annotation value: Prometheus
+// expands those as Go text/template when an alert fires, where only "{{"
+// starts an action, so each "{{" becomes an action that prints "{{". A
+// name written raw could run a query at alert time or break the rule's
+// expansion. The text around a Literal must not end in "{" before it nor
+// start with "{" after it.
+func Literal(s string) string {
+	return strings.ReplaceAll(s, "{{", `{{ "{{" }}`)
 }
 
 // num writes a threshold as PromQL and people write it: 30, 92.5.

@@ -300,6 +300,8 @@ func (v *validator) tenants() {
 		v.name(t.Range("namespace"), "The namespace", t.Namespace, validation.IsDNS1123Label)
 		if t.Namespace == engine.LockNamespace {
 			v.errorf(t.Range("namespace"), "Reserved namespace", "%s cannot own namespace %s: it holds gpuform's apply locks, which no stack may own (a tenant's namespace is deleted with the tenant). Choose another namespace.", t.Address, engine.LockNamespace)
+		} else if why := v.reservedNamespace(t.Namespace); why != "" {
+			v.errorf(t.Range("namespace"), "Reserved namespace", "%s cannot own namespace %s: %s; its admins would hold it, and it would be deleted with the tenant. Choose another namespace.", t.Address, t.Namespace, why)
 		}
 		if prev, dup := namespaces[t.Namespace]; dup {
 			v.errorf(t.Range("namespace"), "Duplicate namespace", "%s and %s both claim namespace %q; each tenant owns its own namespace.", prev.Address, t.Address, t.Namespace)
@@ -336,6 +338,10 @@ func (v *validator) tenant(t *config.Tenant) {
 				v.errorf(t.Range(s.attr), "Invalid RBAC subject", "%s in %s is not a subject: user:NAME, group:NAME or serviceaccount:NAMESPACE:NAME.", engine.SensitiveValue, s.attr)
 			} else if err != "" {
 				v.errorf(t.Range(s.attr), "Invalid RBAC subject", "%q in %s: %s", sub, s.attr, err)
+			} else if why := clusterWideSubject(sub); why != "" && t.IsSensitive(s.attr) {
+				v.errorf(t.Range(s.attr), "Cluster-wide RBAC subject", "%s in %s is a cluster-wide identity of Kubernetes itself, not a tenant's: name the tenant's own users, groups or service accounts.", engine.SensitiveValue, s.attr)
+			} else if why != "" {
+				v.errorf(t.Range(s.attr), "Cluster-wide RBAC subject", "%q in %s: %s, not a tenant's; name the tenant's own users, groups or service accounts.", sub, s.attr, why)
 			}
 		}
 	}
@@ -345,6 +351,62 @@ func (v *validator) tenant(t *config.Tenant) {
 	for _, q := range t.Quotas {
 		v.quota(t, q)
 	}
+}
+
+// reservedNamespace says why no tenant may own namespace ns ("" when one
+// may): Kubernetes' own (default, kube-*) and the ones the stack writes
+// into that a tenant's admins must not hold: the GPU Operator's (device
+// plugin and MIG ConfigMaps) and, when the stack has alerts, the alerts
+// namespace (every tenant's PrometheusRules).
+func (v *validator) reservedNamespace(ns string) string {
+	s := v.cfg.Settings
+	switch {
+	case ns == "default" || strings.HasPrefix(ns, "kube-"):
+		return "it is Kubernetes' own"
+	case s != nil && ns == s.GPUOperatorNamespace:
+		return "it is the GPU Operator's (gpu_operator_namespace), where the stack writes the device plugin's and MIG manager's configuration"
+	case s != nil && ns == s.AlertsNamespace && v.hasAlerts():
+		return "it is alerts_namespace, where the stack writes every pool's and tenant's alert rules"
+	}
+	return ""
+}
+
+// hasAlerts reports whether the stack writes PrometheusRules.
+func (v *validator) hasAlerts() bool {
+	if len(v.cfg.Alerts) > 0 {
+		return true
+	}
+	for _, p := range v.cfg.Pools {
+		if p.Alerts != nil {
+			return true
+		}
+	}
+	for _, t := range v.cfg.Tenants {
+		if t.Alerts != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterWideSubject says why a well-formed subject is an identity of the
+// whole cluster that no tenant's RoleBinding may name ("" when it is not):
+// the API server's system: groups (system:authenticated and
+// system:unauthenticated take in every caller, system:masters is
+// cluster-admin, system:serviceaccounts every service account), its
+// system: users (system:anonymous, components, service accounts by user
+// name) and the service accounts of kube-* namespaces.
+func clusterWideSubject(s string) string {
+	kind, name, _ := strings.Cut(s, ":")
+	switch {
+	case kind == "group" && strings.HasPrefix(name, "system:"):
+		return "system: groups are made by the API server and take in callers across the cluster (every caller, anonymous ones, cluster admins, every service account)"
+	case kind == "user" && strings.HasPrefix(name, "system:"):
+		return "system: users are the API server's anonymous user, its components and service accounts"
+	case kind == "serviceaccount" && strings.HasPrefix(name, "kube-"):
+		return "service accounts of kube-* namespaces are the cluster's own components"
+	}
+	return ""
 }
 
 // checkSubject validates an RBAC subject of the form kind:name.

@@ -76,6 +76,73 @@ tenant "a" {
 		{"the lock's namespace by the tenant's name", `
 tenant "gpuform-system" { # here
 }`, "Reserved namespace"},
+		{"the default namespace", `
+tenant "a" {
+  namespace = "default" # here
+}`, "Reserved namespace"},
+		{"kube-system", `
+tenant "a" {
+  namespace = "kube-system" # here
+}`, "Reserved namespace"},
+		{"kube-public by the tenant's name", `
+tenant "kube-public" { # here
+}`, "Reserved namespace"},
+		{"kube-node-lease", `
+tenant "a" {
+  namespace = "kube-node-lease" # here
+}`, "Reserved namespace"},
+		{"any kube- namespace", `
+tenant "a" {
+  namespace = "kube-anything" # here
+}`, "Reserved namespace"},
+		{"the GPU Operator's namespace", `
+tenant "a" {
+  namespace = "gpu-operator" # here
+}`, "Reserved namespace"},
+		{"the alerts namespace with alerts", `
+tenant "a" {
+  namespace = "monitoring" # here
+}
+tenant "b" {
+  alerts {}
+}`, "Reserved namespace"},
+		{"the alerts namespace without alerts", `
+tenant "a" {
+  namespace = "monitoring"
+}`, ""},
+		{"unauthenticated group as admins", `
+tenant "a" {
+  admins = ["group:system:unauthenticated"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"authenticated group as viewers", `
+tenant "a" {
+  viewers = ["group:system:authenticated"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"masters as editors", `
+tenant "a" {
+  editors = ["group:system:masters"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"all service accounts", `
+tenant "a" {
+  admins = ["group:system:serviceaccounts"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"the anonymous user", `
+tenant "a" {
+  admins = ["user:system:anonymous"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"a system user", `
+tenant "a" {
+  admins = ["user:system:kube-scheduler"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"a kube-system service account", `
+tenant "a" {
+  admins = ["serviceaccount:kube-system:default"] # here
+}`, "Cluster-wide RBAC subject"},
+		{"ordinary subjects", `
+tenant "a" {
+  admins  = ["group:research", "user:alice@example.com", "serviceaccount:ci:deployer"]
+  viewers = ["group:systems-team", "user:system-admin"]
+}`, ""},
 		{"duplicate namespace", `
 tenant "a" {
   namespace = "shared"

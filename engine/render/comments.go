@@ -1,8 +1,12 @@
 package render
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 // MaxCommentSize is GitHub's limit on the body of an issue or pull
@@ -183,3 +187,17 @@ func SplitComments(text, stack string, limit int) []CommentPart {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// WriteComments writes comments to w, each after a line
+// "<!-- gpuform comment N/M -->" and a blank line between them.
+func WriteComments(w io.Writer, parts []CommentPart) error {
+	bw := bufio.NewWriter(w)
+	for i, part := range parts {
+		if i > 0 {
+			bw.WriteString("\n")
+		}
+		textsafe.Fprintf(bw, "<!-- gpuform comment %d/%d -->\n", i+1, len(parts))
+		bw.WriteString(part.String())
+	}
+	return bw.Flush()
+}

@@ -24,7 +24,7 @@ func DriftMarker(stack string) string {
 func DriftMarkdown(w io.Writer, r, after *drift.Report) error {
 	bw := bufio.NewWriter(w)
 	textsafe.Fprintf(bw, "%s\n### gpuform drift for stack `%s`\n\n", DriftMarker(r.Stack), r.Stack)
-	textsafe.Fprintf(bw, "**%s**\n\nCluster `%s`, configuration at %s", DriftSummaryLine(r), mdEscape(r.Cluster), mdEscape(where(r)))
+	textsafe.Fprintf(bw, "**%s**\n\nCluster %s, configuration at %s", DriftSummaryLine(r), mdCode(r.Cluster), mdEscape(where(r)))
 	if !r.CheckedAt.IsZero() {
 		textsafe.Fprintf(bw, ", checked %s", r.CheckedAt.UTC().Format(time.RFC3339))
 	}
@@ -38,7 +38,7 @@ func DriftMarkdown(w io.Writer, r, after *drift.Report) error {
 	if !r.InSync() {
 		textsafe.Fprintf(bw, "\n| Class | Object | Address | Detail |\n|---|---|---|---|\n")
 		for _, it := range r.Items {
-			textsafe.Fprintf(bw, "| %s | %s | `%s` | %s |\n", it.Class, mdEscape(it.Key().String()), it.Address, mdEscape(strings.Join(it.Details, " ")))
+			textsafe.Fprintf(bw, "| %s | %s | %s | %s |\n", it.Class, mdEscape(it.Key().String()), mdCode(it.Address), mdEscape(strings.Join(it.Details, " ")))
 		}
 		var details strings.Builder
 		tr := textRenderer{w: bufio.NewWriter(&details)}
@@ -61,7 +61,7 @@ func DriftMarkdown(w io.Writer, r, after *drift.Report) error {
 	if after != nil {
 		textsafe.Fprintf(bw, "\n#### After `gpuform drift --fix`\n\n**%s**\n", DriftSummaryLine(after))
 		for _, it := range after.Items {
-			textsafe.Fprintf(bw, "- %s: %s (`%s`) %s\n", it.Class, mdEscape(it.Key().String()), it.Address, mdEscape(strings.Join(it.Details, " ")))
+			textsafe.Fprintf(bw, "- %s: %s (%s) %s\n", it.Class, mdEscape(it.Key().String()), mdCode(it.Address), mdEscape(strings.Join(it.Details, " ")))
 		}
 	}
 	return bw.Flush()

@@ -13,7 +13,7 @@ import (
 // line first, a table of changes, then field changes in a diff block.
 func Markdown(w io.Writer, p *engine.Plan) error {
 	bw := bufio.NewWriter(w)
-	textsafe.Fprintf(bw, "### gpuform plan for stack `%s`\n\n", p.Stack)
+	textsafe.Fprintf(bw, "### gpuform plan for stack %s\n\n", mdCode(p.Stack))
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
 		textsafe.Fprintf(bw, "**No changes.** The cluster matches the configuration.\n")
 		writeMarkdownWarnings(bw, p)
@@ -24,11 +24,11 @@ func Markdown(w io.Writer, p *engine.Plan) error {
 	writeRepartitionsMarkdown(bw, p.Repartitions, "####")
 	textsafe.Fprintf(bw, "\n| | Object | Address |\n|---|---|---|\n")
 	for _, c := range p.Changes {
-		textsafe.Fprintf(bw, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
+		textsafe.Fprintf(bw, "| `%s` | %s | %s |\n", c.Action.Symbol(), mdEscape(c.Key.String()), mdCode(c.Address))
 	}
 	writeMarkdownCapacity(bw, p)
 	if details := fieldChanges(p); details != "" {
-		textsafe.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", details)
+		textsafe.Fprintf(bw, "\n<details><summary>Field changes</summary>\n\n```diff\n%s```\n\n</details>\n", fenceSafe(details))
 	}
 	return bw.Flush()
 }
@@ -53,12 +53,8 @@ func writeMarkdownWarnings(w io.Writer, p *engine.Plan) {
 	}
 	textsafe.Fprintf(w, "\n#### Warnings\n\n")
 	for _, warn := range engine.WarningTexts(p.Warnings) {
-		textsafe.Fprintf(w, "- %s\n", warn)
+		textsafe.Fprintf(w, "- %s\n", mdEscape(warn))
 	}
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func writeMarkdownCapacity(w io.Writer, p *engine.Plan) {
@@ -67,6 +63,6 @@ func writeMarkdownCapacity(w io.Writer, p *engine.Plan) {
 	}
 	textsafe.Fprintf(w, "\n#### GPU capacity (now → after)\n\nBar: %s.\n\n| Pool | Resource | Total | Quota | Requested | Free | Quota of capacity |\n|---|---|---:|---:|---:|---:|---|\n", capacityLegend)
 	for _, r := range p.Capacity.Rows {
-		textsafe.Fprintf(w, "| %s | `%s` | %s | %s | %d | %d | `%s` |\n", r.Pool, r.Resource, strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free, CapacityBar(r, capacityBarWidth))
+		textsafe.Fprintf(w, "| %s | %s | %s | %s | %d | %d | `%s` |\n", mdEscape(r.Pool), mdCode(r.Resource), strings.ReplaceAll(beforeAfter(r.TotalBefore, r.Total), "->", "→"), strings.ReplaceAll(beforeAfter(r.QuotaBefore, r.Quota), "->", "→"), r.Requested, r.Free, CapacityBar(r, capacityBarWidth))
 	}
 }

@@ -19,9 +19,9 @@ const CollapseLines = 12
 func PreviewMarkdown(pv *engine.Preview) string {
 	var b strings.Builder
 	p := pv.Plan
-	code := func(s string) string { return "`" + s + "`" }
-	textsafe.Fprintf(&b, "### gpuform plan for stack `%s`\n\n", p.Stack)
-	textsafe.Fprintf(&b, "**%s**\n\n", PreviewSummary(pv))
+	code := mdCode
+	textsafe.Fprintf(&b, "### gpuform plan for stack %s\n\n", mdCode(p.Stack))
+	textsafe.Fprintf(&b, "**%s**\n\n", mdEscape(PreviewSummary(pv)))
 	textsafe.Fprintf(&b, "Configuration: %s, compared with base %s.\n", describeSource(p.ConfigSource, code), describeSource(pv.Base, code))
 	if warns := engine.WarningTexts(PreviewWarnings(pv)); len(warns) > 0 {
 		textsafe.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
@@ -37,7 +37,9 @@ func PreviewMarkdown(pv *engine.Preview) string {
 	} else {
 		var body strings.Builder
 		body.WriteString("```diff\n")
-		writeConfigChanges(&body, pv.ConfigChanges, nil, true)
+		var changes strings.Builder
+		writeConfigChanges(&changes, pv.ConfigChanges, nil, true)
+		body.WriteString(fenceSafe(changes.String()))
 		body.WriteString("```\n")
 		textsafe.Fprintf(&b, "%s\n\n", configChangesSummary(pv.ConfigChanges))
 		collapse(&b, "Configuration changes", body.String())
@@ -50,13 +52,13 @@ func PreviewMarkdown(pv *engine.Preview) string {
 		var table strings.Builder
 		table.WriteString("| | Object | Address |\n|---|---|---|\n")
 		for _, c := range p.Changes {
-			textsafe.Fprintf(&table, "| `%s` | %s | `%s` |\n", c.Action.Symbol(), mdEscape(c.Key.String()), c.Address)
+			textsafe.Fprintf(&table, "| `%s` | %s | %s |\n", c.Action.Symbol(), mdEscape(c.Key.String()), mdCode(c.Address))
 		}
 		textsafe.Fprintf(&b, "%s\n\n", SummaryLine(p))
 		collapse(&b, "Changes", table.String())
 		if details := fieldChanges(p); details != "" {
 			b.WriteString("\n")
-			collapse(&b, "Field changes", "```diff\n"+details+"```\n")
+			collapse(&b, "Field changes", "```diff\n"+fenceSafe(details)+"```\n")
 		}
 	}
 
@@ -73,7 +75,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 			if status != "OK" && status != "removed" {
 				status = "⚠️ " + status
 			}
-			textsafe.Fprintf(&table, "| %s | `%s` | %s | %s | %s | %s | %s | `%s` |\n", mdEscape(c.pool), c.resource, total, quota, requested, free, status, c.bar())
+			textsafe.Fprintf(&table, "| %s | %s | %s | %s | %s | %s | %s | `%s` |\n", mdEscape(c.pool), mdCode(c.resource), total, quota, requested, free, status, c.bar())
 		}
 		collapse(&b, "GPU capacity", table.String())
 	}
@@ -94,9 +96,4 @@ func collapse(b *strings.Builder, summary, body string) {
 		return
 	}
 	textsafe.Fprintf(b, "<details><summary>%s (%d lines)</summary>\n\n%s\n</details>\n", summary, n, body)
-}
-
-// mdInline escapes text for a Markdown list item.
-func mdInline(s string) string {
-	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
 }

@@ -128,6 +128,9 @@ func SummaryLine(p *engine.Plan) string {
 	return s
 }
 
+// PluralWord is one when n is 1, else many.
+func PluralWord(n int, one, many string) string { return pluralWord(n, one, many) }
+
 func pluralWord(n int, one, many string) string {
 	if n == 1 {
 		return one

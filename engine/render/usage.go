@@ -126,3 +126,11 @@ func UsageWriter(format string) (func(io.Writer, *usage.Report) error, error) {
 	}
 	return nil, fmt.Errorf("--output %q: want one of %s", format, strings.Join(UsageFormats(), ", "))
 }
+
+// UsageWarnings writes what the operator should know of a report that
+// its figures do not say: the samples it left out (usage.Compute).
+func UsageWarnings(w io.Writer, rep *usage.Report) {
+	if rep.Dropped > 0 {
+		textsafe.Fprintf(w, "Warning: Prometheus answered %d samples that were NaN, infinite, negative or above %g; the report leaves them out.\n", rep.Dropped, usage.MaxSampleValue)
+	}
+}

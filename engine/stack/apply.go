@@ -39,6 +39,9 @@ type ApplyOptions struct {
 	// PlanKey checks a saved plan's signature (ApplyPlan; see
 	// engine.PlanFile.Authenticate); nil when no key is configured.
 	PlanKey engine.PlanKey
+	// Binding checks a signed saved plan's ref and age (ApplyPlan; see
+	// engine.PlanFile.CheckBinding); nil checks neither.
+	Binding *engine.PlanBinding
 }
 
 // ApplyResult is what an apply did.
@@ -102,7 +105,8 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 // ApplyPlan applies a saved plan exactly, without reading the
 // configuration, on the cluster Connect opens for no configuration. It
 // trusts the file for nothing it can check: the signature first
-// (opts.PlanKey, before any cluster call); then, under the lock, that the
+// (opts.PlanKey) and a signed plan's ref and age (opts.Binding), before
+// any cluster call; then, under the lock, that the
 // cluster is the one the plan was made against (else a *WrongClusterError),
 // that nothing the plan read has changed since (else a *StalePlanError),
 // that every change is one gpuform would make to the stack as it is now
@@ -111,6 +115,11 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOptions) (*ApplyResult, error) {
 	if err := pf.Authenticate(opts.PlanKey); err != nil {
 		return nil, err
+	}
+	if opts.Binding != nil {
+		if err := pf.CheckBinding(*opts.Binding); err != nil {
+			return nil, err
+		}
 	}
 	cl, err := s.open(ctx, nil)
 	if err != nil {

@@ -50,16 +50,18 @@ func (w Window) index(t time.Time) (int, bool) {
 // the resource the tenant's quotas hold) of cfg.
 func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalog, w Window) (*Report, error) {
 	results := map[string][]Series{}
+	dropped := 0
 	last := w.To.Add(-w.Step)
 	for _, query := range []string{QueryNodes, QueryAllocated, QueryUsed, QueryUsedMIG, QueryQuota} {
 		s, err := q.QueryRange(ctx, query, w.From, last, w.Step)
 		if err != nil {
 			return nil, fmt.Errorf("querying Prometheus for %s: %w", query, err)
 		}
+		dropped += dropBad(s)
 		results[query] = s
 	}
 	t := newTenancy(cfg, cat)
-	a := &accumulator{t: t, w: w, nodes: t.nodePools(results[QueryNodes]), rows: map[[2]string]*Row{}, lines: map[string]*Timeline{}, idle: map[[2]string][]float64{}}
+	a := &accumulator{t: t, w: w, nodes: t.nodePools(results[QueryNodes]), rows: map[[2]string]*Row{}, lines: map[string]*Timeline{}, idle: map[[2]string][]float64{}, dropped: dropped}
 	for _, tn := range cfg.Tenants {
 		for _, p := range t.poolsFor(tn, "") {
 			a.row(tn, p)
@@ -91,6 +93,8 @@ type accumulator struct {
 	// lowered quota is below what is in use: no idle quota then).
 	idle            map[[2]string][]float64
 	unAlloc, unUsed float64
+	// dropped counts the samples dropBad left out.
+	dropped int
 }
 
 func (a *accumulator) row(tn *config.Tenant, pool string) *Row {
@@ -123,10 +127,34 @@ func (a *accumulator) pool(tn *config.Tenant, node, resource string) string {
 	return "-"
 }
 
+// MaxSampleValue is the largest sample value a report takes: every query
+// counts GPUs, GPU shares or busy fractions, so a larger value is a broken
+// or hostile answer, and summing such values could reach +Inf.
+const MaxSampleValue = 1e6
+
+// dropBad removes the samples that are NaN, infinite, negative or above
+// MaxSampleValue from every series, in place, and returns how many it
+// removed.
+func dropBad(series []Series) int {
+	n := 0
+	for i := range series {
+		kept := series[i].Points[:0]
+		for _, p := range series[i].Points {
+			if math.IsNaN(p.V) || p.V < 0 || p.V > MaxSampleValue { // ±Inf is out of range too
+				n++
+				continue
+			}
+			kept = append(kept, p)
+		}
+		series[i].Points = kept
+	}
+	return n
+}
+
 // each calls f with every sample of s inside the window, as GPUs × hours.
 func (a *accumulator) each(s Series, f func(k int, v float64)) {
 	for _, p := range s.Points {
-		if k, ok := a.w.index(p.T); ok && !math.IsNaN(p.V) && !math.IsInf(p.V, 0) {
+		if k, ok := a.w.index(p.T); ok {
 			f(k, p.V)
 		}
 	}
@@ -228,7 +256,7 @@ func (a *accumulator) quota(s Series) {
 }
 
 func (a *accumulator) report(cfg *config.Config) *Report {
-	rep := &Report{Window: a.w, Currency: "USD", UnattributedAllocated: a.unAlloc, UnattributedUsed: a.unUsed}
+	rep := &Report{Window: a.w, Currency: "USD", UnattributedAllocated: a.unAlloc, UnattributedUsed: a.unUsed, Dropped: a.dropped}
 	for _, p := range cfg.Pools {
 		if p.PricePerGPUHour > 0 {
 			rep.Currency = p.Currency

@@ -77,6 +77,9 @@ type Report struct {
 	// Unattributed counts the GPU-hours of namespaces or nodes no tenant
 	// or pool of the configuration claims (allocated, used).
 	UnattributedAllocated, UnattributedUsed float64
+	// Dropped counts the samples left out as NaN, infinite, negative or
+	// above MaxSampleValue; the command warns of them.
+	Dropped int
 }
 
 // Row is one tenant's figures on one pool over the window. Hours are

@@ -25,6 +25,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	"github.com/gpuform/gpuform/engine"
 )
 
 // MaxFileSize bounds the files read out of git.
@@ -200,6 +202,39 @@ func Head(dir string) (commit string, dirty, ok bool) {
 	}
 	commit, _, dirty, err = r.Head()
 	return commit, dirty, err == nil
+}
+
+// Branch returns the branch the work tree holding dir has checked out
+// ("main"); "" when dir is not in a git repository or HEAD is detached.
+func Branch(dir string) string {
+	r, err := Open(dir)
+	if err != nil {
+		return ""
+	}
+	h, err := r.repo.Head()
+	if err != nil || !h.Name().IsBranch() {
+		return ""
+	}
+	return h.Name().Short()
+}
+
+// RefName is the git ref gpuform runs from, as plan files record it
+// (engine.NormalizeRef): flag (--ref-name) when set, else GPUFORM_REF of
+// env, else asked (plan's --ref), else the branch checked out where dir
+// is; "" when none is known (a detached HEAD, a directory outside git).
+func RefName(dir string, env []string, flag, asked string) string {
+	fromEnv := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, engine.RefEnv+"="); ok {
+			fromEnv = v // the last one wins, as in a shell
+		}
+	}
+	for _, r := range []string{flag, fromEnv, asked} {
+		if r = engine.NormalizeRef(r); r != "" {
+			return r
+		}
+	}
+	return Branch(dir)
 }
 
 // Head returns the commit the work tree is at, when it was made and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gpuform/gpuform/config"
@@ -112,5 +113,52 @@ func TestCloneLocalURL(t *testing.T) {
 	cfg, diags := config.LoadFS(rev.FS, config.Options{})
 	if diags.HasErrors() || cfg.Settings.Stack != "cloned" {
 		t.Fatalf("load from the clone: %v", diags)
+	}
+}
+
+// TestBranch: Branch names the checked-out branch of the repository
+// holding a directory, and nothing for a detached HEAD or outside git (a
+// signed plan is bound to it); RefName prefers --ref-name, GPUFORM_REF
+// and --ref to it, in that order.
+func TestBranch(t *testing.T) {
+	root := t.TempDir()
+	r, err := gogit.PlainInit(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := r.Worktree()
+	v1 := commitFiles(t, wt, root, "stack", map[string]string{"main.hcl": "gpuform {\n  stack = \"one\"\n}\n"}, "one")
+	if got := git.Branch(filepath.Join(root, "stack")); got != "master" {
+		t.Errorf("Branch on master = %q", got)
+	}
+	if err := wt.Checkout(&gogit.CheckoutOptions{Branch: "refs/heads/release/1", Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := git.Branch(filepath.Join(root, "stack")); got != "release/1" {
+		t.Errorf("Branch on release/1 = %q", got)
+	}
+	env := []string{"GPUFORM_REF=refs/heads/ci", "HOME=/x"}
+	for _, c := range []struct {
+		env         []string
+		flag, asked string
+		want        string
+	}{
+		{env, " main ", "v1", "main"},
+		{env, "", "v1", "ci"},
+		{nil, "", "v1", "v1"},
+		{[]string{"GPUFORM_REF= "}, "", "", "release/1"},
+	} {
+		if got := git.RefName(root, c.env, c.flag, c.asked); got != c.want {
+			t.Errorf("RefName(%v, %q, %q) = %q, want %q", c.env, c.flag, c.asked, got, c.want)
+		}
+	}
+	if err := wt.Checkout(&gogit.CheckoutOptions{Hash: plumbing.NewHash(v1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := git.Branch(root); got != "" {
+		t.Errorf("Branch with a detached HEAD = %q, want none", got)
+	}
+	if got := git.Branch(t.TempDir()); got != "" {
+		t.Errorf("Branch outside git = %q, want none", got)
 	}
 }

@@ -5,6 +5,7 @@
 package prometheus
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/engine/usage"
@@ -27,6 +29,12 @@ import (
 const (
 	DefaultTimeout  = 2 * time.Minute
 	DefaultMaxBytes = 64 << 20
+	// DefaultMaxTotalBytes bounds the answers of all the queries of one
+	// Client (one gpuform usage run) together, DefaultMaxSamples their
+	// samples (each held as a usage.Point of 32 bytes until the report is
+	// made).
+	DefaultMaxTotalBytes = 128 << 20
+	DefaultMaxSamples    = 8 << 20
 	// maxSecretBytes bounds a token or CA file.
 	maxSecretBytes = 1 << 20
 )
@@ -46,9 +54,13 @@ type Options struct {
 	// InsecureSkipVerify accepts any server certificate.
 	InsecureSkipVerify bool
 	// Timeout bounds each query (DefaultTimeout when 0); MaxBytes each
-	// response (DefaultMaxBytes when 0).
-	Timeout  time.Duration
-	MaxBytes int64
+	// response (DefaultMaxBytes when 0); MaxTotalBytes and MaxSamples all
+	// the responses of the Client together (DefaultMaxTotalBytes,
+	// DefaultMaxSamples when 0).
+	Timeout       time.Duration
+	MaxBytes      int64
+	MaxTotalBytes int64
+	MaxSamples    int
 }
 
 // Client runs range queries against one Prometheus.
@@ -57,6 +69,11 @@ type Client struct {
 	http     *http.Client
 	opts     Options
 	maxBytes int64
+
+	// mu guards what the Client's answers have spent of its budget.
+	mu         sync.Mutex
+	spentBytes int64
+	samples    int
 }
 
 // Connect is New with o's credentials from env and tokenFile (see
@@ -102,6 +119,12 @@ func New(o Options) (*Client, error) {
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultMaxBytes
 	}
+	if c.opts.MaxTotalBytes <= 0 {
+		c.opts.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if c.opts.MaxSamples <= 0 {
+		c.opts.MaxSamples = DefaultMaxSamples
+	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -139,12 +162,43 @@ type apiResponse struct {
 	ErrorType string `json:"errorType"`
 	Error     string `json:"error"`
 	Data      struct {
-		ResultType string `json:"resultType"`
-		Result     []struct {
-			Metric map[string]string `json:"metric"`
-			Values [][2]any          `json:"values"`
-		} `json:"result"`
+		ResultType string      `json:"resultType"`
+		Result     []apiSeries `json:"result"`
 	} `json:"data"`
+}
+
+// apiSeries is one series of a matrix answer.
+type apiSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values []sample          `json:"values"`
+}
+
+// sample is one [unix seconds, "value"] pair, decoded without the boxed
+// values of a [2]any (an answer's samples are most of what it holds).
+type sample struct{ t, v float64 }
+
+var errNotSample = errors.New("a sample is not [time, \"value\"]")
+
+// UnmarshalJSON decodes [t, "v"]; v may be NaN, +Inf or -Inf (Prometheus
+// writes them so), which usage.Compute leaves out.
+func (s *sample) UnmarshalJSON(b []byte) error {
+	body, ok1 := bytes.CutPrefix(bytes.TrimSpace(b), []byte("["))
+	body, ok2 := bytes.CutSuffix(body, []byte("]"))
+	ts, val, ok3 := bytes.Cut(body, []byte(","))
+	val = bytes.TrimSpace(val)
+	if !ok1 || !ok2 || !ok3 || len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' || bytes.ContainsAny(val[1:len(val)-1], `"\`) {
+		return errNotSample
+	}
+	t, err := strconv.ParseFloat(string(bytes.TrimSpace(ts)), 64)
+	if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+		return errNotSample
+	}
+	v, err := strconv.ParseFloat(string(val[1:len(val)-1]), 64)
+	if err != nil {
+		return fmt.Errorf("a sample's value %q: %w", clip(string(val[1:len(val)-1]), 40), err)
+	}
+	s.t, s.v = t, v
+	return nil
 }
 
 // QueryRange runs query at every step from start to end (inclusive).
@@ -172,12 +226,9 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 		return nil, errors.New(c.redact(err.Error()))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
+	body, err := c.readBody(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", err)
-	}
-	if int64(len(body)) > c.maxBytes {
-		return nil, fmt.Errorf("the answer is larger than %d bytes: use a longer --step or a shorter window", c.maxBytes)
+		return nil, err
 	}
 	var r apiResponse
 	if err := json.Unmarshal(body, &r); err != nil || r.Status == "" {
@@ -189,19 +240,55 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 	if r.Data.ResultType != "matrix" {
 		return nil, fmt.Errorf("the answer is a %q, not a range query's matrix", r.Data.ResultType)
 	}
+	if err := c.spendSamples(r.Data.Result); err != nil {
+		return nil, err
+	}
 	out := make([]usage.Series, 0, len(r.Data.Result))
 	for _, s := range r.Data.Result {
 		ser := usage.Series{Labels: s.Metric, Points: make([]usage.Point, 0, len(s.Values))}
 		for _, v := range s.Values {
-			p, err := point(v)
-			if err != nil {
-				return nil, err
-			}
-			ser.Points = append(ser.Points, p)
+			ser.Points = append(ser.Points, usage.Point{T: time.UnixMilli(int64(math.Round(v.t * 1000))).UTC(), V: v.v})
 		}
 		out = append(out, ser)
 	}
 	return out, nil
+}
+
+// readBody reads an answer within the per-answer limit and what is left
+// of the Client's total.
+func (c *Client) readBody(r io.Reader) ([]byte, error) {
+	c.mu.Lock()
+	left := c.opts.MaxTotalBytes - c.spentBytes
+	c.mu.Unlock()
+	body, err := io.ReadAll(io.LimitReader(r, min(c.maxBytes, left)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	c.mu.Lock()
+	c.spentBytes += int64(len(body))
+	c.mu.Unlock()
+	switch {
+	case int64(len(body)) > c.maxBytes:
+		return nil, fmt.Errorf("the answer is larger than %d bytes: use a longer --step or a shorter window", c.maxBytes)
+	case int64(len(body)) > left:
+		return nil, fmt.Errorf("the answers are more than %d bytes in total: use a longer --step or a shorter window", c.opts.MaxTotalBytes)
+	}
+	return body, nil
+}
+
+// spendSamples counts an answer's samples against the Client's total.
+func (c *Client) spendSamples(result []apiSeries) error {
+	n := 0
+	for _, s := range result {
+		n += len(s.Values)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.samples += n
+	if c.samples > c.opts.MaxSamples {
+		return fmt.Errorf("the answers hold more than %d samples in total: use a longer --step or a shorter window", c.opts.MaxSamples)
+	}
+	return nil
 }
 
 // redact replaces the credentials in s, a message that may quote what the
@@ -213,20 +300,6 @@ func (c *Client) redact(s string) string {
 		}
 	}
 	return s
-}
-
-// point decodes one [unix seconds, "value"] pair.
-func point(v [2]any) (usage.Point, error) {
-	ts, ok1 := v[0].(float64)
-	s, ok2 := v[1].(string)
-	if !ok1 || !ok2 {
-		return usage.Point{}, errors.New("a sample is not [time, \"value\"]")
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return usage.Point{}, fmt.Errorf("a sample's value %q: %w", clip(s, 40), err)
-	}
-	return usage.Point{T: time.UnixMilli(int64(math.Round(ts * 1000))).UTC(), V: f}, nil
 }
 
 func formatTime(t time.Time) string {

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"math"
 	"math/big"
 	"net"
 	"os"
@@ -101,5 +102,31 @@ func TestRealPrometheusTLSAndBasicAuth(t *testing.T) {
 				t.Errorf("the error shows the password: %v", err)
 			}
 		})
+	}
+}
+
+// TestRealPrometheusSpecialValues: a real Prometheus writes NaN, +Inf and
+// -Inf samples as it does; the client's decoder reads them as such (for
+// usage.Compute to leave out and count) and reads a negative one.
+func TestRealPrometheusSpecialValues(t *testing.T) {
+	srv := promtest.Start(t, t.TempDir(), []byte("# TYPE gpu gauge\ngpu 1 1764460800\n# EOF\n"), promtest.Options{})
+	cl, err := New(Options{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1764460800, 0)
+	for query, ok := range map[string]func(float64) bool{
+		"gpu / 0":                   func(v float64) bool { return math.IsInf(v, 1) },
+		"-gpu / 0":                  func(v float64) bool { return math.IsInf(v, -1) },
+		"(gpu - gpu) / (gpu - gpu)": func(v float64) bool { return math.IsNaN(v) },
+		"-gpu":                      func(v float64) bool { return v == -1 },
+	} {
+		s, err := cl.QueryRange(context.Background(), query, at, at.Add(time.Minute), time.Minute)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		if len(s) != 1 || len(s[0].Points) != 2 || !ok(s[0].Points[0].V) || !s[0].Points[1].T.Equal(at.Add(time.Minute)) {
+			t.Errorf("%s: got %+v", query, s)
+		}
 	}
 }
