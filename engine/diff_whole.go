@@ -22,11 +22,8 @@ func DiffOwned(reg *kinds.Registry, desired map[string]any, live *unstructured.U
 		return out
 	}
 	n := len(out)
-	for _, path := range ForeignPaths(live, desired) {
-		v, ok := getPath(live.Object, path)
-		if !ok {
-			continue
-		}
+	for _, path := range ForeignFields(live, desired) {
+		v, _ := getPath(live.Object, path)
 		p := FormatPath(path)
 		if hasPath(out[:n], p) {
 			continue // gpuform set it once: shown already
@@ -102,6 +99,20 @@ func ForeignPaths(live *unstructured.Unstructured, desired map[string]any) [][]s
 	}
 	sort.Slice(out, func(i, j int) bool { return FormatPath(out[i]) < FormatPath(out[j]) })
 	return out
+}
+
+// ForeignFields is ForeignPaths less the fields live's content lacks (a
+// managedFields entry may name a field that is gone): the fields another
+// manager set that are there, to show and to remove.
+func ForeignFields(live *unstructured.Unstructured, desired map[string]any) [][]string {
+	paths := ForeignPaths(live, desired)
+	kept := paths[:0]
+	for _, p := range paths {
+		if _, ok := getPath(live.Object, p); ok {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // contentPath reports whether a field path is of an object's content as

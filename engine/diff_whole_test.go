@@ -134,6 +134,11 @@ func TestDiffOwnedFindsOtherManagersFields(t *testing.T) {
 			want:    []string{"- spec.matchResources.excludeResourceRules"},
 		},
 		{
+			name: "an entry naming a field that is gone", desired: quota,
+			live:    func(map[string]any) {},
+			entries: []any{entry("gpuform", "Apply", "", gpuformQuota), entry("intruder", "Update", "", `{"f:spec":{"f:scopeSelector":{"f:matchExpressions":{}}}}`)},
+		},
+		{
 			name: "a kind not owned whole", desired: configMap,
 			live:    func(m map[string]any) { m["data"].(map[string]any)["extra"] = "x" },
 			entries: []any{entry("gpuform", "Apply", "", `{"f:data":{"f:k":{}}}`), entry("intruder", "Apply", "", `{"f:data":{"f:extra":{}}}`)},

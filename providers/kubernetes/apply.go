@@ -27,13 +27,13 @@ import (
 // apply never reads the result, so the API server encodes only the
 // object's metadata and nothing is decoded here.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
-	_, err := c.apply(ctx, obj, force)
+	_, err := c.apply(ctx, obj, force, metadataOnly)
 	return err
 }
 
-// apply is Apply, returning the API server's answer: the object's
-// metadata (PartialObjectMetadata JSON).
-func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, force bool) ([]byte, error) {
+// apply is Apply, returning the API server's answer in the media type
+// accept asks for.
+func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, force bool, accept string) ([]byte, error) {
 	k := engine.KeyOf(obj)
 	path, err := c.objectPath(obj)
 	if err != nil {
@@ -46,7 +46,7 @@ func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, forc
 	req := c.typed.CoreV1().RESTClient().Patch(types.ApplyPatchType).AbsPath(path...).
 		Param("fieldManager", engine.FieldManager).
 		Param("fieldValidation", metav1.FieldValidationStrict).
-		SetHeader("Accept", metadataOnly).
+		SetHeader("Accept", accept).
 		Body(data)
 	if force {
 		req = req.Param("force", "true")

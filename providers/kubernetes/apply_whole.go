@@ -16,7 +16,8 @@ import (
 // is obj whole: server-side apply with force (which takes over the fields
 // obj sets from any other manager), then a JSON patch that removes every
 // field another manager set and obj does not (engine.ForeignPaths, read
-// from the managedFields the apply answered with). Server-side apply never
+// from the managedFields of the object the apply answered with, each one
+// that is there). Server-side apply never
 // removes another manager's field; the patch does, and the API server then
 // drops the field from that manager's entry (and the entry once empty).
 //
@@ -26,15 +27,15 @@ import (
 // again: a foreign field left is an error, never a silent success.
 func (c *Client) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured) error {
 	k := engine.KeyOf(obj)
-	body, err := c.apply(ctx, obj, true)
+	body, err := c.apply(ctx, obj, true, wholeObject)
 	if err != nil {
 		return err
 	}
-	live, err := decodeMetadata(body)
+	live, err := decodeObject(body)
 	if err != nil {
 		return fmt.Errorf("apply %s: read the answer: %w", k, err)
 	}
-	paths := engine.ForeignPaths(live, obj.Object)
+	paths := engine.ForeignFields(live, obj.Object)
 	if len(paths) == 0 {
 		return nil
 	}
@@ -48,23 +49,27 @@ func (c *Client) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured)
 	}
 	body, err = c.typed.CoreV1().RESTClient().Patch(types.JSONPatchType).AbsPath(path...).
 		Param("fieldManager", engine.FieldManager).
-		SetHeader("Accept", metadataOnly).
+		SetHeader("Accept", wholeObject).
 		Body(patch).Do(ctx).Raw()
 	if err != nil {
 		return fmt.Errorf("apply %s: remove the fields other managers set (%s): %w", k, formatPaths(paths), err)
 	}
-	if live, err = decodeMetadata(body); err != nil {
+	if live, err = decodeObject(body); err != nil {
 		return fmt.Errorf("apply %s: read the answer: %w", k, err)
 	}
-	if left := engine.ForeignPaths(live, obj.Object); len(left) > 0 {
+	if left := engine.ForeignFields(live, obj.Object); len(left) > 0 {
 		return fmt.Errorf("apply %s: fields other managers set are still there after their removal: %s", k, formatPaths(left))
 	}
 	return nil
 }
 
-// decodeMetadata decodes the API server's answer to a write (the object's
-// metadata, or the whole object where it cannot send only that).
-func decodeMetadata(body []byte) (*unstructured.Unstructured, error) {
+// wholeObject asks the API server for the whole object in its answer: the
+// fields another manager set are looked up in it (a managedFields entry
+// may name a field that is gone, which a JSON patch cannot remove).
+const wholeObject = "application/json"
+
+// decodeObject decodes the API server's answer to a write.
+func decodeObject(body []byte) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	if err := json.Unmarshal(body, &u.Object); err != nil {
 		return nil, err
