@@ -67,7 +67,7 @@ func TestDiffOwnedFindsOtherManagersFields(t *testing.T) {
 		},
 		{
 			name: "the same written with kubectl (an Update)", desired: quota,
-			live: func(m map[string]any) { m["spec"].(map[string]any)["scopes"] = []any{"Terminating"} },
+			live:    func(m map[string]any) { m["spec"].(map[string]any)["scopes"] = []any{"Terminating"} },
 			entries: []any{entry("gpuform", "Apply", "", gpuformQuota), entry("kubectl-edit", "Update", "", `{"f:spec":{"f:scopes":{}}}`)},
 			want:    []string{"- spec.scopes"},
 		},
@@ -85,7 +85,9 @@ func TestDiffOwnedFindsOtherManagersFields(t *testing.T) {
 		},
 		{
 			name: "the quota controller's status", desired: quota,
-			live: func(m map[string]any) { m["status"] = map[string]any{"used": map[string]any{"requests.nvidia.com/gpu": "1"}} },
+			live: func(m map[string]any) {
+				m["status"] = map[string]any{"used": map[string]any{"requests.nvidia.com/gpu": "1"}}
+			},
 			entries: []any{entry("gpuform", "Apply", "", gpuformQuota),
 				entry("kube-controller-manager", "Update", "status", `{"f:status":{"f:hard":{".":{},"f:requests.nvidia.com/gpu":{}},"f:used":{}}}`)},
 		},
