@@ -120,6 +120,8 @@ func (e Entry) check() error {
 		return fmt.Errorf("kind %s: resource %q is not a lower-case plural", e.Kind.Kind, e.Resource)
 	case e.Use < Managed || e.Use > Auxiliary:
 		return fmt.Errorf("kind %s: unknown use %d", e.Kind.Kind, e.Use)
+	case e.OwnedWhole && e.Use != Managed:
+		return fmt.Errorf("kind %s: only a managed kind can be owned whole, not a %s one", e.Kind.Kind, e.Use)
 	}
 	for _, r := range Roles() {
 		if v := e.Access.For(r); v&^allVerbs != 0 {
