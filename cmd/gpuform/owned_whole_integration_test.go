@@ -4,11 +4,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	gogit "github.com/go-git/go-git/v5"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +44,8 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 	if withRC == string(src) {
 		t.Fatal("the tenants' configuration has no protect line to add runtime_classes after")
 	}
+	// A priority no tenant may use, for the priorities policy to refuse.
+	withRC += "\npriority \"whole-other\" {\n  value = 50\n}\n"
 	if err := os.WriteFile(main, []byte(withRC), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +58,31 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitAll(t, wt, "two tenants", time.Unix(1700000000, 0))
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}
+	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	applyOK(t, nil, dir)
+	// pod tries a pod in whole-0000 (a dry run): with the runtime class
+	// and priority its tenant may use unless told otherwise, and gpus GPUs.
+	pod := func(runtimeClass, priority string, gpus int) func() error {
+		return func() error {
+			p := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{GenerateName: "p-", Namespace: "whole-0000"},
+				Spec:       corev1.PodSpec{PriorityClassName: priority, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
+			}
+			if runtimeClass != "" {
+				p.Spec.RuntimeClassName = &runtimeClass
+			}
+			if gpus > 0 {
+				q := resource.MustParse(strconv.Itoa(gpus))
+				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{"nvidia.com/gpu": q}, Limits: corev1.ResourceList{"nvidia.com/gpu": q}}
+			}
+			_, err := cs.CoreV1().Pods("whole-0000").Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
+	}
 
 	planCode := func(t *testing.T) result {
 		t.Helper()
@@ -79,6 +110,8 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 		// gone reports whether the field is absent from the server's object.
 		gone func(t *testing.T) (bool, []metav1.ManagedFieldsEntry)
 		fix  []string
+		// try is a pod the control refuses, and admits once switched off.
+		try func() error
 	}{
 		{
 			name: "an always-false match condition on the runtime-class policy",
@@ -97,6 +130,7 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 				return len(p.Spec.MatchConditions) == 0, p.ManagedFields
 			},
 			fix: []string{"drift", "--fix"},
+			try: pod("", "whole", 0),
 		},
 		{
 			name: "pods excluded from the priorities binding",
@@ -115,6 +149,7 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 				return b.Spec.MatchResources == nil || len(b.Spec.MatchResources.ExcludeResourceRules) == 0, b.ManagedFields
 			},
 			fix: []string{"apply", "--auto-approve"},
+			try: pod("gvisor", "whole-other", 0),
 		},
 		{
 			name: "a scope selector on a tenant's quota, written as kubectl edits",
@@ -133,16 +168,19 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 				return q.Spec.ScopeSelector == nil, q.ManagedFields
 			},
 			fix: []string{"drift", "--fix"},
+			try: pod("gvisor", "whole", 8),
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			waitAdmission(t, "before the intrusion", tc.try, false)
 			if err := tc.intrude(t); err != nil {
 				t.Fatal(err)
 			}
 			if gone, _ := tc.gone(t); gone {
 				t.Fatal("the intrusion did not reach the server")
 			}
+			waitAdmission(t, "with the intrusion", tc.try, true)
 			r := planCode(t)
 			if r.code != 2 || !strings.Contains(r.stdout, "- "+tc.path) {
 				t.Errorf("plan: exit %d, want 2 with the removal of %s\n%s%s", r.code, tc.path, r.stdout, r.stderr)
@@ -179,7 +217,26 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 				t.Errorf("plan after %v: exit %d, want 0\n%s%s", tc.fix, r.code, r.stdout, r.stderr)
 			}
 			runDrift(t, nil, 0, "--chdir", dir)
+			waitAdmission(t, "after "+strings.Join(tc.fix, " "), tc.try, false)
 		})
+	}
+}
+
+// waitAdmission waits until try's pod is admitted (admitted) or refused:
+// the API server enforces an admission policy or quota a moment after it
+// is written.
+func waitAdmission(t *testing.T, when string, try func() error, admitted bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := try()
+		if (err == nil) == admitted {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the pod was still not %s after 60s (last error: %v)", when, map[bool]string{true: "admitted", false: "refused"}[admitted], err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
