@@ -141,6 +141,21 @@ func TestDiffOwnedFindsOtherManagersFields(t *testing.T) {
 			entries: []any{entry("gpuform", "Apply", "", gpuformQuota), entry("intruder", "Update", "", `{"f:spec":{"f:scopeSelector":{"f:matchExpressions":{}}}}`)},
 		},
 		{
+			name: "the binding's atomic match taken with force, more inside", desired: binding,
+			live: func(m map[string]any) {
+				mr := m["spec"].(map[string]any)["matchResources"].(map[string]any)
+				mr["excludeResourceRules"] = []any{map[string]any{"apiGroups": []any{""}, "apiVersions": []any{"*"}, "operations": []any{"*"}, "resources": []any{"pods"}}}
+			},
+			entries: []any{entry("gpuform", "Apply", "", `{"f:metadata":{"f:labels":{"f:gpuform.dev/stack":{}}},"f:spec":{"f:policyName":{},"f:validationActions":{}}}`),
+				entry("intruder", "Apply", "", `{"f:spec":{"f:matchResources":{}}}`)},
+			want: []string{"~ spec.matchResources"},
+		},
+		{
+			name: "an atomic field shared at gpuform's value", desired: binding,
+			live:    func(map[string]any) {},
+			entries: []any{entry("gpuform", "Apply", "", gpuformBinding), entry("intruder", "Apply", "", `{"f:spec":{"f:matchResources":{}}}`)},
+		},
+		{
 			name: "a kind not owned whole", desired: configMap,
 			live:    func(m map[string]any) { m["data"].(map[string]any)["extra"] = "x" },
 			entries: []any{entry("gpuform", "Apply", "", `{"f:data":{"f:k":{}}}`), entry("intruder", "Apply", "", `{"f:data":{"f:extra":{}}}`)},

@@ -217,7 +217,7 @@ func (c *StreamSettle) Done() (*unstructured.Unstructured, bool) {
 			return nil, false
 		}
 	}
-	if c.whole && len(ForeignPaths(c.head, c.desired)) > 0 {
+	if c.whole && (len(ForeignPaths(c.head, c.desired)) > 0 || len(TakenPaths(c.head, c.desired)) > 0) {
 		return nil, false // another manager's field: Settle looks it up
 	}
 	if c.spec != nil {

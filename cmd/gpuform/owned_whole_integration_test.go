@@ -40,9 +40,9 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withRC := strings.Replace(string(src), "  protect          = false\n", "  protect          = false\n  runtime_classes  = [\"gvisor\"]\n", 1)
+	withRC := strings.Replace(string(src), "  protect          = false\n", "  protect          = false\n  runtime_class    = \"gvisor\"\n", 1)
 	if withRC == string(src) {
-		t.Fatal("the tenants' configuration has no protect line to add runtime_classes after")
+		t.Fatal("the tenants' configuration has no protect line to add runtime_class after")
 	}
 	// A priority no tenant may use, for the priorities policy to refuse.
 	withRC += "\npriority \"whole-other\" {\n  value = 50\n}\n"
@@ -107,6 +107,9 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 		kind    string
 		ns, obj string
 		path    string
+		// shown is what the plan shows of it: "- <path>" (removed)
+		// unless set.
+		shown string
 		// gone reports whether the field is absent from the server's object.
 		gone func(t *testing.T) (bool, []metav1.ManagedFieldsEntry)
 		fix  []string
@@ -135,12 +138,17 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 		{
 			name: "pods excluded from the priorities binding",
 			intrude: func(t *testing.T) error {
+				// matchResources is atomic: the intruder forces its own,
+				// gpuform's selector kept and pods excluded.
+				force := true
 				_, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Patch(ctx, prioPolicy, types.ApplyPatchType,
-					[]byte(`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"`+prioPolicy+`"},"spec":{"matchResources":{"excludeResourceRules":[{"apiGroups":[""],"apiVersions":["*"],"operations":["*"],"resources":["pods"]}]}}}`),
-					metav1.PatchOptions{FieldManager: "intruder"})
+					[]byte(`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"`+prioPolicy+`"},"spec":{"matchResources":{"namespaceSelector":{"matchLabels":{"gpuform.dev/stack":"whole"}},"excludeResourceRules":[{"apiGroups":[""],"apiVersions":["*"],"operations":["*"],"resources":["pods"]}]}}}`),
+					metav1.PatchOptions{FieldManager: "intruder", Force: &force})
 				return err
 			},
-			kind: "ValidatingAdmissionPolicyBinding", obj: prioPolicy, path: "spec.matchResources.excludeResourceRules",
+			kind: "ValidatingAdmissionPolicyBinding", obj: prioPolicy, path: "spec.matchResources",
+			// the forced value against gpuform's, field by field
+			shown: "- spec.matchResources.excludeResourceRules[0].resources = [\"pods\"] -> null",
 			gone: func(t *testing.T) (bool, []metav1.ManagedFieldsEntry) {
 				b, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, prioPolicy, metav1.GetOptions{})
 				if err != nil {
@@ -181,9 +189,13 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 				t.Fatal("the intrusion did not reach the server")
 			}
 			waitAdmission(t, "with the intrusion", tc.try, true)
+			shown := tc.shown
+			if shown == "" {
+				shown = "- " + tc.path
+			}
 			r := planCode(t)
-			if r.code != 2 || !strings.Contains(r.stdout, "- "+tc.path) {
-				t.Errorf("plan: exit %d, want 2 with the removal of %s\n%s%s", r.code, tc.path, r.stdout, r.stderr)
+			if r.code != 2 || !strings.Contains(r.stdout, shown) {
+				t.Errorf("plan: exit %d, want 2 showing %q\n%s%s", r.code, shown, r.stdout, r.stderr)
 			}
 			_, d := runDrift(t, nil, 2, "--chdir", dir)
 			wantCounts(t, d, 1, 0, 0, 0)

@@ -35,6 +35,9 @@ func (c *Client) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured)
 	if err != nil {
 		return fmt.Errorf("apply %s: read the answer: %w", k, err)
 	}
+	if taken := engine.TakenPaths(live, obj.Object); len(taken) > 0 {
+		return fmt.Errorf("apply %s: fields gpuform sets are still another manager's after a forced apply: %s", k, formatPaths(taken))
+	}
 	paths := engine.ForeignFields(live, obj.Object)
 	if len(paths) == 0 {
 		return nil
