@@ -51,10 +51,13 @@ func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, forc
 	if force {
 		req = req.Param("force", "true")
 	}
-	body, err := req.Do(ctx).Raw()
-	if err != nil {
+	// Error, not Raw's error: it reads the Status the server answered
+	// with (the unknown field strict validation names).
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil {
 		return nil, fmt.Errorf("apply %s: %w", k, err)
 	}
+	body, _ := res.Raw()
 	return body, nil
 }
 

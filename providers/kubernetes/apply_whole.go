@@ -50,10 +50,13 @@ func (c *Client) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured)
 	if err != nil {
 		return c.explain("apply "+k.String(), err)
 	}
-	body, err = c.typed.CoreV1().RESTClient().Patch(types.JSONPatchType).AbsPath(path...).
+	res := c.typed.CoreV1().RESTClient().Patch(types.JSONPatchType).AbsPath(path...).
 		Param("fieldManager", engine.FieldManager).
 		SetHeader("Accept", wholeObject).
-		Body(patch).Do(ctx).Raw()
+		Body(patch).Do(ctx)
+	if err = res.Error(); err == nil {
+		body, _ = res.Raw()
+	}
 	if err != nil {
 		return fmt.Errorf("apply %s: remove the fields other managers set (%s): %w", k, formatPaths(paths), err)
 	}

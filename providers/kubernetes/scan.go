@@ -402,8 +402,8 @@ func (s *scanner) rawValue() []byte {
 }
 
 // ownObject reads one of the stack's own objects, skipping what the diff
-// never reads: its status, the managedFields entries of the status
-// subresource (keptEntry) and unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
+// never reads: its status, the managedFields entries keptEntry drops and
+// unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
 // *metav1.FieldsV1), which the diff walks as a stream: built as maps they
 // were two fifths of the objects' memory, a map for every field.
 func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
@@ -553,7 +553,7 @@ func (s *scanner) ownManagedFields(d *decoder, scratch *scratchManaged) []any {
 				e[key] = s.value(d)
 			}
 		})
-		if keptEntry(e) {
+		if keptEntry(e, d.others) {
 			kept = append(kept, e)
 		}
 	})
@@ -562,10 +562,10 @@ func (s *scanner) ownManagedFields(d *decoder, scratch *scratchManaged) []any {
 }
 
 // keptEntry reports whether ownManagedFields keeps the managedFields entry
-// e: field manager gpuform's, and every other manager's but the status
-// subresource's (a controller's report, such as the quota controller's
-// on every ResourceQuota), which the diff reads for the kinds gpuform
-// owns whole (engine.ForeignPaths: a field another manager set is drift).
-func keptEntry(e map[string]any) bool {
-	return e["manager"] == engine.FieldManager || e["subresource"] != "status"
+// e: field manager gpuform's, and with others (the items of a kind gpuform
+// owns whole, whose diff reads them: engine.ForeignPaths) every other
+// manager's but the status subresource's (a controller's report, such as
+// the quota controller's on every ResourceQuota).
+func keptEntry(e map[string]any, others bool) bool {
+	return e["manager"] == engine.FieldManager || others && e["subresource"] != "status"
 }
