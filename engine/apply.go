@@ -22,6 +22,12 @@ type Target interface {
 	// Apply writes obj with server-side apply; force takes over fields of
 	// other managers.
 	Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error
+	// ApplyWhole writes obj, of a kind owned whole
+	// (kinds.Entry.OwnedWhole), so that the object is obj whole: as
+	// Apply with force, then without every field another field manager
+	// set that obj does not (ForeignPaths), which server-side apply
+	// never removes.
+	ApplyWhole(ctx context.Context, obj *unstructured.Unstructured) error
 	// ApplyNode sets gpuform's labels and annotations on an existing Node
 	// last seen at resourceVersion; it never creates one, and fails when
 	// the node is gone.
@@ -529,6 +535,9 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 				obj = withPendingState(obj, c.Wait)
 			}
 			return ex.t.ApplyNode(ctx, obj, rv, ex.nodeManager)
+		}
+		if ex.opts.Kinds.OwnedWhole(groupKind(c.Key)) {
+			return ex.t.ApplyWhole(ctx, c.After)
 		}
 		return ex.t.Apply(ctx, c.After, true)
 	case ActionDelete:

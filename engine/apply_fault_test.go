@@ -44,6 +44,10 @@ func (f *failingTarget) Apply(ctx context.Context, _ *unstructured.Unstructured,
 	return f.call(ctx)
 }
 
+func (f *failingTarget) ApplyWhole(ctx context.Context, _ *unstructured.Unstructured) error {
+	return f.call(ctx)
+}
+
 func (f *failingTarget) ApplyNode(ctx context.Context, _ *unstructured.Unstructured, _, _ string) error {
 	return f.call(ctx)
 }

@@ -68,6 +68,10 @@ func (r *recorder) Apply(_ context.Context, obj *unstructured.Unstructured, _ bo
 	return r.call(engine.KeyOf(obj))
 }
 
+func (r *recorder) ApplyWhole(_ context.Context, obj *unstructured.Unstructured) error {
+	return r.call(engine.KeyOf(obj))
+}
+
 func (r *recorder) ApplyNode(_ context.Context, obj *unstructured.Unstructured, _, _ string) error {
 	return r.call(engine.KeyOf(obj))
 }

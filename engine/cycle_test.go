@@ -24,6 +24,11 @@ func (w *writeCounter) Apply(context.Context, *unstructured.Unstructured, bool) 
 	return nil
 }
 
+func (w *writeCounter) ApplyWhole(context.Context, *unstructured.Unstructured) error {
+	w.writes.Add(1)
+	return nil
+}
+
 func (w *writeCounter) ApplyNode(context.Context, *unstructured.Unstructured, string, string) error {
 	w.writes.Add(1)
 	return nil

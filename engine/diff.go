@@ -90,7 +90,8 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 // the unchanged ones in s.
 func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change {
 	var changes []*Change
-	fields := diffObjects(d.Objects, live)
+	reg := d.KindRegistry()
+	fields := diffObjects(reg, d.Objects, live)
 	for i, o := range d.Objects {
 		k := o.Key()
 		if live.Settled[k] {
@@ -119,10 +120,10 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 		case labelled:
 			// The stack's label without gpuform's field manager: someone
 			// else's object, in the way like a foreign one.
-			inTheWay(c, o, cur, opts, notOursReason(k, d.Stack))
+			inTheWay(reg, c, o, cur, opts, notOursReason(k, d.Stack))
 		case live.Foreign[k] != nil:
 			cur = live.Foreign[k]
-			inTheWay(c, o, cur, opts, fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur)))
+			inTheWay(reg, c, o, cur, opts, fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur)))
 		default:
 			c.Action = ActionCreate
 		}
@@ -133,12 +134,12 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 
 // inTheWay makes c the adoption (with opts.Adopt) or the conflict of the
 // desired object o over cur, an object the stack does not own; reason says
-// why, for a conflict.
-func inTheWay(c *Change, o *Object, cur *unstructured.Unstructured, opts DiffOptions, reason string) {
+// why, for a conflict; reg says which kinds are owned whole.
+func inTheWay(reg *kinds.Registry, c *Change, o *Object, cur *unstructured.Unstructured, opts DiffOptions, reason string) {
 	c.Before = cur
 	if opts.Adopt {
 		c.Action = ActionAdopt
-		c.Fields = DiffFields(o.Object.Object, cur, FieldManager)
+		c.Fields = DiffOwned(reg, o.Object.Object, cur)
 		return
 	}
 	c.Action = ActionConflict
@@ -199,11 +200,11 @@ func (s *Summary) count(changes []*Change) {
 // diffObjectsBatch is the fewest objects worth a goroutine of diffObjects.
 const diffObjectsBatch = 512
 
-// diffObjects returns DiffFields of every desired object against its live
-// copy in the stack (nil where there is none, or where the refresh settled
+// diffObjects returns DiffOwned (reg says which kinds are owned whole) of
+// every desired object against its live copy in the stack (nil where there is none, or where the refresh settled
 // it: found no difference already), index by index, computed on every
 // processor: comparing the fields is most of a large diff's time.
-func diffObjects(objs []*Object, live *Live) [][]FieldDiff {
+func diffObjects(reg *kinds.Registry, objs []*Object, live *Live) [][]FieldDiff {
 	out := make([][]FieldDiff, len(objs))
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(objs)/diffObjectsBatch))
 	per := (len(objs) + workers - 1) / workers
@@ -214,7 +215,7 @@ func diffObjects(objs []*Object, live *Live) [][]FieldDiff {
 			for i := lo; i < hi; i++ {
 				k := objs[i].Key()
 				if cur, ok := live.Objects[k]; ok && !live.Settled[k] {
-					out[i] = DiffFields(objs[i].Object.Object, cur, FieldManager)
+					out[i] = DiffOwned(reg, objs[i].Object.Object, cur)
 				}
 			}
 		})

@@ -247,17 +247,24 @@ func removedPaths(live *unstructured.Unstructured, desired map[string]any, manag
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) {
 			continue
 		}
-		switch tree := mf["fieldsV1"].(type) {
-		case map[string]any:
-			collectRemoved(make([]string, 0, 8), tree, desired, &out)
-		case *metav1.FieldsV1:
-			if tree != nil {
-				fs := fieldsScanner{b: tree.Raw}
-				fs.collectRemoved(make([][]byte, 0, 8), desired, &out)
-			}
-		}
+		collectEntry(mf, desired, &out)
 	}
 	return out
+}
+
+// collectEntry appends to out the leaf field paths of the managedFields
+// entry mf that desired does not set (see removedPaths), its fieldsV1 a
+// tree of maps or, as refresh keeps it, its JSON.
+func collectEntry(mf, desired map[string]any, out *[][]string) {
+	switch tree := mf["fieldsV1"].(type) {
+	case map[string]any:
+		collectRemoved(make([]string, 0, 8), tree, desired, out)
+	case *metav1.FieldsV1:
+		if tree != nil {
+			fs := fieldsScanner{b: tree.Raw}
+			fs.collectRemoved(make([][]byte, 0, 8), desired, out)
+		}
+	}
 }
 
 // collectRemoved walks the managed-fields tree below path alongside

@@ -7,11 +7,13 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // Settler settles the live objects of a stack as a refresh reads them,
 // against the desired objects Diff will compare them with: an object that
-// the stack owns (Owned) and that DiffFields finds equal to its desired
+// the stack owns (Owned) and that DiffOwned finds equal to its desired
 // object is kept as a slim copy (SlimLive) and its key recorded in
 // Live.Settled, so that a size-L refresh does not hold every live object
 // whole beside its desired copy, and Diff counts it unchanged without
@@ -31,6 +33,7 @@ import (
 // A Settler is safe for concurrent use.
 type Settler struct {
 	d     *Desired
+	reg   *kinds.Registry
 	index map[Key]*Object
 	// managed holds one copy of each slim managedFields list (see
 	// slimManagedFields), by its content: the 47,516 unchanged objects
@@ -54,7 +57,7 @@ func NewSettler(d *Desired) *Settler {
 		// Two desired objects at one key: Diff compares both; settle neither.
 		delete(idx, k)
 	}
-	return &Settler{d: d, index: idx, managed: map[string][]any{}}
+	return &Settler{d: d, reg: d.KindRegistry(), index: idx, managed: map[string][]any{}}
 }
 
 // Settle returns what to keep of u, a live object of the stack as a
@@ -68,7 +71,7 @@ func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructur
 	if o == nil || IsLockNamespace(k) || !Owned(u, s.d.Stack) {
 		return u, false
 	}
-	if len(DiffFields(o.Object.Object, u, FieldManager)) > 0 {
+	if len(DiffOwned(s.reg, o.Object.Object, u)) > 0 {
 		return u, false
 	}
 	s.slim(u, o.Object.Object)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // FieldReader reads the JSON of a live object as a refresh streams it, for
@@ -47,7 +48,10 @@ type StreamSettle struct {
 	// keep is set for the kinds whose slim copy keeps a field of the
 	// spec (settledSpec).
 	keep bool
-	s    *Settler
+	// whole is set for the kinds owned whole (kinds.Entry.OwnedWhole):
+	// another manager's field is a difference.
+	whole bool
+	s     *Settler
 }
 
 // DesiredMetadata returns the metadata of the desired object at k that a
@@ -77,7 +81,8 @@ func (s *Settler) Stream(c *StreamSettle, head *unstructured.Unstructured) bool 
 		return false
 	}
 	*c = StreamSettle{head: head, desired: o.Object.Object, lk: listKeys{gvk: head.GroupVersionKind()}, s: s,
-		keep: settledSpec(k) != "", seen: c.seen[:0], path: c.path[:0]}
+		keep: settledSpec(k) != "", seen: c.seen[:0], path: c.path[:0],
+		whole: s.reg.OwnedWhole(schema.GroupKind{Group: k.Group, Kind: k.Kind})}
 	if cap(c.path) < 16 {
 		c.path = make([]string, 0, 16)
 	}
@@ -211,6 +216,9 @@ func (c *StreamSettle) Done() (*unstructured.Unstructured, bool) {
 			// Settle would look the path up in the whole object.
 			return nil, false
 		}
+	}
+	if c.whole && (len(ForeignPaths(c.head, c.desired)) > 0 || len(TakenPaths(c.head, c.desired)) > 0) {
+		return nil, false // another manager's field: Settle looks it up
 	}
 	if c.spec != nil {
 		c.head.Object["spec"] = c.spec

@@ -218,7 +218,10 @@ func (x *drifter) update(c *engine.Change) {
 	}
 	if ds := x.desiredAt(s); ds != nil {
 		if o := x.has(ds, c.Key); o != nil {
-			hand, unapplied := splitFields(c.Fields, engine.DiffFields(o.Object.Object, c.Before, engine.FieldManager))
+			// Another manager's field in an object owned whole is a
+			// hand edit whatever the applied commit: DiffOwned finds it
+			// against the applied configuration too.
+			hand, unapplied := splitFields(c.Fields, engine.DiffOwned(ds.KindRegistry(), o.Object.Object, c.Before))
 			if len(hand) > 0 {
 				x.add(LiveEdit, c, s, hand, "changed in the cluster since it was applied from "+ShortCommit(s)+"; apply sets it to the configuration at the ref")
 			}

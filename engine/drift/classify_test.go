@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine"
@@ -242,5 +243,23 @@ func TestDriftHardware(t *testing.T) {
 	r = enginetest.CheckDrift(t, cfg, d, live, c1)
 	if enginetest.WantItems(t, r, "hardware Node a100-h100"); r.Fixable() || r.Plan.Change != 0 {
 		t.Errorf("fixable %v, plan %+v", r.Fixable(), r.Plan)
+	}
+}
+
+// A field another field manager added to an object owned whole is a live
+// edit even when the object's stamp is older than the ref: no applied
+// configuration explains another manager's field.
+func TestDriftForeignFieldIsLiveEdit(t *testing.T) {
+	_, d1 := enginetest.Stamped(t, c1)
+	cfg2, d2 := enginetest.Stamped(t, c2, "gpus = 2", "gpus = 3")
+	live := enginetest.DriftLive(t, d1)
+	q := enginetest.Quota(live, "b")
+	_ = unstructured.SetNestedField(q.Object, map[string]any{"matchExpressions": []any{map[string]any{"scopeName": "PriorityClass", "operator": "In", "values": []any{"none"}}}}, "spec", "scopeSelector")
+	q.SetManagedFields(append(q.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "intruder", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:scopeSelector":{"f:matchExpressions":{}}}}`)}}))
+	r := enginetest.CheckDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
+	enginetest.WantItems(t, r, "live-edit ResourceQuota b/gpuform", "unapplied ResourceQuota a/gpuform")
+	if it := item(t, r, drift.LiveEdit, "ResourceQuota b/gpuform"); paths(it) != "spec.scopeSelector" || it.Fields[0].Op != engine.FieldRemove {
+		t.Errorf("the foreign field of b: %+v", it.Fields)
 	}
 }

@@ -66,25 +66,26 @@ func builtin() []Entry {
 	// lists it (refresh), writes it with server-side apply (a PATCH, which
 	// needs create too when it creates the object) and prunes it (DELETE).
 	managedAccess := Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbCreate | VerbPatch | VerbDelete}
+	// The kinds that carry a tenant's limits are owned whole (Entry.OwnedWhole).
 	return []Entry{
 		// The managed kinds: a tenant's namespace, quota, configuration and bindings,
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Namespace")}, Resource: "namespaces", Use: Managed, Rank: 0, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ResourceQuota"), Namespaced: true}, Resource: "resourcequotas", Use: Managed, Rank: 60, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ResourceQuota"), Namespaced: true}, Resource: "resourcequotas", Use: Managed, Rank: 60, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ConfigMap"), Namespaced: true}, Resource: "configmaps", Use: Managed, Rank: 50, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 70, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 70, Access: managedAccess, OwnedWhole: true},
 		// priorities and the stack's admission policy,
 		{Kind: Kind{GroupVersionKind: gvk(groupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},
 		// the tenants' default priorities (only those need v1.36),
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicy")}, Resource: "mutatingadmissionpolicies", Use: Managed, Rank: 82, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicyBinding")}, Resource: "mutatingadmissionpolicybindings", Use: Managed, Rank: 92, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicy")}, Resource: "mutatingadmissionpolicies", Use: Managed, Rank: 82, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicyBinding")}, Resource: "mutatingadmissionpolicybindings", Use: Managed, Rank: 92, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
 		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
 		// A pool's driver pin (pin_drivers): the GPU Operator's NVIDIADriver.
 		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1alpha1", "NVIDIADriver"), Optional: true}, Resource: "nvidiadrivers", Use: Managed, Rank: 45, InstallHint: hintDriver, MinRelease: minNVIDIADriver, Access: managedAccess},

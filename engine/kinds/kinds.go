@@ -91,6 +91,15 @@ type Entry struct {
 	MinRelease string
 	// Access is what each of gpuform's RBAC roles needs on the kind.
 	Access Access
+	// OwnedWhole kinds carry a tenant's limits (quota, admission policies
+	// and their bindings, access, queues): gpuform owns all of such an
+	// object's content, not only the fields it sets. A field another
+	// field manager set outside metadata and status (or an owner
+	// reference, by which the garbage collector could delete the object)
+	// is drift and a plan change, and apply removes it (Target.ApplyWhole):
+	// one added field (a scope selector, an always-false match condition,
+	// an excluded resource) switches the control off.
+	OwnedWhole bool
 }
 
 // DefaultInstallHint is the install hint of a kind whose entry has none.
@@ -111,6 +120,8 @@ func (e Entry) check() error {
 		return fmt.Errorf("kind %s: resource %q is not a lower-case plural", e.Kind.Kind, e.Resource)
 	case e.Use < Managed || e.Use > Auxiliary:
 		return fmt.Errorf("kind %s: unknown use %d", e.Kind.Kind, e.Use)
+	case e.OwnedWhole && e.Use != Managed:
+		return fmt.Errorf("kind %s: only a managed kind can be owned whole, not a %s one", e.Kind.Kind, e.Use)
 	}
 	for _, r := range Roles() {
 		if v := e.Access.For(r); v&^allVerbs != 0 {
@@ -214,6 +225,13 @@ func (r *Registry) Rank(gk schema.GroupKind) int {
 		return r.entries[i].Rank
 	}
 	return r.unranked
+}
+
+// OwnedWhole reports whether gpuform owns the objects of a kind whole (see
+// Entry.OwnedWhole).
+func (r *Registry) OwnedWhole(gk schema.GroupKind) bool {
+	i, ok := r.index[gk]
+	return ok && r.entries[i].OwnedWhole
 }
 
 // UpgradeHint says what to upgrade when the cluster serves a kind, but not

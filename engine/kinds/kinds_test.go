@@ -216,3 +216,27 @@ func TestUpgradeHints(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnedWholeKinds checks which kinds gpuform owns whole: those that
+// carry a tenant's limits (docs/security.md, "Guard objects owned whole"),
+// and that only a managed kind may be.
+func TestOwnedWholeKinds(t *testing.T) {
+	want := []string{"ResourceQuota", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ClusterQueue", "LocalQueue", "Queue"}
+	var got []string
+	r := kinds.Builtin()
+	for _, e := range r.Entries() {
+		if e.OwnedWhole {
+			got = append(got, e.Kind.Kind)
+		}
+		if r.OwnedWhole(e.GroupKind()) != e.OwnedWhole {
+			t.Errorf("Registry.OwnedWhole(%s) disagrees with its entry", e.GroupKind())
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("kinds owned whole = %v, want %v", got, want)
+	}
+	_, err := kinds.New(kinds.Entry{Kind: kinds.Kind{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Node"}}, Resource: "nodes", Use: kinds.Patched, OwnedWhole: true})
+	if err == nil || !strings.Contains(err.Error(), "only a managed kind can be owned whole") {
+		t.Errorf("a patched kind owned whole: error %v", err)
+	}
+}

@@ -27,32 +27,51 @@ import (
 // apply never reads the result, so the API server encodes only the
 // object's metadata and nothing is decoded here.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
-	gvk := obj.GroupVersionKind()
+	_, err := c.apply(ctx, obj, force, metadataOnly)
+	return err
+}
+
+// apply is Apply, returning the API server's answer in the media type
+// accept asks for.
+func (c *Client) apply(ctx context.Context, obj *unstructured.Unstructured, force bool, accept string) ([]byte, error) {
 	k := engine.KeyOf(obj)
-	m, err := c.mapping(engine.Kind{GroupVersionKind: gvk})
+	path, err := c.objectPath(obj)
 	if err != nil {
-		return c.explain("apply "+k.String(), err)
+		return nil, c.explain("apply "+k.String(), err)
 	}
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
-		return fmt.Errorf("apply %s: encode: %w", k, err)
+		return nil, fmt.Errorf("apply %s: encode: %w", k, err)
+	}
+	req := c.typed.CoreV1().RESTClient().Patch(types.ApplyPatchType).AbsPath(path...).
+		Param("fieldManager", engine.FieldManager).
+		Param("fieldValidation", metav1.FieldValidationStrict).
+		SetHeader("Accept", accept).
+		Body(data)
+	if force {
+		req = req.Param("force", "true")
+	}
+	// Error, not Raw's error: it reads the Status the server answered
+	// with (the unknown field strict validation names).
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, fmt.Errorf("apply %s: %w", k, err)
+	}
+	body, _ := res.Raw()
+	return body, nil
+}
+
+// objectPath is the API path of obj.
+func (c *Client) objectPath(obj *unstructured.Unstructured) ([]string, error) {
+	m, err := c.mapping(engine.Kind{GroupVersionKind: obj.GroupVersionKind()})
+	if err != nil {
+		return nil, err
 	}
 	path := resourcePath(m.Resource)
 	if ns := obj.GetNamespace(); ns != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
 		path = append(path[:len(path)-1], "namespaces", ns, m.Resource.Resource)
 	}
-	req := c.typed.CoreV1().RESTClient().Patch(types.ApplyPatchType).AbsPath(append(path, obj.GetName())...).
-		Param("fieldManager", engine.FieldManager).
-		Param("fieldValidation", metav1.FieldValidationStrict).
-		SetHeader("Accept", metadataOnly).
-		Body(data)
-	if force {
-		req = req.Param("force", "true")
-	}
-	if err := req.Do(ctx).Error(); err != nil {
-		return fmt.Errorf("apply %s: %w", k, err)
-	}
-	return nil
+	return append(path, obj.GetName()), nil
 }
 
 // metadataOnly asks the API server for a PartialObjectMetadata response

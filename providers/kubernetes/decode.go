@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // decodeList decodes a JSON list response into its items, each with
@@ -209,6 +210,7 @@ func newDecoder(trim bool) *decoder {
 // batch decodes (or, while gate is closed, keeps raw) a batch of items.
 func (d *decoder) batch(raws [][]byte, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, error) {
 	out := make([]listItem, 0, len(raws))
+	d.others = kinds.Builtin().OwnedWhole(gvk.GroupKind())
 	for _, raw := range raws {
 		it, err := d.listItem(raw, gvk, trim, gate)
 		if err != nil {
@@ -256,6 +258,9 @@ type decoder struct {
 	// for every field, so apart from the many strings.
 	keys   map[string]string
 	leaves map[string]map[string]any
+	// others keeps other managers' managedFields entries (keptEntry):
+	// set for the items of a kind owned whole.
+	others bool
 	// leafKey is shareLeaf's reused buffer.
 	leafKey []byte
 	// stream and settle are settleStream's, reused from item to item.

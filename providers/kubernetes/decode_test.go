@@ -120,12 +120,15 @@ func TestDecodeListRejectsBrokenJSON(t *testing.T) {
 }
 
 // TestDecodeListTrim checks that trimming keeps everything of a stack's
-// object but its status and other managers' managedFields entries.
+// object but its status and the status subresource's managedFields
+// entries: another manager's entry outside the status is kept, for the
+// kinds gpuform owns whole (engine.ForeignPaths).
 func TestDecodeListTrim(t *testing.T) {
 	body := `{"kind":"ResourceQuotaList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"gpuform","namespace":"a",
 		"managedFields":[{"manager":"gpuform","operation":"Apply","fieldsV1":{"f:spec":{"f:hard":{}}}},
 		{"manager":"kube-controller-manager","operation":"Update","subresource":"status","fieldsV1":{"f:status":{}}},
-		{"manager":"gpuform","operation":"Update","fieldsV1":{"f:metadata":{}}}]},
+		{"manager":"gpuform","operation":"Update","fieldsV1":{"f:metadata":{}}},
+		{"manager":"intruder","operation":"Apply","fieldsV1":{"f:spec":{"f:scopeSelector":{}}}}]},
 		"spec":{"hard":{"pods":"10"}},"status":{"used":{"pods":"3"}}}]}`
 	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}
 	items, _, err := decodeList([]byte(body), gvk, true)
@@ -138,12 +141,12 @@ func TestDecodeListTrim(t *testing.T) {
 		t.Error("status kept")
 	}
 	mfs := got["metadata"].(map[string]any)["managedFields"].([]any)
-	if len(mfs) != 2 {
-		t.Fatalf("managedFields = %v, want gpuform's two entries", mfs)
+	if len(mfs) != 3 {
+		t.Fatalf("managedFields = %v, want gpuform's two entries and the intruder's", mfs)
 	}
-	for _, e := range mfs {
-		if m := e.(map[string]any)["manager"]; m != "gpuform" {
-			t.Errorf("kept the entry of %v", m)
+	for i, want := range []string{"gpuform", "gpuform", "intruder"} {
+		if m := mfs[i].(map[string]any)["manager"]; m != want {
+			t.Errorf("entry %d is %v's, want %s's", i, m, want)
 		}
 	}
 	// The kept entries' fieldsV1 stay JSON, and encode as they came.

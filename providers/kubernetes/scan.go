@@ -402,8 +402,8 @@ func (s *scanner) rawValue() []byte {
 }
 
 // ownObject reads one of the stack's own objects, skipping what the diff
-// never reads: its status, the managedFields entries of other field
-// managers and unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
+// never reads: its status, the managedFields entries keptEntry drops and
+// unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
 // *metav1.FieldsV1), which the diff walks as a stream: built as maps they
 // were two fifths of the objects' memory, a map for every field.
 func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
@@ -524,8 +524,8 @@ func (s *scanner) nodeMetadata(d *decoder) map[string]any {
 	return md
 }
 
-// ownManagedFields reads a managedFields list, keeping field manager
-// gpuform's entries only, each fieldsV1 as its JSON, without the time and
+// ownManagedFields reads a managedFields list, keeping the entries
+// keptEntry keeps, each fieldsV1 as its JSON, without the time and
 // type of the entry, which nothing reads. With scratch, the list, its
 // entries and their fieldsV1 are scratch's, reused from item to item: for
 // an item whose list does not outlive it (settleMetadata's: a settled
@@ -553,10 +553,19 @@ func (s *scanner) ownManagedFields(d *decoder, scratch *scratchManaged) []any {
 				e[key] = s.value(d)
 			}
 		})
-		if e["manager"] == engine.FieldManager {
+		if keptEntry(e, d.others) {
 			kept = append(kept, e)
 		}
 	})
 	scratch.keep(kept)
 	return kept
+}
+
+// keptEntry reports whether ownManagedFields keeps the managedFields entry
+// e: field manager gpuform's, and with others (the items of a kind gpuform
+// owns whole, whose diff reads them: engine.ForeignPaths) every other
+// manager's but the status subresource's (a controller's report, such as
+// the quota controller's on every ResourceQuota).
+func keptEntry(e map[string]any, others bool) bool {
+	return e["manager"] == engine.FieldManager || others && e["subresource"] != "status"
 }

@@ -113,6 +113,13 @@ func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ boo
 	return nil
 }
 
+// ApplyWhole stores obj as Apply does: the simulated cluster's apply keeps
+// no field of another manager but labels and annotations, so the object is
+// obj whole.
+func (c *Cluster) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured) error {
+	return c.Apply(ctx, obj, true)
+}
+
 // Delete removes an object, and with a Namespace what lives in it.
 func (c *Cluster) Delete(_ context.Context, k engine.Key, _ string) error {
 	c.mu.Lock()
