@@ -74,7 +74,7 @@ func (g *globals) newStack(repo, ref string, c connection) (st *stack.Stack, don
 }
 
 // stackOptions are the pipeline's options: the variables, hooks that print
-// diagnostics and timings, and a higher GOGC for the load.
+// diagnostics and timings.
 func (g *globals) stackOptions(load config.Options) stack.Options {
-	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase, GCPercent: stack.GCPercent}
+	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase}
 }

@@ -39,10 +39,7 @@ type PlanResult struct {
 // cluster call; a plan with conflicts is returned as it is (see
 // Plan.Summary.Conflicts).
 func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
-	gc := s.raiseGC()
-	defer gc.restore()
 	mode := planMode()
-	mode.gc = gc
 	mode.valid = func(cfg *config.Config) error {
 		// The configuration is valid: the stack's LISTs can go out while
 		// it compiles.
@@ -58,7 +55,6 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 	if err != nil {
 		return nil, err
 	}
-	gc.fit()
 	cl := s.cluster
 	d, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
 	if err != nil {
