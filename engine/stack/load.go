@@ -66,7 +66,7 @@ func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
 
 // compile loads, validates and compiles the Stack's configuration, once,
 // stamping the objects with its commit. Diagnostics go to
-// Options.Diagnostics; errors among them end the call with a *ConfigError
+// Options.Diagnostics; errors among them end the call with an *engine.ConfigError
 // before any cluster call.
 func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) {
 	if s.head != nil {
@@ -81,7 +81,7 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 	cfg, files, diags := s.read(ctx, "")
 	s.report(cfg, diags)
 	if diags.HasErrors() {
-		return nil, &ConfigError{Diags: diags}
+		return nil, &engine.ConfigError{Diags: diags}
 	}
 	if mode.timed {
 		start = s.phase("load", start)

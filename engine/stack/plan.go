@@ -123,12 +123,12 @@ func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstr
 }
 
 // assess adds to d's plan what the GPUs say: the capacity of every pool
-// (problems are diagnostics and end the call with a *ConfigError) and the
+// (problems are diagnostics and end the call with an *engine.ConfigError) and the
 // pods that re-partitioning nodes would disrupt.
 func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d diffed) error {
 	s.report(cfg, d.capacity.diags)
 	if d.capacity.diags.HasErrors() {
-		return &ConfigError{Diags: d.capacity.diags}
+		return &engine.ConfigError{Diags: d.capacity.diags}
 	}
 	p, live := d.plan, d.live
 	p.Capacity = d.capacity.report

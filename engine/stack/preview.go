@@ -54,7 +54,7 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 		if opts.BaseUnreadable != nil {
 			opts.BaseUnreadable(base, onlyErrors(diags))
 		}
-		pv.BaseError = firstError(diags)
+		pv.BaseError = engine.FirstError(diags)
 		base = nil
 	}
 	cl, err := s.open(ctx, head.cfg)

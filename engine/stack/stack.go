@@ -84,7 +84,7 @@ type Options struct {
 	// Diagnostics receives the configuration's diagnostics as the pipeline
 	// finds them (load and validation, then capacity), with the
 	// configuration whose files they point into (nil when none was read).
-	// Errors among them also end the call with a *ConfigError.
+	// Errors among them also end the call with an *engine.ConfigError.
 	Diagnostics func(cfg *config.Config, diags hcl.Diagnostics)
 	// Phase receives how long each phase of a plan took: load, compile,
 	// refresh, diff.
