@@ -17,6 +17,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -39,7 +40,7 @@ func quickstart(t *testing.T) (string, stack.Cluster) {
 
 func openSim(t *testing.T, dir string) stack.Cluster {
 	t.Helper()
-	c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"))
+	c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
