@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"go/ast"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,5 +72,53 @@ func TestUnsafeAllowList(t *testing.T) {
 		if !slices.Contains(importing, rel) {
 			t.Errorf("%s is in unsafeAllowed but does not import unsafe (or no longer exists): take it off the list", rel)
 		}
+	}
+}
+
+// runtimeTuners are the runtime/debug functions that change process-wide
+// collector settings, and runtimeTuning the one file that may call them:
+// main sets a container's soft memory limit once through it. A library
+// planning several stacks in one process must not change them under its
+// caller.
+var (
+	runtimeTuners = map[string]bool{"SetGCPercent": true, "SetMemoryLimit": true, "SetMaxHeap": true}
+	runtimeTuning = "internal/memlimit/memlimit.go"
+)
+
+// TestNoRuntimeTuning checks that no non-test file but runtimeTuning
+// changes the collector's settings.
+func TestNoRuntimeTuning(t *testing.T) {
+	found := false
+	for _, f := range moduleFiles(t) {
+		name := ""
+		for _, imp := range f.file.Imports {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == "runtime/debug" {
+				name = "debug"
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+			}
+		}
+		if name == "" {
+			continue
+		}
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok || !runtimeTuners[sel.Sel.Name] {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != name {
+				return true
+			}
+			if f.rel == runtimeTuning {
+				found = true
+				return true
+			}
+			t.Errorf("%s:%d: debug.%s changes a process-wide setting: only %s may, once, for main", f.rel, f.fset.Position(sel.Pos()).Line, sel.Sel.Name, runtimeTuning)
+			return true
+		})
+	}
+	if !found {
+		t.Errorf("%s sets no runtime setting: the check looks for the wrong file or names", runtimeTuning)
 	}
 }
