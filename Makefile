@@ -97,15 +97,14 @@ bench-go: $(KUBEAPI_BIN)
 bench-cluster: $(KUBEAPI_BIN)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status)
 
-## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader and
-## its fast parser, the saved-plan reader, the inventory annotation parser, and the refresh's
+## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader,
+## the saved-plan reader, the inventory annotation parser, and the refresh's
 ## JSON scanner, LIST cutter and stream settle; crashers land in the
 ## package's testdata/fuzz/<Target>/ and then run as regression seeds
 FUZZTIME ?= 2m
 FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./config
-	$(GO) test -run '^$$' -fuzz '^FuzzParseFast$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAgentInventory$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine/capacity
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./providers/kubernetes

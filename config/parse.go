@@ -27,14 +27,10 @@ const maxParseWorkers = 8
 // parsed in chunks of top-level blocks, each with its true start position so
 // that every range is the one a whole-file parse gives, and the chunks'
 // bodies are merged; the chunks are also parsed in parallel, which halves
-// the wall time on two cores. Each chunk in the formatted subset that
-// generated and hand-written configurations use is parsed by parseFast, which
-// builds hclsyntax's exact syntax tree without its token slice and per-token
-// grapheme segmentation, four times faster; any other chunk by hclsyntax.
-// The result is the same as hclsyntax.ParseConfig's: when a chunk has any
-// diagnostic or a top-level argument (whose redefinition
-// check spans the file), the whole file is parsed at once instead, so
-// diagnostics are always exactly hclsyntax's.
+// the wall time on two cores. The result is the same as
+// hclsyntax.ParseConfig's: when a chunk has any diagnostic or a top-level
+// argument (whose redefinition check spans the file), the whole file is
+// parsed at once instead, so diagnostics are always exactly hclsyntax's.
 func parseHCL(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 	if len(src) >= chunkMinSize {
 		if f, ok := parseChunks(src, name); ok {
@@ -91,12 +87,9 @@ func parseChunks(src []byte, name string) (*hcl.File, bool) {
 	return &hcl.File{Body: body, Bytes: src, Nav: blockNav{body}}, true
 }
 
-// parseChunk parses one chunk: with parseFast when the chunk is in its
-// subset, else with hclsyntax. ok is false when the chunk has a diagnostic.
+// parseChunk parses one chunk with hclsyntax. ok is false when the chunk
+// has a diagnostic.
 func parseChunk(chunk []byte, name string, pos hcl.Pos) (*hclsyntax.Body, bool) {
-	if body, ok := parseFast(chunk, name, pos); ok {
-		return body, true
-	}
 	f, diags := hclsyntax.ParseConfig(chunk, name, pos)
 	if len(diags) > 0 || f == nil {
 		return nil, false

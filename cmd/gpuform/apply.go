@@ -15,7 +15,6 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/internal/memlimit"
 	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
@@ -46,7 +45,6 @@ func newApplyCommand(g *globals) *cobra.Command {
 			"what was applied, failed and skipped and exits 1. Running apply again converges.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			memlimit.FromContext(cmd.Context()).SetBudget(memlimit.ApplyBudget)
 			if len(args) == 1 {
 				return g.applySaved(cmd.Context(), args[0], &f)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
+	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -45,7 +46,7 @@ func (g *globals) connect(c connection) stack.Connect {
 			return nil, err
 		}
 		if t.Simulated != "" {
-			s, err := sim.OpenIn(t.SimulatedDir, t.Simulated)
+			s, err := sim.OpenIn(t.SimulatedDir, t.Simulated, nvml.SimulatedGPUs{})
 			if err != nil {
 				return nil, err
 			}
@@ -74,7 +75,7 @@ func (g *globals) newStack(repo, ref string, c connection) (st *stack.Stack, don
 }
 
 // stackOptions are the pipeline's options: the variables, hooks that print
-// diagnostics and timings, and a higher GOGC for the load.
+// diagnostics and timings.
 func (g *globals) stackOptions(load config.Options) stack.Options {
-	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase, GCPercent: stack.GCPercent}
+	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase}
 }

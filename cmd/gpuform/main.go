@@ -11,11 +11,9 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
-	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/internal/hugepages"
 	"github.com/gpuform/gpuform/internal/memlimit"
 	"github.com/gpuform/gpuform/internal/profile"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -26,22 +24,15 @@ func main() {
 	env := os.Environ()
 	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
 	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
-	if advisesHugePages(root, os.Args[1:]) {
-		hugepages.Advise(os.DirFS("/"), os.Getenv, hugepages.Reserve) // before the limit and budget below
-	}
-	tuner := memlimit.Start(os.DirFS("/"), os.Getenv) // apply lowers its budget (memlimit.FromContext)
-	ctx, stop := signal.NotifyContext(memlimit.NewContext(context.Background(), tuner), os.Interrupt, syscall.SIGTERM)
+	// A container's memory limit becomes the runtime's soft limit, set once
+	// for the process, unless GOMEMLIMIT is set (docs/performance.md).
+	memlimit.Set(os.DirFS("/"), os.Getenv)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfiles := profile.Start()
 	err := root.ExecuteContext(ctx)
 	stop()
 	stopProfiles()
 	os.Exit(exitCode(err, os.Stderr))
-}
-
-// advisesHugePages reports whether args' command takes hugepages.ForCommand's advice (no command: yes).
-func advisesHugePages(root *cobra.Command, args []string) bool {
-	c, _, err := root.Find(args)
-	return err != nil || hugepages.ForCommand(c.Name())
 }
 
 // exitError carries a process exit code; its message, if any, was already printed.

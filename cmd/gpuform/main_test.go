@@ -37,32 +37,3 @@ func toResult(stdout, stderr string, err error) result {
 	code := exitCode(err, &errb)
 	return result{stdout: stdout, stderr: errb.String(), code: code}
 }
-
-// TestHugePageAdvice checks which command lines main advises huge pages
-// for, as main finds the command: all but the node agent and apply,
-// wherever their global flags stand, and a line that names no command.
-func TestHugePageAdvice(t *testing.T) {
-	tests := []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"agent", "--node", "n1"}, false},
-		{[]string{"-v", "2", "agent"}, false},
-		{[]string{"--chdir", "x", "agent", "--node", "n1"}, false},
-		{[]string{"apply", "--auto-approve"}, false},
-		{[]string{"--chdir", "x", "apply", "x.plan"}, false},
-		{[]string{"plan"}, true},
-		{[]string{"drift", "--json"}, true},
-		{[]string{"version"}, true},
-		{nil, true},
-		{[]string{"no-such-command"}, true},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			root := newRootCommand(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
-			if got := advisesHugePages(root, tt.args); got != tt.want {
-				t.Errorf("advisesHugePages(%q) = %v, want %v", tt.args, got, tt.want)
-			}
-		})
-	}
-}

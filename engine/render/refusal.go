@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
@@ -22,12 +21,12 @@ const maxStaleListed = 20
 // heading.
 func Refusal(w io.Writer, err error, path string, color bool) bool {
 	var (
-		invalid  *stack.ConfigError
-		conflict *stack.ConflictError
-		unsafe   *stack.UnsafeError
+		invalid  *engine.ConfigError
+		conflict *engine.ConflictError
+		unsafe   *engine.UnsafeError
 		held     *engine.LockHeldError
-		wrong    *stack.WrongClusterError
-		stale    *stack.StalePlanError
+		wrong    *engine.WrongClusterError
+		stale    *engine.StalePlanError
 	)
 	switch {
 	case errors.As(err, &invalid):

@@ -66,7 +66,7 @@ func (r *ApplyResult) OK() bool {
 }
 
 // Apply takes the stack's lock, plans under it, checks the plan (conflicts
-// are a *ConflictError, broken safety limits an *UnsafeError), asks
+// are an *engine.ConflictError, broken safety limits an *engine.UnsafeError), asks
 // opts.Approve, and applies the changes in dependency order. A failed
 // change skips its dependents and lets independent changes go on: see
 // Report.
@@ -107,8 +107,8 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 // trusts the file for nothing it can check: the signature first
 // (opts.PlanKey) and a signed plan's ref and age (opts.Binding), before
 // any cluster call; then, under the lock, that the
-// cluster is the one the plan was made against (else a *WrongClusterError),
-// that nothing the plan read has changed since (else a *StalePlanError),
+// cluster is the one the plan was made against (else an *engine.WrongClusterError),
+// that nothing the plan read has changed since (else an *engine.StalePlanError),
 // that every change is one gpuform would make to the stack as it is now
 // (else an *engine.UntrustedPlanError: see engine.Recheck), and the pods a
 // re-partitioning disrupts, read again. The result is as Apply's.
@@ -139,10 +139,10 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 			return err
 		}
 		if live.Source != pf.Source {
-			return &WrongClusterError{Planned: pf.Source, Reached: live.Source}
+			return &engine.WrongClusterError{Planned: pf.Source, Reached: live.Source}
 		}
 		if stale := pf.StaleObjects(live); len(stale) > 0 {
-			return &StalePlanError{Objects: stale}
+			return &engine.StalePlanError{Objects: stale}
 		}
 		if err := engine.Recheck(p, live, nil, opts.Adopt); err != nil {
 			return err
@@ -246,10 +246,10 @@ func (f fence) settle(ctx context.Context) {
 // check refuses plans with conflicts or that break the safety limits.
 func check(p *engine.Plan, safety engine.SafetyOptions) error {
 	if p.Summary.Conflicts > 0 {
-		return &ConflictError{Conflicts: p.Summary.Conflicts}
+		return &engine.ConflictError{Conflicts: p.Summary.Conflicts}
 	}
 	if reasons := engine.Unsafe(p, safety); len(reasons) > 0 {
-		return &UnsafeError{Reasons: reasons}
+		return &engine.UnsafeError{Reasons: reasons}
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (s *Stack) ForceUnlock(ctx context.Context, name, id string) (string, error
 // labels. Nodes without GPUs are left out. The configuration is read for
 // its cluster block only: its problems are ignored.
 func (s *Stack) Nodes(ctx context.Context) ([]capacity.NodeInventory, error) {
-	cfg, _, _ := s.read(ctx, "", nil)
+	cfg, _, _ := s.read(ctx, "")
 	cl, err := s.open(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@
 // remove drift; Preview compares the configuration with the one at a base
 // ref (a pull request). Nothing is printed: diagnostics, timings and
 // progress go to the hooks in Options and ApplyOptions, and refusals are
-// typed errors (*ConfigError, *ConflictError, *UnsafeError, ...).
+// typed errors (*engine.ConfigError, *engine.ConflictError, *engine.UnsafeError, ...).
 //
 // A minimal use, planning and applying a directory on a Kubernetes
 // cluster:

@@ -36,13 +36,10 @@ var errNotGit = errors.New("not in git")
 // engine.Drift): the configurations at the commits stamped on live objects
 // tell hand edits from changes not applied yet. It never writes.
 func (s *Stack) Drift(ctx context.Context) (*drift.Report, error) {
-	gc := s.raiseGC()
-	defer gc.restore()
-	head, err := s.compile(ctx, compileMode{dropSyntax: true, gc: gc})
+	head, err := s.compile(ctx, compileMode{dropSyntax: true})
 	if err != nil {
 		return nil, err
 	}
-	gc.fit()
 	cl, err := s.open(ctx, head.cfg)
 	if err != nil {
 		return nil, err
@@ -210,7 +207,7 @@ func (s *Stack) loadApplied(ctx context.Context, head *loaded, st string, i int)
 		return appliedEntry{err: err}
 	}
 	e := appliedEntry{when: files.Time}
-	cfg, diags := s.loadFiles(files, nil)
+	cfg, diags := s.loadFiles(files)
 	if diags.HasErrors() {
 		e.err = diags
 		return e

@@ -29,11 +29,6 @@ type compileMode struct {
 	// compiles (Plan connects there, so that reading the cluster overlaps
 	// compiling).
 	valid func(*config.Config) error
-	// gc, when set, is the run's raised GOGC: the load's garbage is
-	// collected while the configuration is validated, and compiling may
-	// then fill the memory that freed before the next collection
-	// (gcRaise.collectLoad, hold), until the run fits it.
-	gc *gcRaise
 }
 
 // planMode is how plan, apply and preview load.
@@ -41,9 +36,8 @@ func planMode() compileMode { return compileMode{timed: true, dropSyntax: true} 
 
 // read loads and validates the configuration at ref (see Source.Read),
 // returning every diagnostic; cfg is never nil. A source that cannot read
-// ref is an error diagnostic. With gc (may be nil), the load's garbage is
-// collected while the configuration validates (gcRaise.collectLoad).
-func (s *Stack) read(ctx context.Context, ref string, gc *gcRaise) (*config.Config, *Files, hcl.Diagnostics) {
+// ref is an error diagnostic.
+func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, hcl.Diagnostics) {
 	if s.src == nil {
 		return &config.Config{}, &Files{}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No configuration", Detail: "This stack was made without a source of configurations."}}
 	}
@@ -51,14 +45,12 @@ func (s *Stack) read(ctx context.Context, ref string, gc *gcRaise) (*config.Conf
 	if err != nil {
 		return &config.Config{}, &Files{Origin: engine.ConfigSource{Ref: ref}}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the configuration from git", Detail: err.Error() + "."}}
 	}
-	defer s.raiseGC().restore()
-	cfg, diags := s.loadFiles(files, gc)
+	cfg, diags := s.loadFiles(files)
 	return cfg, files, diags
 }
 
-// loadFiles loads and validates one configuration's files, starting gc's
-// collection (may be nil) between the two.
-func (s *Stack) loadFiles(files *Files, gc *gcRaise) (*config.Config, hcl.Diagnostics) {
+// loadFiles loads and validates one configuration's files.
+func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
 	var cfg *config.Config
 	var diags hcl.Diagnostics
 	if files.Dir != "" {
@@ -69,13 +61,12 @@ func (s *Stack) loadFiles(files *Files, gc *gcRaise) (*config.Config, hcl.Diagno
 	if diags.HasErrors() {
 		return cfg, diags
 	}
-	gc.collectLoad()
 	return cfg, append(diags, compile.Validate(cfg, s.opts.Catalog)...)
 }
 
 // compile loads, validates and compiles the Stack's configuration, once,
 // stamping the objects with its commit. Diagnostics go to
-// Options.Diagnostics; errors among them end the call with a *ConfigError
+// Options.Diagnostics; errors among them end the call with an *engine.ConfigError
 // before any cluster call.
 func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) {
 	if s.head != nil {
@@ -87,12 +78,11 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 		return s.head, nil
 	}
 	start := time.Now()
-	cfg, files, diags := s.read(ctx, "", mode.gc)
+	cfg, files, diags := s.read(ctx, "")
 	s.report(cfg, diags)
 	if diags.HasErrors() {
-		return nil, &ConfigError{Diags: diags}
+		return nil, &engine.ConfigError{Diags: diags}
 	}
-	mode.gc.hold()
 	if mode.timed {
 		start = s.phase("load", start)
 	}
@@ -122,7 +112,7 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 // references, MIG layouts, names). It returns every diagnostic, without
 // passing them to Options.Diagnostics; cfg is usable only without errors.
 func (s *Stack) Validate(ctx context.Context) (*config.Config, hcl.Diagnostics) {
-	cfg, _, diags := s.read(ctx, "", nil)
+	cfg, _, diags := s.read(ctx, "")
 	return cfg, diags
 }
 

@@ -39,10 +39,7 @@ type PlanResult struct {
 // cluster call; a plan with conflicts is returned as it is (see
 // Plan.Summary.Conflicts).
 func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
-	gc := s.raiseGC()
-	defer gc.restore()
 	mode := planMode()
-	mode.gc = gc
 	mode.valid = func(cfg *config.Config) error {
 		// The configuration is valid: the stack's LISTs can go out while
 		// it compiles.
@@ -58,7 +55,6 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 	if err != nil {
 		return nil, err
 	}
-	gc.fit()
 	cl := s.cluster
 	d, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
 	if err != nil {
@@ -127,12 +123,12 @@ func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstr
 }
 
 // assess adds to d's plan what the GPUs say: the capacity of every pool
-// (problems are diagnostics and end the call with a *ConfigError) and the
+// (problems are diagnostics and end the call with an *engine.ConfigError) and the
 // pods that re-partitioning nodes would disrupt.
 func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d diffed) error {
 	s.report(cfg, d.capacity.diags)
 	if d.capacity.diags.HasErrors() {
-		return &ConfigError{Diags: d.capacity.diags}
+		return &engine.ConfigError{Diags: d.capacity.diags}
 	}
 	p, live := d.plan, d.live
 	p.Capacity = d.capacity.report

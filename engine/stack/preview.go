@@ -42,23 +42,19 @@ type PreviewResult struct {
 // them): they are in Preview.CapacityProblems, and their diagnostics went
 // to Options.Diagnostics.
 func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResult, error) {
-	gc := s.raiseGC()
-	defer gc.restore()
 	mode := planMode()
-	mode.gc = gc
 	head, err := s.compile(ctx, mode)
 	if err != nil {
 		return nil, err
 	}
-	gc.fit()
 	pv := &engine.Preview{}
-	base, files, diags := s.read(ctx, opts.Base, nil)
+	base, files, diags := s.read(ctx, opts.Base)
 	pv.Base = &engine.ConfigSource{Repo: head.origin.Repo, Ref: opts.Base, Commit: files.Origin.Commit}
 	if diags.HasErrors() {
 		if opts.BaseUnreadable != nil {
 			opts.BaseUnreadable(base, onlyErrors(diags))
 		}
-		pv.BaseError = firstError(diags)
+		pv.BaseError = engine.FirstError(diags)
 		base = nil
 	}
 	cl, err := s.open(ctx, head.cfg)

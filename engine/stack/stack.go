@@ -84,16 +84,11 @@ type Options struct {
 	// Diagnostics receives the configuration's diagnostics as the pipeline
 	// finds them (load and validation, then capacity), with the
 	// configuration whose files they point into (nil when none was read).
-	// Errors among them also end the call with a *ConfigError.
+	// Errors among them also end the call with an *engine.ConfigError.
 	Diagnostics func(cfg *config.Config, diags hcl.Diagnostics)
 	// Phase receives how long each phase of a plan took: load, compile,
 	// refresh, diff.
 	Phase func(name string, elapsed time.Duration)
-	// GCPercent, when not zero, is GOGC while a configuration loads and
-	// through Plan, Drift and Preview (the CLI sets GCPercent). It is a
-	// process-wide setting: leave it zero in a program that does other
-	// work meanwhile. GOGC or GOMEMLIMIT in Load.Env win over it.
-	GCPercent int
 }
 
 // Stack is the pipeline of one gpuform stack: the configuration a Source

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -39,7 +40,7 @@ func quickstart(t *testing.T) (string, stack.Cluster) {
 
 func openSim(t *testing.T, dir string) stack.Cluster {
 	t.Helper()
-	c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"))
+	c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +133,9 @@ func TestInvalidConfigurationReadsNoCluster(t *testing.T) {
 	for name, call := range calls {
 		reported = nil
 		err := call()
-		var ce *stack.ConfigError
+		var ce *engine.ConfigError
 		if !errors.As(err, &ce) || !ce.Diags.HasErrors() {
-			t.Errorf("%s: error %v, want a *stack.ConfigError", name, err)
+			t.Errorf("%s: error %v, want a *engine.ConfigError", name, err)
 		}
 		if !reported.HasErrors() {
 			t.Errorf("%s: the diagnostics hook saw no error", name)
@@ -197,9 +198,9 @@ func TestApplyPlanOnceThenStale(t *testing.T) {
 		t.Fatalf("ApplyPlan: %v, %+v", err, ap)
 	}
 	_, err = saved.ApplyPlan(ctx, pf, applyOpts())
-	var stale *stack.StalePlanError
+	var stale *engine.StalePlanError
 	if !errors.As(err, &stale) || len(stale.Objects) == 0 {
-		t.Fatalf("second ApplyPlan: %v, want a *stack.StalePlanError", err)
+		t.Fatalf("second ApplyPlan: %v, want a *engine.StalePlanError", err)
 	}
 }
 

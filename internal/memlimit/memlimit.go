@@ -58,17 +58,6 @@ func Set(fsys fs.FS, getenv func(string) string) int64 {
 	return lim
 }
 
-// Start applies gpuform's memory policy to the process: a container's
-// limit (Set), else the budget that grows with what is live (Tune with
-// Budget). It returns that budget's Tuner, nil where Set set a limit or
-// GOMEMLIMIT was set.
-func Start(fsys fs.FS, getenv func(string) string) *Tuner {
-	if Set(fsys, getenv) != 0 {
-		return nil
-	}
-	return Tune(Budget, getenv)
-}
-
 // Limit returns the memory limit of the process's cgroup in bytes, read
 // from fsys (the root file system: proc/self/cgroup, then sys/fs/cgroup):
 // cgroup v2's memory.max, else cgroup v1's memory.limit_in_bytes, in the

@@ -98,31 +98,3 @@ func TestSet(t *testing.T) {
 		t.Errorf("without a cgroup limit: Set = %d, want 0", got)
 	}
 }
-
-// Start keeps a container's limit as a hard bound (no Tuner), and outside
-// one keeps the budget.
-func TestStart(t *testing.T) {
-	prev := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
-	noEnv := func(string) string { return "" }
-	inContainer := fstest.MapFS{
-		"proc/self/cgroup":         {Data: []byte("0::/\n")},
-		"sys/fs/cgroup/memory.max": {Data: []byte("536870912\n")},
-	}
-	if tuner := Start(inContainer, noEnv); tuner != nil {
-		tuner.Stop()
-		t.Error("in a container: Start returned a Tuner, want the container's limit alone")
-	}
-	if got, want := debug.SetMemoryLimit(-1), ForCgroup(536870912); got != want {
-		t.Errorf("in a container: runtime limit %d, want %d", got, want)
-	}
-	debug.SetMemoryLimit(prev)
-	tuner := Start(fstest.MapFS{}, noEnv)
-	if tuner == nil {
-		t.Fatal("outside a container: Start returned no Tuner")
-	}
-	tuner.Stop()
-	if got := debug.SetMemoryLimit(-1); got != prev {
-		t.Errorf("after Stop the runtime limit is %d, want %d back", got, prev)
-	}
-}

@@ -16,8 +16,6 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 // agentRequestTimeout bounds each read and write of the agent's node.
@@ -47,19 +45,19 @@ func NewAgentNode(t Target, name string, wrap func(http.RoundTripper) http.Round
 	return &AgentNode{cs: cs, name: name}, nil
 }
 
-// AgentNode is the gpuform agent's nvml.NodeClient: its own Node through
+// AgentNode is the gpuform agent's agentv1.NodeClient: its own Node through
 // client-go.
 type AgentNode struct {
 	cs   k8s.Interface
 	name string
 }
 
-func nodeInfo(n *corev1.Node) *nvml.NodeInfo {
-	return &nvml.NodeInfo{ResourceVersion: n.ResourceVersion, Annotations: n.Annotations}
+func nodeInfo(n *corev1.Node) *agentv1.NodeInfo {
+	return &agentv1.NodeInfo{ResourceVersion: n.ResourceVersion, Annotations: n.Annotations}
 }
 
 // Get reads the node.
-func (a *AgentNode) Get(ctx context.Context) (*nvml.NodeInfo, error) {
+func (a *AgentNode) Get(ctx context.Context) (*agentv1.NodeInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, agentRequestTimeout)
 	defer cancel()
 	n, err := a.cs.CoreV1().Nodes().Get(ctx, a.name, metav1.GetOptions{})
@@ -71,7 +69,7 @@ func (a *AgentNode) Get(ctx context.Context) (*nvml.NodeInfo, error) {
 
 // Watch watches the one node (fieldSelector metadata.name), for 5 to 10
 // minutes at a time so that connections are renewed.
-func (a *AgentNode) Watch(ctx context.Context, resourceVersion string) (<-chan nvml.NodeEvent, error) {
+func (a *AgentNode) Watch(ctx context.Context, resourceVersion string) (<-chan agentv1.NodeEvent, error) {
 	timeout := int64(300 + rand.IntN(300))
 	w, err := a.cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{
 		FieldSelector:   fields.OneTermEqualSelector("metadata.name", a.name).String(),
@@ -81,7 +79,7 @@ func (a *AgentNode) Watch(ctx context.Context, resourceVersion string) (<-chan n
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan nvml.NodeEvent)
+	out := make(chan agentv1.NodeEvent)
 	go func() {
 		defer close(out)
 		defer w.Stop()
@@ -96,7 +94,7 @@ func (a *AgentNode) Watch(ctx context.Context, resourceVersion string) (<-chan n
 					return
 				}
 			}
-			var ne nvml.NodeEvent
+			var ne agentv1.NodeEvent
 			switch ev.Type {
 			case watch.Added, watch.Modified:
 				n, isNode := ev.Object.(*corev1.Node)

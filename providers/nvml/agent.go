@@ -25,42 +25,6 @@ const maxStateLen = 200
 // ones (agentv1.ParseInventory accepts up to agentv1.MaxInventoryBytes).
 const maxInventoryLen = 60 << 10
 
-// NodeInfo is what the agent reads of its Node.
-type NodeInfo struct {
-	// ResourceVersion is the node's metadata.resourceVersion; a watch
-	// resumes from it.
-	ResourceVersion string
-	// Annotations are the node's annotations.
-	Annotations map[string]string
-}
-
-// NodeEvent is one event of a node watch: the node as it now is, its
-// deletion, or the error that ends the watch.
-type NodeEvent struct {
-	// Node is the node after a change; nil when Deleted or Err is set.
-	Node *NodeInfo
-	// Deleted says the node was deleted.
-	Deleted bool
-	// Err ends the watch (e.g. the resource version is too old).
-	Err error
-}
-
-// NodeClient is what the agent needs of the Kubernetes API: its own Node,
-// and nothing else.
-type NodeClient interface {
-	// Get reads the node.
-	Get(ctx context.Context) (*NodeInfo, error)
-	// Watch streams the node's changes after resourceVersion until ctx is
-	// cancelled, the server ends the watch (the channel is closed) or an
-	// error event, after which the channel is closed too.
-	Watch(ctx context.Context, resourceVersion string) (<-chan NodeEvent, error)
-	// Apply sets the node's annotations with server-side apply as field
-	// manager agentv1.FieldManager (forcing conflicts): annotations is every
-	// annotation the agent owns, and one it owned before that is missing is
-	// removed. It must never create the node.
-	Apply(ctx context.Context, annotations map[string]string) error
-}
-
 // AgentOptions tune RunAgent.
 type AgentOptions struct {
 	// Node names the node, for messages.
@@ -89,13 +53,13 @@ type AgentOptions struct {
 // agent is the state of RunAgent.
 type agent struct {
 	s      *Session
-	client NodeClient
+	client agentv1.NodeClient
 	opts   AgentOptions
 	cat    *mig.Catalog
 
 	// node is the node as last seen; nil before the first read or after a
 	// deletion.
-	node *NodeInfo
+	node *agentv1.NodeInfo
 	// inventory is the inventory JSON to publish; empty until read.
 	inventory string
 	// state is the agentv1.AnnotMIGState value to publish; empty when the node asks
@@ -125,7 +89,7 @@ type agent struct {
 // It returns nil when ctx is cancelled (after publishing the outcome of an
 // apply in progress), and an *UnavailableError at once when NVML cannot be
 // initialised.
-func RunAgent(ctx context.Context, lib nvml.Interface, client NodeClient, opts AgentOptions) error {
+func RunAgent(ctx context.Context, lib nvml.Interface, client agentv1.NodeClient, opts AgentOptions) error {
 	s, err := Open(lib)
 	if err != nil {
 		return err
@@ -225,7 +189,7 @@ func (a *agent) session(ctx context.Context) error {
 }
 
 // observe takes a new view of the node and acts on it.
-func (a *agent) observe(ctx context.Context, n *NodeInfo) {
+func (a *agent) observe(ctx context.Context, n *agentv1.NodeInfo) {
 	a.node = n
 	a.reconcile(ctx)
 }

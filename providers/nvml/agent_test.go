@@ -71,7 +71,7 @@ func (f *fakeNode) commit() {
 	f.notify = make(chan struct{})
 }
 
-func (f *fakeNode) Get(ctx context.Context) (*NodeInfo, error) {
+func (f *fakeNode) Get(ctx context.Context) (*agentv1.NodeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets++
@@ -82,10 +82,10 @@ func (f *fakeNode) Get(ctx context.Context) (*NodeInfo, error) {
 	if f.deleted {
 		return nil, errors.New(`nodes "n" not found`)
 	}
-	return &NodeInfo{ResourceVersion: strconv.Itoa(f.rv), Annotations: maps.Clone(f.ann)}, nil
+	return &agentv1.NodeInfo{ResourceVersion: strconv.Itoa(f.rv), Annotations: maps.Clone(f.ann)}, nil
 }
 
-func (f *fakeNode) Watch(ctx context.Context, resourceVersion string) (<-chan NodeEvent, error) {
+func (f *fakeNode) Watch(ctx context.Context, resourceVersion string) (<-chan agentv1.NodeEvent, error) {
 	from, err := strconv.Atoi(resourceVersion)
 	if err != nil {
 		return nil, err
@@ -94,21 +94,21 @@ func (f *fakeNode) Watch(ctx context.Context, resourceVersion string) (<-chan No
 	f.watches++
 	gen := f.breakGen
 	f.mu.Unlock()
-	out := make(chan NodeEvent)
+	out := make(chan agentv1.NodeEvent)
 	go func() {
 		defer close(out)
 		next := from + 1
 		for {
 			f.mu.Lock()
-			var ev *NodeEvent
+			var ev *agentv1.NodeEvent
 			if f.breakGen != gen {
-				ev = &NodeEvent{Err: f.breakErr}
+				ev = &agentv1.NodeEvent{Err: f.breakErr}
 			} else {
 				for _, v := range f.history {
 					if v.rv >= next {
-						ev = &NodeEvent{Deleted: v.deleted}
+						ev = &agentv1.NodeEvent{Deleted: v.deleted}
 						if !v.deleted {
-							ev.Node = &NodeInfo{ResourceVersion: strconv.Itoa(v.rv), Annotations: maps.Clone(v.ann)}
+							ev.Node = &agentv1.NodeInfo{ResourceVersion: strconv.Itoa(v.rv), Annotations: maps.Clone(v.ann)}
 						}
 						next = v.rv + 1
 						break
@@ -234,7 +234,7 @@ func waitState(t *testing.T, f *fakeNode, want string) {
 
 // startAgent runs RunAgent in a goroutine; the returned stop cancels it and
 // checks that it returns nil promptly. It is also called at cleanup.
-func startAgent(t *testing.T, lib nvml.Interface, f NodeClient, opts AgentOptions) (stop func()) {
+func startAgent(t *testing.T, lib nvml.Interface, f agentv1.NodeClient, opts AgentOptions) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

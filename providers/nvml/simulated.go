@@ -8,6 +8,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -89,4 +90,33 @@ func SimulatedUUID(node string, index int) string {
 	h[6] = h[6]&0x0f | 0x80 // version 8: custom
 	h[8] = h[8]&0x3f | 0x80 // variant RFC 9562
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+// SimulatedGPUs is the agent's MIG logic over go-nvml's simulated servers,
+// as the simulated cluster (providers/sim.GPUs) drives it: the caller
+// passes it to the simulator, so that neither provider imports the other.
+type SimulatedGPUs struct{}
+
+// Simulate returns the simulated server of a node's count GPUs of model
+// (Simulated), or nil when go-nvml does not simulate the model.
+func (SimulatedGPUs) Simulate(cat *mig.Catalog, model string, count int, driver, node string) (nvml.Interface, error) {
+	if !CanSimulate(cat, model) {
+		return nil, nil
+	}
+	return Simulated(cat, model, count, driver, node)
+}
+
+// Apply applies layout to lib's GPUs as the agent does (Apply);
+// rebootRequired says a GPU needs a reset before the layout holds.
+func (SimulatedGPUs) Apply(lib nvml.Interface, cat *mig.Catalog, layout agentv1.Layout) (rebootRequired bool, err error) {
+	res, err := Apply(lib, cat, layout, ApplyOptions{})
+	if err != nil {
+		return false, err
+	}
+	return res.RebootRequired, nil
+}
+
+// Read reads lib's inventory as the agent publishes it (Read).
+func (SimulatedGPUs) Read(lib nvml.Interface, cat *mig.Catalog) (*agentv1.Inventory, error) {
+	return Read(lib, cat)
 }

@@ -17,7 +17,6 @@ import (
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 // Refresh returns the stack's objects, foreign objects at desired keys and
@@ -219,14 +218,14 @@ func (c *Cluster) reconcileMIG(spec NodeSpec, ns *nodeState) error {
 		c.st.Layouts[name] = layout
 		return nil
 	}
-	res, err := nvml.Apply(lib, c.cat, layout, nvml.ApplyOptions{})
+	rebootRequired, err := c.sim.Apply(lib, c.cat, layout)
 	switch {
 	case err != nil:
 		ns.System[stateKey] = "failed"
 		if stateKey == agentv1.AnnotMIGState {
 			ns.System[stateKey] = "failed: " + err.Error()
 		}
-	case res.RebootRequired:
+	case rebootRequired:
 		ns.System[stateKey] = "reboot-required"
 	default:
 		ns.System[stateKey] = "success"

@@ -10,18 +10,25 @@ import (
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 
 	"github.com/gpuform/gpuform/engine/mig"
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
-// simulatedGPUs returns the go-nvml simulated server of a node, or nil for
-// GPU models go-nvml does not simulate (L4, L40S, T4, H100-94GB and the
-// other Hopper and Blackwell boards it lacks): those nodes carry GPU Feature
-// Discovery labels only, and solveLayout stands in for their MIG.
-func simulatedGPUs(cat *mig.Catalog, n NodeSpec) (gonvml.Interface, error) {
-	if !nvml.CanSimulate(cat, n.GPU) {
-		return nil, nil
-	}
-	return nvml.Simulated(cat, n.GPU, n.Count, n.Driver, n.Name)
+// GPUs is what the simulated cluster needs of the gpuform agent's MIG
+// logic: nodes' GPUs as go-nvml simulated servers, a layout applied to
+// them and their inventory read back, as the agent does on a real node.
+// providers/nvml.SimulatedGPUs is it; the caller passes it in, so that no
+// provider imports another.
+type GPUs interface {
+	// Simulate returns the simulated server of a node's count GPUs of
+	// model, or nil for GPU models go-nvml does not simulate (L4, L40S,
+	// T4, H100-94GB and the other Hopper and Blackwell boards it lacks):
+	// those nodes carry GPU Feature Discovery labels only, and
+	// solveLayout stands in for their MIG.
+	Simulate(cat *mig.Catalog, model string, count int, driver, node string) (gonvml.Interface, error)
+	// Apply applies layout to lib's GPUs; rebootRequired says a GPU needs
+	// a reset before the layout holds.
+	Apply(lib gonvml.Interface, cat *mig.Catalog, layout agentv1.Layout) (rebootRequired bool, err error)
+	// Read reads lib's inventory as the agent publishes it.
+	Read(lib gonvml.Interface, cat *mig.Catalog) (*agentv1.Inventory, error)
 }
 
 // solveLayout applies a MIG layout to a node whose GPUs go-nvml does not

@@ -27,7 +27,6 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/internal/files"
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 // File is the simulated cluster's description.
@@ -100,12 +99,13 @@ type Cluster struct {
 	st      *state
 	objects map[engine.Key]*unstructured.Unstructured
 	gpus    map[string]gonvml.Interface // node -> simulated NVML server
+	sim     GPUs                        // what drives gpus
 }
 
 // Open reads the cluster description at path and its state file, both
 // confined to path's directory (see OpenIn).
-func Open(path string) (*Cluster, error) {
-	return OpenIn(filepath.Dir(path), filepath.Base(path))
+func Open(path string, sim GPUs) (*Cluster, error) {
+	return OpenIn(filepath.Dir(path), filepath.Base(path), sim)
 }
 
 // OpenIn reads the cluster description name inside directory dir and its
@@ -114,8 +114,11 @@ func Open(path string) (*Cluster, error) {
 // through ".." or a symbolic link; the description, the state file, its
 // temporary file and the lock file are regular files inside dir (a FIFO, a
 // device or a link leading out is an error, not a read that blocks or a
-// write elsewhere).
-func OpenIn(dir, name string) (*Cluster, error) {
+// write elsewhere). sim drives the simulated GPUs (GPUs); nil is an error.
+func OpenIn(dir, name string, sim GPUs) (*Cluster, error) {
+	if sim == nil {
+		return nil, errors.New("open simulated cluster: no simulated GPUs (GPUs) given")
+	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -139,6 +142,7 @@ func OpenIn(dir, name string) (*Cluster, error) {
 		cat:       mig.Default(),
 		objects:   map[engine.Key]*unstructured.Unstructured{},
 		gpus:      map[string]gonvml.Interface{},
+		sim:       sim,
 	}
 	seen := map[string]bool{}
 	for _, n := range spec.Nodes {
@@ -162,7 +166,7 @@ func OpenIn(dir, name string) (*Cluster, error) {
 		return nil, err
 	}
 	for _, n := range spec.Nodes {
-		lib, err := simulatedGPUs(c.cat, n)
+		lib, err := sim.Simulate(c.cat, n.GPU, n.Count, n.Driver, n.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +175,7 @@ func OpenIn(dir, name string) (*Cluster, error) {
 		}
 		c.gpus[n.Name] = lib
 		if l, ok := c.st.Layouts[n.Name]; ok {
-			if _, err := nvml.Apply(lib, c.cat, l, nvml.ApplyOptions{}); err != nil {
+			if _, err := sim.Apply(lib, c.cat, l); err != nil {
 				return nil, fmt.Errorf("restore MIG layout of simulated node %s: %w", n.Name, err)
 			}
 		}
@@ -297,7 +301,7 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 		}
 	}
 	if lib := c.gpus[spec.Name]; lib != nil {
-		if inv, err := nvml.Read(lib, c.cat); err == nil {
+		if inv, err := c.sim.Read(lib, c.cat); err == nil {
 			inv.DriverVersion = driver
 			b, _ := json.Marshal(inv)
 			annotations[agentv1.AnnotInventory] = string(b)

@@ -72,7 +72,7 @@ func plan(t *testing.T, c *sim.Cluster, d *engine.Desired) *engine.Plan {
 
 func TestApplyPersistsAndPartitions(t *testing.T) {
 	cfg, d, path := setup(t)
-	c, err := sim.Open(path)
+	c, err := sim.Open(path, nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 		t.FailNow()
 	}
 	// A new process sees the applied state and plans no change.
-	c2, err := sim.Open(path)
+	c2, err := sim.Open(path, nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func mustGPU(t *testing.T, cat *mig.Catalog, key string) *mig.GPU {
 
 func TestLockIsExclusive(t *testing.T) {
 	_, _, path := setup(t)
-	c, err := sim.Open(path)
+	c, err := sim.Open(path, nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestLockIsExclusive(t *testing.T) {
 
 func TestNodesAreNeverCreated(t *testing.T) {
 	_, d, path := setup(t)
-	c, err := sim.Open(path)
+	c, err := sim.Open(path, nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestBadClusterFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.sim.hcl")
 			_ = os.WriteFile(path, []byte(src), 0o644)
-			if _, err := sim.Open(path); err == nil {
+			if _, err := sim.Open(path, nvml.SimulatedGPUs{}); err == nil {
 				t.Error("accepted")
 			}
 		})
@@ -201,7 +201,7 @@ func TestBadClusterFiles(t *testing.T) {
 	_, _, path := setup(t)
 	state := filepath.Join(filepath.Dir(path), "cluster.sim.state.json")
 	_ = os.WriteFile(state, []byte("{"), 0o644)
-	if _, err := sim.Open(path); err == nil {
+	if _, err := sim.Open(path, nvml.SimulatedGPUs{}); err == nil {
 		t.Error("a damaged state file was accepted")
 	}
 }
@@ -212,7 +212,7 @@ func TestBadClusterFiles(t *testing.T) {
 func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
 	_, d, path := setup(t)
 	versions := func() map[string]string {
-		c, err := sim.Open(path)
+		c, err := sim.Open(path, nvml.SimulatedGPUs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ var uuidRE = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab
 // one's diagnostics never print "<nil>" for a diagnostic without a place.
 func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
 	dir := t.TempDir()
-	_, err := sim.OpenIn(dir, "missing.hcl")
+	_, err := sim.OpenIn(dir, "missing.hcl", nvml.SimulatedGPUs{})
 	if err == nil {
 		t.Fatal("no error for a missing file")
 	}
@@ -269,7 +269,7 @@ func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cluster.txt"), []byte("node \"a\" {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sim.OpenIn(dir, "cluster.txt")
+	_, err = sim.OpenIn(dir, "cluster.txt", nvml.SimulatedGPUs{})
 	if err == nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "cluster.txt") {
 		t.Errorf("error for an unsupported suffix = %v, want one naming the file without <nil>", err)
 	}

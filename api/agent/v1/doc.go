@@ -13,6 +13,10 @@
 //     by gpuform plan, inventory and drift: an Inventory, what NVML reports
 //     of the node's GPUs. ParseInventory is the reader's check of it.
 //
+// NodeClient is what the agent needs of the Kubernetes API (its own Node),
+// declared here so that the agent (providers/nvml) and what implements it
+// for a cluster (providers/kubernetes) need not import each other.
+//
 // The writer and every reader use these types, so the formats are declared
 // once. Importers name the package agentv1. It depends on the standard
 // library only.
