@@ -1,0 +1,52 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuform/gpuform/engine"
+)
+
+// ProbeEnforced proves that the API server enforces each named
+// ValidatingAdmissionPolicy in namespace: for each, a server-side dry-run
+// create (nothing is written, and a dry run is admitted exactly as a write
+// would be) of a ConfigMap labelled engine.LabelAdmissionProbe with the
+// policy's name, which the policy denies once the API server enforces it.
+// Admitted: a *engine.NotEnforcedError. Denied by anything else (another
+// policy, a webhook, RBAC): that error, for the caller to report.
+func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies []string) error {
+	for _, policy := range policies {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "gpuform-admission-probe-",
+			Namespace:    namespace,
+			Labels:       map[string]string{engine.LabelAdmissionProbe: policy},
+		}}
+		_, err := c.typed.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: engine.FieldManager})
+		switch {
+		case err == nil:
+			return &engine.NotEnforcedError{Policy: policy, Namespace: namespace}
+		case deniedByProbe(err, policy):
+			continue
+		case engine.Transient(err):
+			return err
+		}
+		return c.explain(fmt.Sprintf("dry-run the admission probe of policy %s in namespace %s", policy, namespace), err)
+	}
+	return nil
+}
+
+// deniedByProbe reports whether err is policy's denial of its admission
+// probe: the API server names the policy in the message of a denial, and
+// the policy's message says it is the probe.
+func deniedByProbe(err error, policy string) bool {
+	if _, ok := err.(apierrors.APIStatus); !ok && !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, engine.AdmissionProbeMessage) && strings.Contains(msg, policy)
+}
