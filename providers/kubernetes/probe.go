@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -44,9 +45,10 @@ func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies [
 // probe: the API server names the policy in the message of a denial, and
 // the policy's message says it is the probe.
 func deniedByProbe(err error, policy string) bool {
-	if _, ok := err.(apierrors.APIStatus); !ok && !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
 		return false
 	}
-	msg := err.Error()
+	msg := status.Status().Message
 	return strings.Contains(msg, engine.AdmissionProbeMessage) && strings.Contains(msg, policy)
 }
