@@ -182,3 +182,17 @@ func TestAccessProbedOnlyWhenGranted(t *testing.T) {
 		})
 	}
 }
+
+// TestSavedPlanKeepsPolicies: a saved plan carries the stack's policies, so
+// that applying it proves them enforced as applying the plan would.
+func TestSavedPlanKeepsPolicies(t *testing.T) {
+	p := enginetest.MustDiff(t, bank(t), enginetest.EmptyLive(t), engine.DiffOptions{})
+	pf, err := engine.NewPlanFile(p, "test", "hash", "ctx", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pf.Plan().Policies
+	if len(got) == 0 || strings.Join(got, ",") != strings.Join(p.Policies, ",") {
+		t.Errorf("saved plan's policies %v, want %v", got, p.Policies)
+	}
+}
