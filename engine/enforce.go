@@ -24,10 +24,6 @@ import (
 // (compile's namespacePolicy). The API server's policy informer syncs
 // asynchronously, so a policy just created is enforced only a moment later.
 
-// LabelAdmissionProbe labels the ConfigMap of an admission probe: its
-// value is the name of the ValidatingAdmissionPolicy that must deny it.
-const LabelAdmissionProbe = "gpuform.dev/admission-probe"
-
 // AdmissionProbeMessage is in the message of every denial of an admission
 // probe, with the policy's name.
 const AdmissionProbeMessage = "gpuform admission probe"
@@ -57,7 +53,6 @@ func (e *NotEnforcedError) Error() string {
 
 var (
 	kindVAP         = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}
-	kindVAPBinding  = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}
 	kindRoleBinding = Key{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
 )
 
@@ -66,8 +61,8 @@ var (
 func sameKind(k, kind Key) bool { return k.Group == kind.Group && k.Kind == kind.Kind }
 
 // enforces reports whether a change of k makes the stack's admission
-// policies what they are: a policy or a binding.
-func enforces(k Key) bool { return sameKind(k, kindVAP) || sameKind(k, kindVAPBinding) }
+// policies what they are: a validating or mutating policy or a binding.
+func enforces(k Key) bool { return k.Group == kindVAP.Group }
 
 // StackPolicies returns the names of the ValidatingAdmissionPolicies d
 // wants, sorted: those a tenant's access waits for (Plan.Policies).

@@ -30,16 +30,10 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 	want := []string{
 		"/v1, Kind=Namespace", "scheduling.k8s.io/v1, Kind=PriorityClass", "kueue.x-k8s.io/v1beta2, Kind=WorkloadPriorityClass",
 		"kueue.x-k8s.io/v1beta2, Kind=ResourceFlavor", "scheduling.volcano.sh/v1beta1, Kind=Queue", "nvidia.com/v1alpha1, Kind=NVIDIADriver", "/v1, Kind=ConfigMap",
-<<<<<<< HEAD
-		"/v1, Kind=ResourceQuota", "rbac.authorization.k8s.io/v1, Kind=RoleBinding",
+		"/v1, Kind=ResourceQuota",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicy",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicyBinding",
-		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "monitoring.coreos.com/v1, Kind=PrometheusRule",
-=======
-		"/v1, Kind=ResourceQuota",
-		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding",
 		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "rbac.authorization.k8s.io/v1, Kind=RoleBinding", "monitoring.coreos.com/v1, Kind=PrometheusRule",
->>>>>>> f0424df (apply: a tenant's RoleBindings after its limits, proved enforced first)
 		"serving.kserve.io/v1beta1, Kind=InferenceService",
 	}
 	var got []string
