@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -100,6 +99,7 @@ func TestAccessOnlyOnceEnforced(t *testing.T) {
 	cs := tenantClient(t, admin)
 	ctx, stop := context.WithCancel(context.Background())
 	var admitted, policyDenied, tries atomic.Int64
+	var lastErr atomic.Value
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -111,19 +111,26 @@ func TestAccessOnlyOnceEnforced(t *testing.T) {
 					admitted.Add(1)
 				case strings.Contains(err.Error(), "must set runtimeClassName to gvisor"):
 					policyDenied.Add(1)
+				default:
+					lastErr.Store(err.Error())
 				}
 			}
 		})
 	}
 	applyOK(t, nil, dir)
-	time.Sleep(2 * time.Second)
+	// Hammer on until the tenant's access shows (the API server's RBAC
+	// cache follows the RoleBinding a moment later, slower under load).
+	for deadline := time.Now().Add(30 * time.Second); policyDenied.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
 	stop()
 	wg.Wait()
 	if n := admitted.Load(); n > 0 {
 		t.Errorf("%d pods without runtimeClassName gvisor were admitted in namespace %s (of %d tries): access came before enforcement", n, stack, tries.Load())
 	}
 	if policyDenied.Load() == 0 {
-		t.Errorf("the policy never denied the tenant's pods (%d tries): the hammer never got access", tries.Load())
+		t.Errorf("the policy never denied the tenant's pods (%d tries): the hammer never got access (last error: %v)", tries.Load(), lastErr.Load())
 	}
 }
 
@@ -226,39 +233,5 @@ func TestPlanWarnsOfPodsTheTenantNowBreaks(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout+r.stderr, "main.hcl") {
 		t.Errorf("the warning is not located at the tenant's block:\n%s", r.stderr)
-	}
-}
-
-// TestQuotaEnforcedOnceCreated: the API server enforces a ResourceQuota
-// from the moment it exists: a GPU pod created right after the quota (as
-// the first RoleBinding follows it) is refused, whether the quota's usage
-// is computed yet (exceeded) or not ("status unknown"), every time.
-func TestQuotaEnforcedOnceCreated(t *testing.T) {
-	setupCluster(t)
-	ctx := context.Background()
-	cs := adminClient(t)
-	for i := range 20 {
-		ns := fmt.Sprintf("quota-first-%02d", i)
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		quota := &corev1.ResourceQuota{
-			ObjectMeta: metav1.ObjectMeta{Name: "gpuform", Namespace: ns},
-			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("0")}},
-		}
-		if _, err := cs.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		pod := unsandboxedPod(ns)
-		gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-		pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpu, Limits: gpu}
-		_, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		if err == nil {
-			t.Fatalf("a GPU pod was admitted in %s right after its quota of 0 GPUs was created", ns)
-		}
-		if !strings.Contains(err.Error(), "quota") {
-			t.Errorf("%s: %v, want a quota's denial", ns, err)
-		}
-		t.Logf("%s: %v", ns, err)
 	}
 }
