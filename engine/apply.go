@@ -35,8 +35,10 @@ type Target interface {
 	// ProbeEnforced asks the API server, by a server-side dry-run create
 	// of a ConfigMap labelled LabelAdmissionProbe (which writes nothing),
 	// whether it enforces each named ValidatingAdmissionPolicy in
-	// namespace: nil when every policy denied its probe, a
-	// *NotEnforcedError naming one that did not, else the request's error.
+	// namespace, and whether the stack's ResourceQuota there is in force
+	// (its status computed): nil when every policy denied its probe and
+	// the quota is in force, a *NotEnforcedError naming what is not, else
+	// the request's error.
 	ProbeEnforced(ctx context.Context, namespace string, policies []string) error
 }
 

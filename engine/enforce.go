@@ -140,9 +140,6 @@ type proof struct {
 // namespace, a *NotEnforcedError when one was still admitted after the
 // timeout, or the error that ended the tries (ctx's, a permanent one).
 func (p *prover) prove(ctx context.Context, namespace string) error {
-	if len(p.policies) == 0 {
-		return nil
-	}
 	p.mu.Lock()
 	pr := p.byNS[namespace]
 	if pr == nil {

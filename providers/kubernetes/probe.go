@@ -19,7 +19,8 @@ import (
 // would be) of a ConfigMap labelled engine.LabelAdmissionProbe with the
 // policy's name, which the policy denies once the API server enforces it.
 // Admitted: a *engine.NotEnforcedError. Denied by anything else (another
-// policy, a webhook, RBAC): that error, for the caller to report.
+// policy, a webhook, RBAC): that error, for the caller to report. Then the
+// stack's ResourceQuota there must have its status computed (quotaComputed).
 func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies []string) error {
 	for _, policy := range policies {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
@@ -37,6 +38,31 @@ func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies [
 			return err
 		}
 		return c.explain(fmt.Sprintf("dry-run the admission probe of policy %s in namespace %s", policy, namespace), err)
+	}
+	return c.quotaComputed(ctx, namespace)
+}
+
+// quotaComputed is nil when the stack's ResourceQuota in namespace is
+// absent or its status is computed (every resource of spec.hard in
+// status.hard at the same value, with its usage): the quota admission
+// plugin constrains only what status.hard names, which the API server
+// clears on create and the quota controller fills a moment later.
+func (c *Client) quotaComputed(ctx context.Context, namespace string) error {
+	list, err := c.typed.CoreV1().ResourceQuotas(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + engine.QuotaName})
+	if err != nil {
+		if engine.Transient(err) {
+			return err
+		}
+		return c.explain("list the ResourceQuota of namespace "+namespace, err)
+	}
+	for _, q := range list.Items {
+		for name, want := range q.Spec.Hard {
+			got, ok := q.Status.Hard[name]
+			_, used := q.Status.Used[name]
+			if !ok || !used || got.Cmp(want) != 0 {
+				return &engine.NotEnforcedError{Policy: "ResourceQuota " + engine.QuotaName, Namespace: namespace}
+			}
+		}
 	}
 	return nil
 }
