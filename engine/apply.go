@@ -38,6 +38,14 @@ type Target interface {
 	// WaitNode waits until the node's label or annotation key (a MIG state)
 	// is "success"; "failed..." or "reboot-required" end it with an error.
 	WaitNode(ctx context.Context, name, key string) error
+	// ProbeEnforced asks the API server, by a server-side dry-run create
+	// of a ConfigMap labelled LabelAdmissionProbe (which writes nothing),
+	// whether it enforces each named ValidatingAdmissionPolicy in
+	// namespace, and whether the stack's ResourceQuota there is in force
+	// (its status computed): nil when every policy denied its probe and
+	// the quota is in force, a *NotEnforcedError naming what is not, else
+	// the request's error.
+	ProbeEnforced(ctx context.Context, namespace string, policies []string) error
 }
 
 // Outcome is how one change of an apply ended.
@@ -150,6 +158,10 @@ type ApplyOptions struct {
 	// error as its cause, and requests in flight are cut at once rather
 	// than after InterruptGrace.
 	Fence func() error
+	// EnforceTimeout bounds the wait for the API server to enforce the
+	// stack's admission policies in a namespace before a RoleBinding that
+	// grants access there is written; zero means DefaultEnforceTimeout.
+	EnforceTimeout time.Duration
 }
 
 // Apply executes the plan against t: a change starts when every change it
@@ -172,6 +184,7 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
+	ex.prover = &prover{t: t, policies: p.Policies, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}}
 	ex.walk(ctx, w.graph)
 	rep := &Report{}
 	for _, j := range w.changes {
@@ -245,6 +258,9 @@ func (o ApplyOptions) withDefaults() ApplyOptions {
 	if o.Kinds == nil {
 		o.Kinds = kinds.Builtin()
 	}
+	if o.EnforceTimeout <= 0 {
+		o.EnforceTimeout = DefaultEnforceTimeout
+	}
 	return o
 }
 
@@ -286,6 +302,7 @@ func newWalk(p *Plan, reg *kinds.Registry) *walk {
 			}
 		}
 	}
+	accessAfterEnforcement(w.graph, applies, reg)
 	// Deletes run rank by rank, highest first, after every apply ended: a
 	// barrier per rank ends when the deletes of the ranks above it ended.
 	rank := func(j *job) int { return reg.Rank(groupKind(j.c.Key)) }
@@ -349,6 +366,8 @@ type executor struct {
 	// the last success; trip stops the apply when it reaches the limit.
 	failedInARow int
 	trip         context.CancelCauseFunc
+	// prover proves the stack's policies enforced before access is granted.
+	prover *prover
 }
 
 // ErrInterrupted is why changes not started before cancellation were skipped.
@@ -448,6 +467,16 @@ func (ex *executor) run(ctx context.Context, j *job) {
 	}
 	ex.event(Event{Kind: EventStart, Change: j.c})
 	start := time.Now()
+	if grantsAccess(j.c) {
+		if err := ex.prover.prove(ctx, j.c.Key.Namespace); err != nil {
+			j.result = &Result{Change: j.c, Outcome: OutcomeFailed, Err: err, Elapsed: time.Since(start)}
+			if ctx.Err() != nil {
+				j.result.Outcome, j.result.Err = OutcomeSkipped, notStarted(ctx)
+			}
+			ex.finish(j.result)
+			return
+		}
+	}
 	attempts, err := ex.withRetry(ctx, func(actx context.Context) error { return ex.do(actx, j.c) })
 	if err == nil && j.c.Wait != "" {
 		wctx, cancel := context.WithTimeout(ctx, ex.opts.MIGTimeout)

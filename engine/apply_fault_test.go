@@ -56,6 +56,8 @@ func (f *failingTarget) Delete(ctx context.Context, _ engine.Key, _ string) erro
 
 func (f *failingTarget) WaitNode(ctx context.Context, _, _ string) error { return f.call(ctx) }
 
+func (f *failingTarget) ProbeEnforced(context.Context, string, []string) error { return nil }
+
 func TestApplyStopsWhenTheServerKeepsFailing(t *testing.T) {
 	tests := []struct {
 		name string

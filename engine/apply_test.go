@@ -31,6 +31,9 @@ type recorder struct {
 	maxPar   int
 	delay    time.Duration
 	onStart  func(engine.Key)
+	// probe, when set, answers ProbeEnforced; probes counts its calls.
+	probe  func(namespace string, policies []string) error
+	probes int
 }
 
 func newRecorder() *recorder {
@@ -80,6 +83,17 @@ func (r *recorder) Delete(_ context.Context, k engine.Key, _ string) error { ret
 
 func (r *recorder) WaitNode(_ context.Context, name, _ string) error {
 	return r.call(engine.Key{Kind: "NodeWait", Name: name})
+}
+
+func (r *recorder) ProbeEnforced(_ context.Context, namespace string, policies []string) error {
+	r.mu.Lock()
+	r.probes++
+	probe := r.probe
+	r.mu.Unlock()
+	if probe == nil {
+		return nil
+	}
+	return probe(namespace, policies)
 }
 
 func invalid() error {

@@ -28,6 +28,9 @@ func (w *writeMethods) Apply(_ context.Context, obj *unstructured.Unstructured, 
 	return w.record(engine.KeyOf(obj), "apply")
 }
 
+// ProbeEnforced finds every policy enforced.
+func (w *writeMethods) ProbeEnforced(context.Context, string, []string) error { return nil }
+
 func (w *writeMethods) ApplyWhole(_ context.Context, obj *unstructured.Unstructured) error {
 	return w.record(engine.KeyOf(obj), "whole")
 }

@@ -44,6 +44,8 @@ func (w *writeCounter) WaitNode(context.Context, string, string) error {
 	return nil
 }
 
+func (w *writeCounter) ProbeEnforced(context.Context, string, []string) error { return nil }
+
 // stackObject is an object of stack "s" as compile makes it.
 func stackObject(apiVersion, kind, ns, name string) *unstructured.Unstructured {
 	meta := map[string]any{

@@ -45,6 +45,11 @@ type Live struct {
 	// RuntimeClasses are the names of the cluster's RuntimeClasses; nil
 	// when the provider did not read them.
 	RuntimeClasses map[string]bool
+	// Pods are the running and pending pods of the desired tenants'
+	// namespaces, as PodWarnings reads them; nil when the provider did
+	// not read them. PodsTruncated says the provider kept only MaxLivePods.
+	Pods          []LivePod
+	PodsTruncated bool
 	// Source describes where the state was read from (the server URL and context).
 	Source string
 }

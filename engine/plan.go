@@ -115,6 +115,10 @@ type Plan struct {
 	Repartitions []capacity.Repartition
 	// ConfigSource says where the configuration came from; nil when unknown.
 	ConfigSource *ConfigSource
+	// Policies are the stack's ValidatingAdmissionPolicies (StackPolicies):
+	// apply proves each enforced in a tenant's namespace before it grants
+	// access there.
+	Policies []string
 }
 
 // ConfigSource is where a plan's configuration was read from: the commit

@@ -59,6 +59,9 @@ type PlanFile struct {
 	// GPUFORM_REF, --ref, or the branch of the configuration's checkout;
 	// "" when none was known. A signed plan is bound to it (CheckBinding).
 	Ref string `json:"ref,omitempty"`
+	// Policies are the stack's admission policies apply proves enforced
+	// before it grants a tenant access (Plan.Policies).
+	Policies []string `json:"policies,omitempty"`
 	// Checksum is a SHA-256 over everything else but Signature; an edited
 	// file is refused. Anyone who edits the file can recompute it.
 	Checksum string `json:"checksum"`
@@ -95,6 +98,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
 		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: WarningTexts(p.Warnings),
 		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource, Repartitions: p.Repartitions,
+		Policies: p.Policies,
 	}
 	for k, v := range p.ReadVersions {
 		pf.ReadVersions[keyString(k)] = v
@@ -122,7 +126,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 // Plan rebuilds the plan the file holds, its summary counted from its
 // changes.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {

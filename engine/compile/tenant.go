@@ -85,8 +85,21 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 }
 
 // roleBindings binds the tenant's admins, editors and viewers to the
-// built-in admin, edit and view ClusterRoles in its namespace.
+// built-in admin, edit and view ClusterRoles in its namespace. Access comes
+// last: each RoleBinding depends on the tenant's Namespace and
+// ResourceQuota, and the apply walk makes it wait for the rest of the
+// tenant's block that ranks before it (its scheduler queues) and the
+// stack's admission policies and bindings, then proves them enforced in
+// the namespace before it writes it (docs/security.md, "Enforcement before
+// access").
 func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
+	deps := []engine.Key{nsKey}
+	quota := engine.Key{Kind: "ResourceQuota", Namespace: t.Namespace, Name: engine.QuotaName}
+	for i := len(c.d.Objects) - 1; i >= 0 && c.d.Objects[i].Address == t.Address; i-- {
+		if c.d.Objects[i].Key() == quota {
+			deps = append(deps, quota)
+		}
+	}
 	for _, rb := range []struct {
 		name, role string
 		subjects   []string
@@ -101,7 +114,7 @@ func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 			subs = append(subs, subject(s))
 		}
 		o.Object["subjects"] = subs
-		c.add(t.Address, &engine.Object{Object: o, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
+		c.add(t.Address, &engine.Object{Object: o, DependsOn: deps, Sensitive: sens})
 	}
 }
 

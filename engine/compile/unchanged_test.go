@@ -28,27 +28,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "f7a3f2f4bbb7e6aee62b5deb51c8d62b947c5b2201e49b93890c6f461faf3142"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "0798f4b7c538aebd82500b21b7cfb7e9eaef40e855a7ce1d16d7208d0f6c25b9"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "0fa94d0082a94ab27078b8f3416b076ba08bb27bc2762ba7360d94cdd12593f2"},
+		}, "4284a74aec6ccc58924ddc847aa94ba50e04d0da78162bb710ece927305690bb"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "43966b2b9857dad112df2a88f5fabe130068655c20a16805f1328a336b2162f8"},
+		}, "c07c80f2a44cd087ce5aa52ad470c50582e203bf593919dc541281d7cd8dd0f7"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "c052adb03c019a1dc3125d143dbcb8dccf496a32777645501d79a0d4da82323c"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "e71289224e840f721c8daec8638793aa5e5bf7b5bd5af7a8a1fdd3cd03177ee9"},
+		}, "beae4fd42be7f3e5fd093c045f4d1a34cf537c4f5133aa01a488cde055dbf0a9"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "2203caa129be0f95ca0de0326b11bdbc78582b9fdd81a2b5567fb6aa03138718"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "800c4c233086c431237ae585b50decf9dcf980fd305f80a58e5084b9052cea03"},
+		}, "58693c002ea8ad864752cda2eda8803fb9d7118d7f5848d8d8e1f452245d2ef6"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "ff2fc0b84c2339e0f76a0f2ce9d9e1fd497b6759cbbf6d372c6f4eab3bf3662e"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "ec457a8065c17a9fba468ff9d22ff492490e684a0189594ff96292884263ff42"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "e1c2603f16135600a03a882b280f26d6ef0575da565b734c7336efcc913b15ae"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "4f408661cbe107aafc73e71724a8d8e91ea49c683972e80739565e730197f85b"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "79b6414374e6602296160e9a0f8c64977fd472f41a7599e04fde668fea68b842"},
+		}, "af0b6e8f0d2fb497a49a7a777d461d668a8b665abb5f9ff5afbd69b169ed677c"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "5e543653621a3ce6f94225a7559a6a8e6a4ee0d0f8f5bef8fe04c1b4fee8004c"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "c82e63491b88a5ca3a4f742dad8200198d4517d99e590f1c4028fa80e486be87"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "d0a0a94e41ba81bf82378419aca7e4c8692196ee2fc9eaf32343d267c35064fa"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "38940c02cb46631906759eacbd738437ab479623b10b027af22f3e3ad84d3e79"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

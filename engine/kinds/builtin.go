@@ -72,7 +72,10 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Namespace")}, Resource: "namespaces", Use: Managed, Rank: 0, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ResourceQuota"), Namespaced: true}, Resource: "resourcequotas", Use: Managed, Rank: 60, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ConfigMap"), Namespaced: true}, Resource: "configmaps", Use: Managed, Rank: 50, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 70, Access: managedAccess, OwnedWhole: true},
+		// A tenant's access ranks after everything that limits it (quota,
+		// admission policies and bindings, queues): created last, deleted
+		// first.
+		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 115, Access: managedAccess, OwnedWhole: true},
 		// priorities and the stack's admission policy,
 		{Kind: Kind{GroupVersionKind: gvk(groupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},

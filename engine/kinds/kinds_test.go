@@ -24,15 +24,16 @@ func widget(rank int) kinds.Entry {
 
 func gk(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
 
-// The managed kinds, in the apply order gpuform has always used.
+// The managed kinds, in apply order: a tenant's RoleBindings after what
+// limits the tenant.
 func TestBuiltinManagedInApplyOrder(t *testing.T) {
 	want := []string{
 		"/v1, Kind=Namespace", "scheduling.k8s.io/v1, Kind=PriorityClass", "kueue.x-k8s.io/v1beta2, Kind=WorkloadPriorityClass",
 		"kueue.x-k8s.io/v1beta2, Kind=ResourceFlavor", "scheduling.volcano.sh/v1beta1, Kind=Queue", "nvidia.com/v1alpha1, Kind=NVIDIADriver", "/v1, Kind=ConfigMap",
-		"/v1, Kind=ResourceQuota", "rbac.authorization.k8s.io/v1, Kind=RoleBinding",
+		"/v1, Kind=ResourceQuota",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicy",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicyBinding",
-		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "monitoring.coreos.com/v1, Kind=PrometheusRule",
+		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "rbac.authorization.k8s.io/v1, Kind=RoleBinding", "monitoring.coreos.com/v1, Kind=PrometheusRule",
 		"serving.kserve.io/v1beta1, Kind=InferenceService",
 	}
 	var got []string
@@ -45,15 +46,18 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 }
 
 // The ranks order kinds as the switch on kind names they replace did:
-// the same order and the same ties, pair by pair.
+// the same order and the same ties, pair by pair; but a RoleBinding (a
+// tenant's access) comes after everything that limits the tenant, the
+// admission policies and the queues included (docs/security.md,
+// "Enforcement before access").
 func TestBuiltinRanksKeepTheApplyOrder(t *testing.T) {
 	before := map[schema.GroupKind]int{
 		gk("", "Namespace"): 0, gk("scheduling.k8s.io", "PriorityClass"): 1, gk("kueue.x-k8s.io", "WorkloadPriorityClass"): 2,
 		gk("kueue.x-k8s.io", "ResourceFlavor"): 3, gk("scheduling.volcano.sh", "Queue"): 4, gk("", "ConfigMap"): 5,
-		gk("", "ResourceQuota"): 6, gk("rbac.authorization.k8s.io", "RoleBinding"): 7,
+		gk("", "ResourceQuota"): 6,
 		gk("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): 8, gk("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): 9,
-		gk("kueue.x-k8s.io", "ClusterQueue"): 10, gk("kueue.x-k8s.io", "LocalQueue"): 11, gk("", "Node"): 12,
-		gk("serving.kserve.io", "InferenceService"): 13, gk("nvidia.com", "ClusterPolicy"): 14,
+		gk("kueue.x-k8s.io", "ClusterQueue"): 10, gk("kueue.x-k8s.io", "LocalQueue"): 11, gk("rbac.authorization.k8s.io", "RoleBinding"): 12, gk("", "Node"): 13,
+		gk("serving.kserve.io", "InferenceService"): 14, gk("nvidia.com", "ClusterPolicy"): 15,
 	}
 	r := kinds.Builtin()
 	sign := func(n int) int { return min(max(n, -1), 1) }

@@ -108,6 +108,7 @@ func (s *Stack) checkDrift(ctx context.Context, cl Cluster, head *loaded) (*drif
 	if err != nil {
 		return nil, fmt.Errorf("plan stack %s: %w", head.desired.Stack, err)
 	}
+	p.Warnings = append(p.Warnings, engine.PodWarnings(head.cfg, live)...)
 	commit := head.origin.Stamp()
 	applied, warnings := s.appliedConfigs(ctx, head, live)
 	rep := drift.Classify(p, head.desired, live, commit, drift.Options{Applied: applied, Config: head.cfg, Catalog: s.opts.Catalog})

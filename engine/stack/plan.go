@@ -137,6 +137,7 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d di
 	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog)...)
 	p.Warnings = append(p.Warnings, engine.RuntimeClassWarnings(cfg, live)...)
 	p.Warnings = append(p.Warnings, engine.TaintWarnings(cfg, live)...)
+	p.Warnings = append(p.Warnings, engine.PodWarnings(cfg, live)...)
 	if err := disruption(ctx, cl, p); err != nil {
 		return err
 	}

@@ -21,7 +21,9 @@ import (
 
 // Refresh reads the live state of the stack: one LIST per kind
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
-// Operator's ClusterPolicies, one of the RuntimeClasses, and, only for
+// Operator's ClusterPolicies, one of the RuntimeClasses, one of the pods
+// not yet ended (paged, what engine.PodWarnings reads of those in the
+// tenants' namespaces), and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
@@ -53,6 +55,17 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	}
 	sl.gate.open(settler)
 	defer sl.cancel()
+	type podsRead struct {
+		pods      []engine.LivePod
+		truncated bool
+		err       error
+	}
+	podsCh := make(chan podsRead, 1)
+	go func() {
+		var r podsRead
+		r.pods, r.truncated, r.err = c.tenantPods(ctx, tenantNamespaces(d))
+		podsCh <- r
+	}()
 	select {
 	case <-sl.done:
 	case <-ctx.Done():
@@ -77,6 +90,11 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	if err := c.findForeign(ctx, d, live, sl.mappings, opts, par); err != nil {
 		return nil, err
 	}
+	pods := <-podsCh
+	if pods.err != nil {
+		return nil, pods.err
+	}
+	live.Pods, live.PodsTruncated = pods.pods, pods.truncated
 	return live, nil
 }
 

@@ -307,3 +307,7 @@ func (c *Cluster) WaitNode(_ context.Context, name, key string) error {
 func (c *Cluster) GPUPods(context.Context, []string) (map[string][]string, error) {
 	return map[string][]string{}, nil
 }
+
+// ProbeEnforced returns nil: the simulated cluster has no API server whose
+// admission lags behind its objects, so its policies count as enforced.
+func (c *Cluster) ProbeEnforced(context.Context, string, []string) error { return nil }
