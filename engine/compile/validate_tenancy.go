@@ -19,7 +19,9 @@ func (v *validator) tenancy() {
 		if v.cfg.Settings.Scheduler != config.SchedulerKueue {
 			v.onePoolPerResource(t)
 		}
-		if p := t.DefaultPriority; p != nil && len(p.Name) > 63 {
+		// Under Kueue a tenant with models hears it from the Kueue
+		// check (its models carry the name as a label too).
+		if p := t.DefaultPriority; p != nil && len(p.Name) > 63 && !(v.cfg.Settings.Scheduler == config.SchedulerKueue && hasModel(v.cfg, t)) {
 			v.errorf(t.Range("default_priority"), "Default priority name too long for a label", "%s is the default priority of %s: its name (%d characters) becomes the Namespace label gpuform.dev/default-priority, whose values have at most 63 characters.", p.Address, t.Address, len(p.Name))
 		}
 	}
@@ -49,4 +51,14 @@ func (v *validator) onePoolPerResource(t *config.Tenant) {
 			v.errorf(q.DeclRange, "Quota for one resource on two pools", "Tenant %s has quota for %s on pool %s and on pool %s. Kubernetes bounds a namespace per resource, not per pool, so the tenant could use both quotas on either pool. Give the tenant quota for %s on one pool only (another tenant namespace for the other pool), or give the pools distinct resources (a MIG layout, or time-slicing with rename_by_default).", t.Name, r, prev.PoolName, q.PoolName, r)
 		}
 	}
+}
+
+// hasModel reports whether a model of cfg belongs to tenant t.
+func hasModel(cfg *config.Config, t *config.Tenant) bool {
+	for _, m := range cfg.Models {
+		if m.Tenant == t {
+			return true
+		}
+	}
+	return false
 }

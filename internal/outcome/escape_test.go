@@ -225,7 +225,16 @@ func tenantEscapes(t *testing.T, sched string) {
 	_, err := smallC.BatchV1().Jobs(small).Create(ctx, labelled, metav1.CreateOptions{})
 	refused(t, "small labels its Job realtime", err, "Kueue priority class realtime-"+sched+" is not among the priorities")
 
-	// The default priority: the owner's pod and Job without one get realtime.
+	// The default priority: the owner's pod and Job without one get
+	// realtime (once the API server has the mutating policies, which no
+	// probe can show apply: they deny nothing).
+	eventually(t, "the default-priority policy in force", func() (bool, string) {
+		p, err := ownerC.CoreV1().Pods(owner).Create(ctx, gpuPod(owner, "dry", "", "", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Spec.PriorityClassName != "", "no class"
+	})
 	plain := gpuPod(owner, "plain", "", "", nil)
 	got, err := ownerC.CoreV1().Pods(owner).Create(ctx, plain, metav1.CreateOptions{})
 	if err != nil {

@@ -65,8 +65,10 @@ func TestMIGVariantResourcesApply(t *testing.T) {
 			named = append(named, o.Object.GetKind())
 		}
 	}
-	if len(named) != 1 || named[0] != "ResourceQuota" {
-		t.Fatalf("objects naming both resources: %v; want the tenant's ResourceQuota", named)
+	// The quota, and the Namespace's gpuform.dev/gpu-pools annotation the
+	// stack's GPU-pools policy reads.
+	if strings.Join(named, ",") != "Namespace,ResourceQuota" {
+		t.Fatalf("objects naming both resources: %v; want the tenant's Namespace and ResourceQuota", named)
 	}
 	rep := engine.Apply(ctx, p, c, engine.ApplyOptions{})
 	for _, r := range rep.Results {
