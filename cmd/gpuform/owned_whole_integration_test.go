@@ -78,6 +78,8 @@ func TestGuardObjectsOwnedWhole(t *testing.T) {
 				q := resource.MustParse(strconv.Itoa(gpus))
 				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{"nvidia.com/gpu": q}, Limits: corev1.ResourceList{"nvidia.com/gpu": q}}
+				// On the tenant's pool, as the stack's GPU-pools policy asks.
+				p.Spec.NodeSelector = map[string]string{engine.LabelPool: "whole"}
 			}
 			_, err := cs.CoreV1().Pods("whole-0000").Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err

@@ -560,7 +560,7 @@ func TestPlanRequestCountIsConstant(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("%d tenants: exit %d, want 2; stderr:\n%s", n, r.code, r.stderr)
 		}
-		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 4*n+3)) {
+		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 4*n+9)) {
 			t.Errorf("%d tenants: unexpected summary: %s", n, lastLine(r.stdout))
 		}
 		if m := c.Mutating(); len(m) > 0 {
