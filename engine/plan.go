@@ -115,6 +115,11 @@ type Plan struct {
 	Repartitions []capacity.Repartition
 	// ConfigSource says where the configuration came from; nil when unknown.
 	ConfigSource *ConfigSource
+	// Migrate, for a stack without a record yet (Live.Inventory nil), are
+	// the keys of the desired objects that Owned's rule gives the stack:
+	// the first apply records them (NextInventory) besides what it
+	// writes. Nil once the stack has a record.
+	Migrate []Key
 }
 
 // ConfigSource is where a plan's configuration was read from: the commit

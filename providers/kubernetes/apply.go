@@ -24,18 +24,25 @@ import (
 // change instead of being dropped with a warning that nobody reads.
 //
 // The patch goes out raw and asks for the result as PartialObjectMetadata:
-// apply never reads the result, so the API server encodes only the
-// object's metadata and nothing is decoded here.
+// apply reads only the UID of the result, so the API server encodes only
+// the object's metadata, and only the UID is decoded here.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
+	_, err := c.ApplyUID(ctx, obj, force)
+	return err
+}
+
+// ApplyUID is Apply, and returns the UID of the object written, read from
+// the metadata the API server answers with (for the stack's record).
+func (c *Client) ApplyUID(ctx context.Context, obj *unstructured.Unstructured, force bool) (string, error) {
 	gvk := obj.GroupVersionKind()
 	k := engine.KeyOf(obj)
 	m, err := c.mapping(engine.Kind{GroupVersionKind: gvk})
 	if err != nil {
-		return c.explain("apply "+k.String(), err)
+		return "", c.explain("apply "+k.String(), err)
 	}
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
-		return fmt.Errorf("apply %s: encode: %w", k, err)
+		return "", fmt.Errorf("apply %s: encode: %w", k, err)
 	}
 	path := resourcePath(m.Resource)
 	if ns := obj.GetNamespace(); ns != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -49,10 +56,19 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, forc
 	if force {
 		req = req.Param("force", "true")
 	}
-	if err := req.Do(ctx).Error(); err != nil {
-		return fmt.Errorf("apply %s: %w", k, err)
+	body, err := req.Do(ctx).Raw()
+	if err != nil {
+		return "", fmt.Errorf("apply %s: %w", k, err)
 	}
-	return nil
+	var written struct {
+		Metadata struct {
+			UID string `json:"uid"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &written); err != nil {
+		return "", fmt.Errorf("apply %s: read the answer: %w", k, err)
+	}
+	return written.Metadata.UID, nil
 }
 
 // metadataOnly asks the API server for a PartialObjectMetadata response

@@ -21,7 +21,8 @@ import (
 
 // Refresh reads the live state of the stack: one LIST per kind
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
-// Operator's ClusterPolicies, one of the RuntimeClasses, and, only for
+// Operator's ClusterPolicies, one of the RuntimeClasses, one of the
+// ConfigMaps of the stack's record in gpuform-system, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
@@ -207,6 +208,18 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 			defer mu.Unlock()
 			live.RuntimeClasses = names
 		})
+	})
+	// The stack's record of what it applied (engine.Inventory): one LIST
+	// in gpuform's own namespace.
+	g.Go(func() error {
+		inv, err := c.readInventory(gctx, stack)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		live.Inventory = inv
+		return nil
 	})
 	go func() {
 		sl.err = g.Wait()

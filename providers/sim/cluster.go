@@ -37,6 +37,11 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 			live.Foreign[k] = u.DeepCopy()
 		}
 	}
+	inv, err := engine.ReadInventory(d.Stack, c.inventoryConfigMaps(d.Stack))
+	if err != nil {
+		return nil, err
+	}
+	live.Inventory = inv
 	for _, n := range c.spec.Nodes {
 		live.Nodes = append(live.Nodes, c.node(n))
 	}
