@@ -111,8 +111,11 @@ func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 	}
 	switch c.Action {
 	case ActionDelete:
-		if !owned || live.Inventory == nil {
+		if !owned {
 			return notOwnedWhy(labelled, live.Inventory != nil, stack)
+		}
+		if live.Inventory == nil {
+			return "the stack has no inventory yet, and gpuform deletes only what its inventory holds"
 		}
 		if v := cur.GetAPIVersion(); v != "" {
 			c.APIVersion = v
@@ -146,9 +149,9 @@ func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 func notOwnedWhy(labelled, recorded bool, stack string) string {
 	switch {
 	case labelled && recorded:
-		return "it carries the stack's label, but is not in the stack's inventory with its UID, so the stack does not own it"
+		return fmt.Sprintf("it carries the label %s=%s, but is not in the stack's inventory with its UID, so the stack does not own it", LabelStack, stack)
 	case labelled:
-		return "the stack has no inventory yet, and gpuform deletes only what its inventory holds"
+		return fmt.Sprintf("it carries the label %s=%s, but gpuform never applied it (no field manager %s), so the stack does not own it", LabelStack, stack, FieldManager)
 	}
 	return fmt.Sprintf("the refresh under the lock did not find it in stack %s, so the stack does not own it", stack)
 }
