@@ -294,7 +294,7 @@ func TestPruneNeedsMoreThanTheLabelOnTheCluster(t *testing.T) {
 	}
 	r := applyOK(t, nil, dir, "--adopt")
 	for _, want := range []string{
-		"Namespace owned-forged carries the label gpuform.dev/stack=owned, but gpuform never applied it",
+		"Namespace owned-forged carries the label gpuform.dev/stack=owned, but is not in the stack's inventory: left in place, not deleted",
 		"Namespace gpuform-system is the namespace of gpuform's lock",
 		"Destruction complete after",
 		"Apply complete! Resources: 0 added, 0 changed, 4 destroyed.",
