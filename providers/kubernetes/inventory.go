@@ -66,7 +66,7 @@ func (c *Client) WriteInventory(ctx context.Context, inv *engine.Inventory) erro
 	if err != nil {
 		return err
 	}
-	if err := c.ensureNamespace(ctx, engine.LockNamespace); err != nil {
+	if err := retryTransient(ctx, lockAttempts, func() error { return c.ensureNamespace(ctx, engine.LockNamespace) }); err != nil {
 		return c.explain("create namespace "+engine.LockNamespace+" for the inventory", err)
 	}
 	for _, cm := range cms {
@@ -79,8 +79,14 @@ func (c *Client) WriteInventory(ctx context.Context, inv *engine.Inventory) erro
 		return err
 	}
 	for _, name := range engine.StaleInventory(inv.Stack, inv.Seq+1, old) {
-		err := c.typed.CoreV1().ConfigMaps(engine.LockNamespace).Delete(ctx, name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
+		err := retryTransient(ctx, lockAttempts, func() error {
+			err := c.typed.CoreV1().ConfigMaps(engine.LockNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil // gone already (an earlier try whose answer was lost)
+			}
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("delete the old inventory %s/%s: %w", engine.LockNamespace, name, err)
 		}
 	}
