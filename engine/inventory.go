@@ -50,10 +50,19 @@ func (l *Live) Owns(k Key, u *unstructured.Unstructured, stack string) bool {
 	return l.Inventory.has(k, u)
 }
 
-// has reports whether k is recorded with u's UID.
+// has reports whether k is recorded with u's UID, or is pending (recorded
+// without a UID: a create an apply announced before its walk, which died
+// before it recorded the UID) and u has the marks of gpuform's write
+// (Owned).
 func (inv *Inventory) has(k Key, u *unstructured.Unstructured) bool {
 	e, ok := inv.Objects[k]
-	return ok && e.UID != "" && e.UID == uidOf(u)
+	if !ok {
+		return false
+	}
+	if e.UID == "" {
+		return Owned(u, inv.Stack)
+	}
+	return e.UID == uidOf(u)
 }
 
 // uidOf reads u's UID in place.
@@ -111,6 +120,19 @@ func NextInventory(stack string, live *Live, p *Plan, rep *Report, uids map[Key]
 	if prev := live.Inventory; prev != nil {
 		next.Commit, next.Seq = prev.Commit, prev.Seq
 		maps.Copy(next.Objects, prev.Objects)
+		// Creates an earlier apply announced and never recorded: the
+		// object's UID where the stack has it, else nothing.
+		for k, e := range next.Objects {
+			if e.UID != "" {
+				continue
+			}
+			if u := live.Objects[k]; u != nil && prev.has(k, u) && uidOf(u) != "" {
+				e.UID = uidOf(u)
+				next.Objects[k] = e
+			} else {
+				delete(next.Objects, k)
+			}
+		}
 	} else {
 		for _, k := range p.Migrate {
 			u := live.Objects[k]
@@ -148,4 +170,22 @@ func NextInventory(stack string, live *Live, p *Plan, rep *Report, uids map[Key]
 		}
 	}
 	return next
+}
+
+// PendingInventory is the record an apply of p writes before its walk:
+// live's (NextInventory of no results) with every create of p announced,
+// without a UID, so that an apply killed before it records what it
+// created leaves objects the next plan still finds the stack's (see
+// Inventory.has); NextInventory resolves such entries.
+func PendingInventory(stack string, live *Live, p *Plan) *Inventory {
+	inv := NextInventory(stack, live, p, nil, nil)
+	for _, c := range p.Changes {
+		if c.Action != ActionCreate || isPatchedKey(c.Key) {
+			continue
+		}
+		if _, ok := inv.Objects[c.Key]; !ok {
+			inv.Objects[c.Key] = InventoryEntry{Commit: c.After.GetAnnotations()[AnnotCommit], Address: c.Address}
+		}
+	}
+	return inv
 }

@@ -95,7 +95,8 @@ func TestNextInventory(t *testing.T) {
 
 	live.Inventory = inv
 	created := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
-		"name": "new", "annotations": map[string]any{engine.AnnotCommit: enginetest.C2}}}}
+		"name": "new", "annotations": map[string]any{engine.AnnotCommit: enginetest.C2},
+		"labels": map[string]any{engine.LabelStack: d.Stack}}}}
 	rep := &engine.Report{Results: []*engine.Result{
 		{Change: &engine.Change{Key: ns("new"), Address: "tenant.new", Action: engine.ActionCreate, After: created}, Outcome: engine.OutcomeApplied},
 		{Change: &engine.Change{Key: ns("serving"), Action: engine.ActionDelete}, Outcome: engine.OutcomeApplied},
@@ -110,6 +111,32 @@ func TestNextInventory(t *testing.T) {
 	}
 	if next.Objects[ns("research")] != inv.Objects[ns("research")] {
 		t.Error("a failed delete changed its entry")
+	}
+
+	// An apply killed after it announced its creates and created one:
+	// the next plan finds the created object the stack's, not in the way,
+	// and its next record holds its UID; an announced create that never
+	// happened is dropped.
+	killed := &engine.Plan{Stack: d.Stack, Changes: []*engine.Change{
+		{Key: ns("new"), Address: "tenant.new", Action: engine.ActionCreate, After: created},
+		{Key: ns("never"), Address: "tenant.never", Action: engine.ActionCreate, After: created},
+	}}
+	pending := engine.PendingInventory(d.Stack, live, killed)
+	if e, ok := pending.Objects[ns("never")]; !ok || e.UID != "" {
+		t.Fatalf("pending entry %+v, %v", e, ok)
+	}
+	made := enginetest.ServerCopy(t, created)
+	live.Objects[ns("new")] = made
+	live.Inventory = pending
+	if !live.Owns(ns("new"), made, d.Stack) {
+		t.Error("an object whose create was announced is not the stack's")
+	}
+	resolved := engine.NextInventory(d.Stack, live, &engine.Plan{Stack: d.Stack}, nil, nil)
+	if e := resolved.Objects[ns("new")]; e.UID != string(made.GetUID()) {
+		t.Errorf("announced create resolved to %+v, want UID %s", e, made.GetUID())
+	}
+	if _, ok := resolved.Objects[ns("never")]; ok {
+		t.Error("an announced create that never happened is still recorded")
 	}
 }
 

@@ -256,7 +256,7 @@ func execute(ctx context.Context, cl Cluster, p *engine.Plan, live *engine.Live,
 	if !p.HasChanges() {
 		if live.Inventory == nil {
 			// A stack without a record yet gets one, changes or not.
-			return record(ctx, cl, p, live, nil, nil, f)
+			return record(ctx, cl, p, live, nil, nil, f, -1)
 		}
 		return nil
 	}
@@ -264,6 +264,10 @@ func execute(ctx context.Context, cl Cluster, p *engine.Plan, live *engine.Live,
 		if err := opts.Approve(ctx, p); err != nil {
 			return err
 		}
+	}
+	seq, err := announce(ctx, cl, p, live, f)
+	if err != nil {
+		return err
 	}
 	eopts := opts.Engine
 	eopts.Fence = f.check
@@ -275,5 +279,5 @@ func execute(ctx context.Context, cl Cluster, p *engine.Plan, live *engine.Live,
 	case lost != nil:
 		res.Stopped = lost
 	}
-	return record(ctx, cl, p, live, res.Report, rt.uids, f)
+	return record(ctx, cl, p, live, res.Report, rt.uids, f, seq)
 }
