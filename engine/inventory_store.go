@@ -228,7 +228,20 @@ func ReadInventory(stack string, cms []*unstructured.Unstructured) (*Inventory, 
 		return nil, nil
 	}
 	v := versions[best]
-	inv := &Inventory{Stack: stack, Seq: best, Objects: map[Key]InventoryEntry{}}
+	n := 0
+	for _, s := range v.shards {
+		n += len(s.Objects)
+	}
+	inv := &Inventory{Stack: stack, Seq: best, Objects: make(map[Key]InventoryEntry, n)}
+	// Groups, kinds and namespaces repeat: one copy of each is kept.
+	interned := map[string]string{}
+	intern := func(s string) string {
+		if c, ok := interned[s]; ok {
+			return c
+		}
+		interned[s] = s
+		return s
+	}
 	for _, s := range v.shards {
 		inv.Commit = s.Commit
 		for _, o := range s.Objects {
@@ -236,7 +249,7 @@ func ReadInventory(stack string, cms []*unstructured.Unstructured) (*Inventory, 
 			if err != nil || ci < 0 || ci >= len(s.Commits) {
 				return nil, fmt.Errorf("read the inventory of stack %s: shard %d names commit %q, which it does not list", stack, s.Shard, o[5])
 			}
-			inv.Objects[Key{Group: o[0], Kind: o[1], Namespace: o[2], Name: o[3]}] = InventoryEntry{UID: o[4], Commit: s.Commits[ci], Address: o[6]}
+			inv.Objects[Key{Group: intern(o[0]), Kind: intern(o[1]), Namespace: intern(o[2]), Name: o[3]}] = InventoryEntry{UID: o[4], Commit: s.Commits[ci], Address: o[6]}
 		}
 	}
 	return inv, nil
