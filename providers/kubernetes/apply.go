@@ -56,10 +56,12 @@ func (c *Client) ApplyUID(ctx context.Context, obj *unstructured.Unstructured, f
 	if force {
 		req = req.Param("force", "true")
 	}
-	body, err := req.Do(ctx).Raw()
-	if err != nil {
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil {
 		return "", fmt.Errorf("apply %s: %w", k, err)
 	}
+	body, _ := res.Raw() // its error is Error's
+
 	var written struct {
 		Metadata struct {
 			UID string `json:"uid"`
