@@ -77,6 +77,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	}
 	deletes, notes := prunes(d, live)
 	p.Warnings = append(p.Warnings, notes...)
+	p.Migrate = migrate(d, live)
 	if p.Changes, err = order(reg, changes, deletes); err != nil {
 		return nil, fmt.Errorf("order the plan: %w", err)
 	}
@@ -94,14 +95,15 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 	fields := diffObjects(reg, d.Objects, live)
 	for i, o := range d.Objects {
 		k := o.Key()
-		if live.Settled[k] {
+		if live.Settled[k] && (live.Inventory == nil || live.Inventory.has(k, live.Objects[k])) {
 			// The common case, with nothing to allocate: the refresh
-			// settles only owned objects outside the lock's namespace.
+			// settles only objects outside the lock's namespace that
+			// Owned's rule gives the stack; the record has the last word.
 			s.Unchanged++
 			continue
 		}
 		cur, labelled := live.Objects[k]
-		owned := labelled && !IsLockNamespace(k) && Owned(cur, d.Stack)
+		owned := labelled && live.Owns(k, cur, d.Stack)
 		if owned && len(fields[i]) == 0 {
 			s.Unchanged++
 			continue
@@ -118,9 +120,9 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 			c.Fields = fields[i]
 			c.Action = ActionUpdate
 		case labelled:
-			// The stack's label without gpuform's field manager: someone
-			// else's object, in the way like a foreign one.
-			inTheWay(reg, c, o, cur, opts, notOursReason(k, d.Stack))
+			// The stack's label, but not the stack's (see Live.Owns):
+			// someone else's object, in the way like a foreign one.
+			inTheWay(reg, c, o, cur, opts, notOursReason(k, cur, live, d.Stack))
 		case live.Foreign[k] != nil:
 			cur = live.Foreign[k]
 			inTheWay(reg, c, o, cur, opts, fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur)))
@@ -149,8 +151,12 @@ func inTheWay(reg *kinds.Registry, c *Change, o *Object, cur *unstructured.Unstr
 // prunes returns a delete for every object of the stack the configuration
 // no longer has, unless its deletion has begun (a terminating Namespace),
 // and a warning for every object with the stack's label that the stack does
-// not own (Owned), which is left in place: a label anyone may set is no
-// reason to delete, and the lock's namespace is never deleted.
+// not own (Live.Owns: its record holds it with its UID), which is left in
+// place: a label or field manager anyone who may write the object may set
+// is no reason to delete, and the lock's namespace is never deleted. A
+// stack without a record yet (last applied by a gpuform that kept none)
+// deletes nothing: what it would prune is reported, and the first apply
+// records the desired objects (Plan.Migrate).
 func prunes(d *Desired, live *Live) ([]*Change, hcl.Diagnostics) {
 	var desired map[Key]*Object // built once an object not settled needs it
 	var deletes []*Change
@@ -165,12 +171,12 @@ func prunes(d *Desired, live *Live) ([]*Change, hcl.Diagnostics) {
 		if _, ok := desired[k]; ok || u.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if !Owned(u, d.Stack) || IsLockNamespace(k) {
-			notes = append(notes, Warning(unmanagedWarning(k, d.Stack), ""))
+		if !live.Owns(k, u, d.Stack) || live.Inventory == nil {
+			notes = append(notes, Warning(unmanagedWarning(k, u, live, d.Stack), ""))
 			continue
 		}
 		deletes = append(deletes, &Change{
-			Address:    u.GetAnnotations()[AnnotAddress],
+			Address:    live.AppliedAddress(k, u),
 			Key:        k,
 			APIVersion: u.GetAPIVersion(),
 			Action:     ActionDelete,
@@ -179,6 +185,24 @@ func prunes(d *Desired, live *Live) ([]*Change, hcl.Diagnostics) {
 	}
 	sort.Slice(notes, func(i, j int) bool { return notes[i].Summary < notes[j].Summary })
 	return deletes, notes
+}
+
+// migrate returns the keys of d's objects that Owned's rule gives the
+// stack in live, when live has no record yet (nil otherwise): what the
+// first apply records besides what it writes itself.
+func migrate(d *Desired, live *Live) []Key {
+	if live.Inventory != nil {
+		return nil
+	}
+	var out []Key
+	for _, o := range d.Objects {
+		k := o.Key()
+		if u := live.Objects[k]; u != nil && !IsLockNamespace(k) && Owned(u, d.Stack) {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
 }
 
 // count adds the changes to the summary, by action.

@@ -45,7 +45,15 @@ func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 		if len(fields) == 0 && len(pools) == 1 {
 			fields = unfinishedMIG(pools[0], n)
 		}
-		if len(fields) == 0 {
+		// Every node a pool selects is checked for another stack's claim,
+		// even one whose labels already match: two stacks' pools of the
+		// same name write the same labels, and server-side apply lets both
+		// managers own them without a conflict.
+		other := ""
+		if len(pools) == 1 {
+			other = otherPoolOwner(n, manager)
+		}
+		if len(fields) == 0 && other == "" {
 			continue
 		}
 		if address == "" {
@@ -56,7 +64,7 @@ func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 			c.Wait = pools[0].MIGState
 			c.Throttle = pools[0].Address
 		}
-		if other := otherPoolOwner(n, manager); other != "" && address != "pool (removed)" {
+		if other != "" {
 			if opts.Adopt {
 				c.Action = ActionAdopt
 			} else {

@@ -85,6 +85,7 @@ func TestFakeKindThroughTheRegistry(t *testing.T) {
 		for _, o := range d.Objects {
 			live.Objects[o.Key()] = enginetest.ServerCopy(t, o.Object)
 		}
+		enginetest.Record(live, d.Stack)
 		d.Objects = nil
 		p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 		want := []string{"delete ResourceQuota", "delete Widget", "delete ConfigMap", "delete Namespace"}

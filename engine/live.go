@@ -31,6 +31,11 @@ type Live struct {
 	// Foreign are objects at a desired key that the stack does not own
 	// (unlabelled, or labelled with another stack), by key.
 	Foreign map[Key]*unstructured.Unstructured
+	// Inventory is gpuform's record of the stack (what it applied, with
+	// each object's UID and commit), read from LockNamespace; nil when
+	// there is none yet. Ownership and applied commits come from it (Owns,
+	// AppliedCommit).
+	Inventory *Inventory
 	// Nodes are all Nodes of the cluster.
 	Nodes []*unstructured.Unstructured
 	// MissingKinds are kinds the cluster does not serve at the version

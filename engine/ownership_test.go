@@ -26,8 +26,9 @@ func labelledNamespace(name string, managers ...metav1.ManagedFieldsEntry) *unst
 }
 
 // TestPruneNeedsMoreThanTheLabel: an object that carries the stack's label
-// but that gpuform never applied (no managedFields entry of manager gpuform
-// with operation Apply) is a note in the plan, never a delete, and at a
+// but that the stack's record does not hold, even with a managedFields
+// entry of manager gpuform with operation Apply (which a tenant can forge
+// by server-side apply), is a note in the plan, never a delete, and at a
 // desired key it is in the way (a conflict, or an adoption with --adopt),
 // never silently updated. The lock's namespace is never deleted or taken
 // over, even when both marks are forged on it. Before: every object with the
@@ -50,8 +51,12 @@ func TestPruneNeedsMoreThanTheLabel(t *testing.T) {
 		"no-managers":        labelledNamespace("no-managers"),
 		"kubectl-created":    labelledNamespace("kubectl-created", kubectl),
 		"gpuform-as-updater": labelledNamespace("gpuform-as-updater", gpuformUpdate),
+		// Both marks forged (a tenant's server-side apply as manager
+		// gpuform), and another tenant's address: not in the record.
+		"forged-apply":       labelledNamespace("forged-apply", gpuformApply),
 		engine.LockNamespace: labelledNamespace(engine.LockNamespace, kubectl, gpuformApply),
 	}
+	foreign["forged-apply"].SetAnnotations(map[string]string{engine.AnnotAddress: "tenant.research"})
 	for _, u := range foreign {
 		live.Objects[engine.KeyOf(u)] = u
 	}
@@ -75,11 +80,11 @@ func TestPruneNeedsMoreThanTheLabel(t *testing.T) {
 			t.Errorf("no warning about Namespace %s, which is left in place:\n%s", name, warnings)
 		}
 	}
-	if !strings.Contains(warnings, "Namespace gpuform-system is the namespace of gpuform's lock") || !strings.Contains(warnings, "never applied it (no field manager gpuform") {
+	if !strings.Contains(warnings, "Namespace gpuform-system is the namespace of gpuform's lock") || !strings.Contains(warnings, "Namespace forged-apply carries the label gpuform.dev/stack=quickstart, but is not in the stack's inventory: left in place, not deleted") {
 		t.Errorf("warnings do not say why the objects are kept:\n%s", warnings)
 	}
 	c := changeOf(t, p, research)
-	if c.Action != engine.ActionConflict || !strings.Contains(c.Reason, "gpuform never applied it") || p.Summary.Conflicts != 1 {
+	if c.Action != engine.ActionConflict || !strings.Contains(c.Reason, "is not in the stack's inventory") || p.Summary.Conflicts != 1 {
 		t.Errorf("a desired namespace someone else created with the label: %s (%q), want a conflict", c.Action, c.Reason)
 	}
 	if c := changeOf(t, enginetest.MustDiff(t, d, live, engine.DiffOptions{Adopt: true}), research); c.Action != engine.ActionAdopt {

@@ -119,6 +119,11 @@ type Plan struct {
 	// apply proves each enforced in a tenant's namespace before it grants
 	// access there.
 	Policies []string
+	// Migrate, for a stack without a record yet (Live.Inventory nil), are
+	// the keys of the desired objects that Owned's rule gives the stack:
+	// the first apply records them (NextInventory) besides what it
+	// writes. Nil once the stack has a record.
+	Migrate []Key
 }
 
 // ConfigSource is where a plan's configuration was read from: the commit

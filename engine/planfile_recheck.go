@@ -33,8 +33,8 @@ func (e *UntrustedPlanError) Error() string {
 // ownership or scope:
 //
 //   - a delete only of an object of a managed kind that the refresh read in
-//     the stack and that the stack owns (Owned: its label and gpuform's
-//     field manager), never of the lock's namespace;
+//     the stack and that the stack's record holds with its UID (Live.Owns,
+//     the rule Diff's prunes follow), never of the lock's namespace;
 //   - a create only of an object that does not exist; an update only of one
 //     the stack owns; an adoption only of one it does not own, and only
 //     with adopt (--adopt on the apply);
@@ -105,14 +105,17 @@ func recheckPatched(c *Change, cur *unstructured.Unstructured, adopt bool) strin
 // when it is not.
 func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 	cur, labelled := live.Objects[c.Key]
-	owned := labelled && Owned(cur, stack)
+	owned := labelled && live.Owns(c.Key, cur, stack)
 	if !labelled {
 		cur = live.Foreign[c.Key]
 	}
 	switch c.Action {
 	case ActionDelete:
 		if !owned {
-			return notOwnedWhy(labelled, stack)
+			return notOwnedWhy(labelled, live.Inventory != nil, stack)
+		}
+		if live.Inventory == nil {
+			return "the stack has no inventory yet, and gpuform deletes only what its inventory holds"
 		}
 		if v := cur.GetAPIVersion(); v != "" {
 			c.APIVersion = v
@@ -124,7 +127,7 @@ func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 		return ""
 	case ActionUpdate:
 		if !owned {
-			return notOwnedWhy(labelled, stack)
+			return notOwnedWhy(labelled, live.Inventory != nil, stack)
 		}
 	case ActionAdopt:
 		switch {
@@ -141,9 +144,13 @@ func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 }
 
 // notOwnedWhy says why an object the stack does not own may not be deleted
-// or updated; labelled is whether it carries the stack's label.
-func notOwnedWhy(labelled bool, stack string) string {
-	if labelled {
+// or updated; labelled is whether it carries the stack's label, recorded
+// whether the stack has a record (without one, nothing is deleted).
+func notOwnedWhy(labelled, recorded bool, stack string) string {
+	switch {
+	case labelled && recorded:
+		return fmt.Sprintf("it carries the label %s=%s, but is not in the stack's inventory with its UID, so the stack does not own it", LabelStack, stack)
+	case labelled:
 		return fmt.Sprintf("it carries the label %s=%s, but gpuform never applied it (no field manager %s), so the stack does not own it", LabelStack, stack, FieldManager)
 	}
 	return fmt.Sprintf("the refresh under the lock did not find it in stack %s, so the stack does not own it", stack)

@@ -13,7 +13,7 @@ import (
 
 // TestRecheckSavedPlan: apply holds every change of a saved plan against
 // the cluster read under the lock, whatever the file says: a delete only of
-// an object the stack owns (its label and gpuform's field manager), a
+// an object the stack owns (its record holds it with its UID), a
 // create only of an object that does not exist, an update only of an owned
 // one, an adoption only with --adopt, a Node change only of a Node the
 // refresh read. An accepted change is bound to the live object (the
@@ -56,7 +56,7 @@ func TestRecheckSavedPlan(t *testing.T) {
 	}
 	want := []string{
 		"delete Namespace kube-system: the refresh under the lock did not find it in stack quickstart",
-		"delete Namespace forged: it carries the label gpuform.dev/stack=quickstart, but gpuform never applied it",
+		"delete Namespace forged: it carries the label gpuform.dev/stack=quickstart, but is not in the stack's inventory",
 		"create Namespace serving: it exists already",
 		"update Namespace forged: it carries the label",
 		"adopt Namespace serving: the plan takes it over from its owner; apply a plan that adopts objects with --adopt",

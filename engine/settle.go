@@ -40,6 +40,25 @@ type Settler struct {
 	// of size L have a handful of distinct ones.
 	mu      sync.RWMutex
 	managed map[string][]any
+	// inv is the stack's record (UseInventory); nil: none (Owned's rule).
+	inv *Inventory
+}
+
+// UseInventory makes the Settler settle only objects that inv, the stack's
+// record the refresh read, holds with their UIDs (see Live.Owns), as Diff
+// decides ownership. Call it before the first Settle or Stream; nil (no
+// record yet) keeps Owned's rule.
+func (s *Settler) UseInventory(inv *Inventory) { s.inv = inv }
+
+// owns reports whether the stack owns u at key k, by Live.Owns's rule.
+func (s *Settler) owns(k Key, u *unstructured.Unstructured) bool {
+	if IsLockNamespace(k) {
+		return false
+	}
+	if s.inv != nil {
+		return s.inv.has(k, u)
+	}
+	return Owned(u, s.d.Stack)
 }
 
 // NewSettler returns the Settler of the live objects of d's stack.
@@ -68,7 +87,7 @@ func NewSettler(d *Desired) *Settler {
 func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 	k := KeyOf(u)
 	o := s.index[k]
-	if o == nil || IsLockNamespace(k) || !Owned(u, s.d.Stack) {
+	if o == nil || !s.owns(k, u) {
 		return u, false
 	}
 	if len(DiffOwned(s.reg, o.Object.Object, u)) > 0 {

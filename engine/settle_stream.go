@@ -77,7 +77,7 @@ func (s *Settler) DesiredMetadata(k Key) map[string]any {
 func (s *Settler) Stream(c *StreamSettle, head *unstructured.Unstructured) bool {
 	k := KeyOf(head)
 	o := s.index[k]
-	if o == nil || IsLockNamespace(k) || !Owned(head, s.d.Stack) {
+	if o == nil || !s.owns(k, head) {
 		return false
 	}
 	*c = StreamSettle{head: head, desired: o.Object.Object, lk: listKeys{gvk: head.GroupVersionKind()}, s: s,

@@ -23,6 +23,7 @@ import (
 // settle settles every object of live against d, as a refresh does.
 func settle(d *engine.Desired, live *engine.Live) {
 	s := engine.NewSettler(d)
+	s.UseInventory(live.Inventory)
 	live.Settled, live.SettledFor = map[engine.Key]bool{}, d
 	for k, u := range live.Objects {
 		if slim, ok := s.Settle(u); ok {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/faultproxy"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
@@ -147,6 +148,18 @@ func TestFaultTransientErrorsConverge(t *testing.T) {
 			}
 
 			patches := byPath(log, "PATCH")
+			// Besides the objects, the stack's inventory: announced before
+			// the walk, recorded after it (a shard each).
+			inventory := 0
+			for path := range patches {
+				if strings.Contains(path, "/namespaces/"+engine.LockNamespace+"/configmaps/gpuform-inventory-") {
+					delete(patches, path)
+					inventory++
+				}
+			}
+			if inventory != 2 {
+				t.Errorf("%d inventory shards were written, want 2", inventory)
+			}
 			if len(patches) != want {
 				t.Errorf("%d objects were written, want %d", len(patches), want)
 			}

@@ -115,7 +115,7 @@ func TestSavedPlanTrust(t *testing.T) {
 		r := runWith(t, nil, "apply", edited)
 		if r.code != 1 || !strings.Contains(r.stderr, "the saved plan has changes gpuform would not make to stack pftrust") ||
 			!strings.Contains(r.stderr, "delete Namespace pftrust-foreign: the refresh under the lock did not find it in stack pftrust") ||
-			!strings.Contains(r.stderr, "delete Namespace pftrust-forged: it carries the label gpuform.dev/stack=pftrust, but gpuform never applied it") {
+			!strings.Contains(r.stderr, "delete Namespace pftrust-forged: it carries the label gpuform.dev/stack=pftrust, but is not in the stack's inventory") {
 			t.Errorf("apply of the edited plan: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
 		if !strings.Contains(r.stderr, "Warning: "+edited+" is not signed") {
@@ -295,7 +295,7 @@ func TestPruneNeedsMoreThanTheLabelOnTheCluster(t *testing.T) {
 	}
 	r := applyOK(t, nil, dir, "--adopt")
 	for _, want := range []string{
-		"Namespace owned-forged carries the label gpuform.dev/stack=owned, but gpuform never applied it",
+		"Namespace owned-forged carries the label gpuform.dev/stack=owned, but is not in the stack's inventory: left in place, not deleted",
 		"Namespace gpuform-system is the namespace of gpuform's lock",
 		"Destruction complete after",
 		"Apply complete! Resources: 0 added, 0 changed, 4 destroyed.",

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 )
@@ -117,8 +115,11 @@ type drifter struct {
 func newDrifter(d *engine.Desired, live *engine.Live, ref string, opts Options) *drifter {
 	x := &drifter{ref: ref, desired: d, live: live, at: map[string]*engine.Desired{}, rank: map[string]int{},
 		byAddress: map[string]map[string]int{}, stackStamps: map[string]int{}, index: map[*engine.Desired]map[engine.Key]*engine.Object{}}
-	for _, u := range live.Objects {
-		a, s := u.GetAnnotations()[engine.AnnotAddress], stamp(u)
+	for k, u := range live.Objects {
+		if live.Inventory != nil && !live.Owns(k, u, d.Stack) {
+			continue // not the stack's: its stamps say nothing of what was applied
+		}
+		a, s := live.AppliedAddress(k, u), live.AppliedCommit(k, u)
 		if x.byAddress[a] == nil {
 			x.byAddress[a] = map[string]int{}
 		}
@@ -143,12 +144,13 @@ func newDrifter(d *engine.Desired, live *engine.Live, ref string, opts Options) 
 	return x
 }
 
-// stamp returns the gpuform.dev/commit annotation of a live object.
-func stamp(u *unstructured.Unstructured) string {
-	if u == nil {
-		return ""
-	}
-	return u.GetAnnotations()[engine.AnnotCommit]
+// stamp returns the commit the stack last applied c's live object from:
+// the stack's record's (engine.Live.AppliedCommit), never the object's
+// gpuform.dev/commit annotation, which whoever may edit the object may set
+// (the annotation stands in only until a stack's first apply writes its
+// record).
+func (x *drifter) stamp(c *engine.Change) string {
+	return x.live.AppliedCommit(c.Key, c.Before)
 }
 
 // sameAsRef reports whether stamp s is the ref's commit (never true
@@ -211,7 +213,7 @@ func (x *drifter) add(class Class, c *engine.Change, applied string, fields []en
 
 // update classifies the fields of a managed object that differ from the ref.
 func (x *drifter) update(c *engine.Change) {
-	s := stamp(c.Before)
+	s := x.stamp(c)
 	if x.sameAsRef(s) {
 		x.add(LiveEdit, c, s, c.Fields, "changed in the cluster since it was applied from "+ShortCommit(s)+"; apply sets it back")
 		return
@@ -317,7 +319,7 @@ func (x *drifter) conflict(c *engine.Change) {
 
 // delete: an object labelled with the stack that the ref does not have.
 func (x *drifter) delete(c *engine.Change) {
-	s := stamp(c.Before)
+	s := x.stamp(c)
 	if x.sameAsRef(s) {
 		x.add(LiveEdit, c, s, nil, "carries the stack's labels and the stamp of "+ShortCommit(s)+", whose configuration does not have it: created or relabelled by hand; apply deletes it")
 		return

@@ -145,24 +145,49 @@ func TestDriftMissing(t *testing.T) {
 func TestDriftDeletes(t *testing.T) {
 	_, d1 := enginetest.Stamped(t, c1)
 	live := enginetest.DriftLive(t, d1)
-	// An object with the stack's labels and c1's stamp that c1 does not have.
+	// An object with the stack's labels, gpuform's field manager and c1's
+	// stamp that the stack's record does not hold: not the stack's, so no
+	// drift item, and a warning that it is left in place.
 	extra := enginetest.Quota(live, "a").DeepCopy()
 	extra.SetNamespace("rogue")
 	live.Objects[engine.KeyOf(extra)] = extra
 	cfg2, d2 := enginetest.Stamped(t, c2, "tenant \"b\" {\n  quota \"h100\" {\n    gpus = 1\n  }\n  admins  = [\"group:b\"]\n  protect = false\n}", "")
 	r := enginetest.CheckDrift(t, cfg2, d2, live, c2, drift.AppliedConfig{Commit: c2, Desired: d2}, drift.AppliedConfig{Commit: c1, Desired: d1})
 	enginetest.WantItems(t, r,
-		"live-edit ResourceQuota rogue/gpuform",
 		"unapplied Namespace b",
 		"unapplied ResourceQuota b/gpuform",
 		"unapplied RoleBinding b/gpuform-admins")
 	if it := item(t, r, drift.Unapplied, "Namespace b"); it.Action != engine.ActionDelete || it.AppliedCommit != c1 {
 		t.Errorf("item = %+v", it)
 	}
-	// Against c1 itself the extra object is a live edit too.
+	if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "ResourceQuota rogue/gpuform carries the label gpuform.dev/stack=d, but is not in the stack's inventory: left in place, not deleted") {
+		t.Errorf("warnings = %s", w)
+	}
+	// Against c1 itself the extra object is no drift either.
 	cfg1, _ := enginetest.DriftConfig(t)
 	r = enginetest.CheckDrift(t, cfg1, d1, live, c1)
-	enginetest.WantItems(t, r, "live-edit ResourceQuota rogue/gpuform")
+	enginetest.WantItems(t, r)
+}
+
+// A tenant who edits an object in its namespace and writes on it the
+// commit stamp of a configuration that has the edit (its own branch, never
+// merged) changes nothing: drift takes the applied commit from the stack's
+// record, so the edit stays a live edit. Before, the stamp on the object
+// made it "unapplied".
+func TestDriftStampFromRecord(t *testing.T) {
+	cfg, d1 := enginetest.Stamped(t, c1)
+	_, branch := enginetest.Stamped(t, c2, "gpus = 2", "gpus = 5")
+	live := enginetest.DriftLive(t, d1)
+	q := enginetest.Quota(live, "a")
+	_ = unstructured.SetNestedField(q.Object, "5", "spec", "hard", "requests.nvidia.com/gpu")
+	a := q.GetAnnotations()
+	a[engine.AnnotCommit] = c2
+	q.SetAnnotations(a)
+	r := enginetest.CheckDrift(t, cfg, d1, live, c1, drift.AppliedConfig{Commit: c2, Desired: branch}, drift.AppliedConfig{Commit: c1, Desired: d1})
+	enginetest.WantItems(t, r, "live-edit ResourceQuota a/gpuform")
+	if it := r.Items[0]; it.AppliedCommit != c1 || paths(it) != gpuPath {
+		t.Errorf("item = %+v, want the edit a live edit applied from %s", it, c1)
+	}
 }
 
 func TestDriftNodes(t *testing.T) {

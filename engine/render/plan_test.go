@@ -25,6 +25,7 @@ func TestRenderPlanGolden(t *testing.T) {
 	gone := live.Objects[isvc].DeepCopy()
 	gone.SetName("old-model")
 	live.Objects[engine.KeyOf(gone)] = gone
+	enginetest.Record(live, d.Stack) // gpuform applied it, then the configuration dropped it
 	delete(live.Objects, engine.Key{Kind: "Namespace", Name: "serving"})
 	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	for _, f := range []struct {

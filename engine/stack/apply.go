@@ -98,7 +98,7 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 				return err
 			}
 		}
-		return execute(ctx, cl, p, opts, f, res)
+		return execute(ctx, cl, p, d.live, opts, f, res)
 	})
 }
 
@@ -155,7 +155,7 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 				return err
 			}
 		}
-		return execute(ctx, cl, p, opts, f, res)
+		return execute(ctx, cl, p, live, opts, f, res)
 	})
 }
 
@@ -256,12 +256,17 @@ func check(p *engine.Plan, safety engine.SafetyOptions) error {
 
 // execute checks p, asks for approval and applies it under the lock's
 // fence (no write once the lock is lost), recording the report and why it
-// stopped in res.
-func execute(ctx context.Context, cl Cluster, p *engine.Plan, opts ApplyOptions, f fence, res *ApplyResult) error {
+// stopped in res, then writes the stack's record (see record); live is
+// what p was made or re-checked from.
+func execute(ctx context.Context, cl Cluster, p *engine.Plan, live *engine.Live, opts ApplyOptions, f fence, res *ApplyResult) error {
 	if err := check(p, opts.Safety); err != nil {
 		return err
 	}
 	if !p.HasChanges() {
+		if live.Inventory == nil {
+			// A stack without a record yet gets one, changes or not.
+			return record(ctx, cl, p, live, nil, nil, f, -1)
+		}
 		return nil
 	}
 	if opts.Approve != nil {
@@ -269,14 +274,19 @@ func execute(ctx context.Context, cl Cluster, p *engine.Plan, opts ApplyOptions,
 			return err
 		}
 	}
+	seq, err := announce(ctx, cl, p, live, f)
+	if err != nil {
+		return err
+	}
 	eopts := opts.Engine
 	eopts.Fence = f.check
-	res.Report = engine.Apply(ctx, p, cl, eopts)
+	rt := &recordingTarget{Cluster: cl, uids: map[engine.Key]string{}}
+	res.Report = engine.Apply(ctx, p, rt, eopts)
 	switch lost := f.check(); {
 	case ctx.Err() != nil:
 		res.Stopped = context.Cause(ctx)
 	case lost != nil:
 		res.Stopped = lost
 	}
-	return nil
+	return record(ctx, cl, p, live, res.Report, rt.uids, f, seq)
 }

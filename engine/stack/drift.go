@@ -83,7 +83,7 @@ func (s *Stack) Fix(ctx context.Context, opts ApplyOptions) (*FixResult, error) 
 			if err := s.assess(ctx, cl, head.cfg, d); err != nil {
 				return err
 			}
-			if err := execute(ctx, cl, p, opts, f, res); err != nil || !res.OK() {
+			if err := execute(ctx, cl, p, d.live, opts, f, res); err != nil || !res.OK() {
 				return err
 			}
 		}
@@ -119,14 +119,16 @@ func (s *Stack) checkDrift(ctx context.Context, cl Cluster, head *loaded) (*drif
 	return rep, nil
 }
 
-// appliedConfigs compiles the configuration at every commit stamped on the
-// live objects (at most maxAppliedCommits), newest first, with the
+// appliedConfigs compiles the configuration at every commit the stack's
+// record says its live objects were applied from (at most maxAppliedCommits), newest first, with the
 // Stack's own among them, and says which stamps could not be read.
 func (s *Stack) appliedConfigs(ctx context.Context, head *loaded, live *engine.Live) ([]drift.AppliedConfig, []string) {
 	commit := head.origin.Stamp()
 	objects := map[string]int{}
-	for _, u := range live.Objects {
-		if st := u.GetAnnotations()[engine.AnnotCommit]; st != "" && st != commit {
+	for k, u := range live.Objects {
+		// The commit from the stack's record, not the object's annotation,
+		// which whoever may edit the object may set.
+		if st := live.AppliedCommit(k, u); st != "" && st != commit {
 			objects[st]++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -25,6 +26,17 @@ type Cluster interface {
 	ForceUnlock(ctx context.Context, stack, id string) error
 	// GPUPods lists the pods using GPUs on each of the named nodes.
 	GPUPods(ctx context.Context, nodes []string) (map[string][]string, error)
+	// ApplyUID is Apply that returns the UID of the object written, for
+	// the stack's record (engine.Inventory).
+	ApplyUID(ctx context.Context, obj *unstructured.Unstructured, force bool) (string, error)
+	// ApplyWholeUID is ApplyWhole (a kind owned whole) that returns the
+	// UID of the object written.
+	ApplyWholeUID(ctx context.Context, obj *unstructured.Unstructured) (string, error)
+	// WriteInventory stores inv as the stack's record in
+	// engine.LockNamespace (engine.InventoryConfigMaps), then removes its
+	// older versions; the next Refresh of the stack reads it back
+	// (engine.Live.Inventory). Called under the stack's lock.
+	WriteInventory(ctx context.Context, inv *engine.Inventory) error
 	// Context names the cluster so that a saved plan can find it again:
 	// the kubeconfig context, or SimulatedContextPrefix and the simulated
 	// cluster's file.

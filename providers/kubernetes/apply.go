@@ -24,11 +24,29 @@ import (
 // change instead of being dropped with a warning that nobody reads.
 //
 // The patch goes out raw and asks for the result as PartialObjectMetadata:
-// apply never reads the result, so the API server encodes only the
-// object's metadata and nothing is decoded here.
+// apply reads only the UID of the result, so the API server encodes only
+// the object's metadata, and only the UID is decoded here.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
 	_, err := c.apply(ctx, obj, force, metadataOnly)
 	return err
+}
+
+// ApplyUID is Apply, and returns the UID of the object written, read from
+// the metadata the API server answers with (for the stack's record).
+func (c *Client) ApplyUID(ctx context.Context, obj *unstructured.Unstructured, force bool) (string, error) {
+	body, err := c.apply(ctx, obj, force, metadataOnly)
+	if err != nil {
+		return "", err
+	}
+	var written struct {
+		Metadata struct {
+			UID string `json:"uid"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &written); err != nil {
+		return "", fmt.Errorf("apply %s: read the answer: %w", engine.KeyOf(obj), err)
+	}
+	return written.Metadata.UID, nil
 }
 
 // apply is Apply, returning the API server's answer in the media type

@@ -26,29 +26,36 @@ import (
 // fails, and the next plan shows what is left). Its answer is checked
 // again: a foreign field left is an error, never a silent success.
 func (c *Client) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured) error {
+	_, err := c.ApplyWholeUID(ctx, obj)
+	return err
+}
+
+// ApplyWholeUID is ApplyWhole, and returns the UID of the object written
+// (for the stack's record).
+func (c *Client) ApplyWholeUID(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
 	k := engine.KeyOf(obj)
 	body, err := c.apply(ctx, obj, true, wholeObject)
 	if err != nil {
-		return err
+		return "", err
 	}
 	live, err := decodeObject(body)
 	if err != nil {
-		return fmt.Errorf("apply %s: read the answer: %w", k, err)
+		return "", fmt.Errorf("apply %s: read the answer: %w", k, err)
 	}
 	if taken := engine.TakenPaths(live, obj.Object); len(taken) > 0 {
-		return fmt.Errorf("apply %s: fields gpuform sets are still another manager's after a forced apply: %s", k, formatPaths(taken))
+		return "", fmt.Errorf("apply %s: fields gpuform sets are still another manager's after a forced apply: %s", k, formatPaths(taken))
 	}
 	paths := engine.ForeignFields(live, obj.Object)
 	if len(paths) == 0 {
-		return nil
+		return string(live.GetUID()), nil
 	}
 	patch, err := removePatch(live.GetResourceVersion(), paths)
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", k, err)
+		return "", fmt.Errorf("apply %s: %w", k, err)
 	}
 	path, err := c.objectPath(obj)
 	if err != nil {
-		return c.explain("apply "+k.String(), err)
+		return "", c.explain("apply "+k.String(), err)
 	}
 	res := c.typed.CoreV1().RESTClient().Patch(types.JSONPatchType).AbsPath(path...).
 		Param("fieldManager", engine.FieldManager).
@@ -58,15 +65,15 @@ func (c *Client) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured)
 		body, _ = res.Raw()
 	}
 	if err != nil {
-		return fmt.Errorf("apply %s: remove the fields other managers set (%s): %w", k, formatPaths(paths), err)
+		return "", fmt.Errorf("apply %s: remove the fields other managers set (%s): %w", k, formatPaths(paths), err)
 	}
 	if live, err = decodeObject(body); err != nil {
-		return fmt.Errorf("apply %s: read the answer: %w", k, err)
+		return "", fmt.Errorf("apply %s: read the answer: %w", k, err)
 	}
 	if left := engine.ForeignFields(live, obj.Object); len(left) > 0 {
-		return fmt.Errorf("apply %s: fields other managers set are still there after their removal: %s", k, formatPaths(left))
+		return "", fmt.Errorf("apply %s: fields other managers set are still there after their removal: %s", k, formatPaths(left))
 	}
-	return nil
+	return string(live.GetUID()), nil
 }
 
 // wholeObject asks the API server for the whole object in its answer: the

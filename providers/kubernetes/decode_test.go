@@ -224,10 +224,10 @@ func TestDecodeListManyItems(t *testing.T) {
 	}
 }
 
-// Trimming also leaves out the metadata nothing reads after a refresh (uid,
-// creationTimestamp, generation; the time and type of gpuform's
+// Trimming also leaves out the metadata nothing reads after a refresh
+// (creationTimestamp, generation; the time and type of gpuform's
 // managedFields entries) and keeps what the diff, apply, a saved plan's
-// re-check and the outputs do read.
+// re-check, the stack's record (the uid) and the outputs do read.
 func TestDecodeListTrimUnreadMetadata(t *testing.T) {
 	body := `{"items":[{"metadata":{"name":"q","namespace":"a","uid":"6f1c2b1e","resourceVersion":"42","generation":3,
 		"creationTimestamp":"2026-12-01T17:56:08Z","labels":{"gpuform.dev/stack":"s"},"annotations":{"a":"1"},
@@ -238,12 +238,12 @@ func TestDecodeListTrimUnreadMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := items[0].Object["metadata"].(map[string]any)
-	for _, k := range []string{"uid", "creationTimestamp", "generation"} {
+	for _, k := range []string{"creationTimestamp", "generation"} {
 		if _, ok := md[k]; ok {
 			t.Errorf("metadata.%s kept", k)
 		}
 	}
-	for _, k := range []string{"name", "namespace", "resourceVersion", "labels", "annotations", "managedFields"} {
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "labels", "annotations", "managedFields"} {
 		if _, ok := md[k]; !ok {
 			t.Errorf("metadata.%s dropped", k)
 		}

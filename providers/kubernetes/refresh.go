@@ -23,7 +23,8 @@ import (
 // with the gpuform.dev/stack selector, one LIST of Nodes, one of the GPU
 // Operator's ClusterPolicies, one of the RuntimeClasses, one of the pods
 // not yet ended (paged, what engine.PodWarnings reads of those in the
-// tenants' namespaces), and, only for
+// tenants' namespaces), one of the ConfigMaps of the stack's record in
+// gpuform-system, and, only for
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
@@ -49,12 +50,22 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		if sl != nil {
 			sl.cancel() // another stack's: its answers would be thrown away
 		}
-		gate := newSettleGate()
-		gate.open(settler)
-		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par, gate)
+		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par, newSettleGate())
+	}
+	defer sl.cancel()
+	var read inventoryRead
+	select {
+	case read = <-sl.inventory:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if read.err != nil {
+		return nil, read.err
+	}
+	if settler != nil {
+		settler.UseInventory(read.inv)
 	}
 	sl.gate.open(settler)
-	defer sl.cancel()
 	type podsRead struct {
 		pods      []engine.LivePod
 		truncated bool
@@ -82,6 +93,7 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		return nil, sl.err
 	}
 	live := sl.live
+	live.Inventory = read.inv
 	if len(live.Settled) > 0 {
 		live.SettledFor = d
 	}
@@ -141,6 +153,14 @@ type stackLists struct {
 	live     *engine.Live
 	mappings map[schema.GroupKind]*meta.RESTMapping
 	err      error
+	// inventory receives the stack's record once read.
+	inventory chan inventoryRead
+}
+
+// inventoryRead is the stack's record as read, or why it could not be.
+type inventoryRead struct {
+	inv *engine.Inventory
+	err error
 }
 
 // startLists sends the LISTs of stack's kinds (in the order of send, a
@@ -157,6 +177,14 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
+	// The stack's record of what it applied (engine.Inventory): one LIST
+	// in gpuform's own namespace, which Refresh waits for before it lets
+	// the items settle (the Settler settles only what the record holds).
+	sl.inventory = make(chan inventoryRead, 1)
+	go func() {
+		inv, err := c.readInventory(ctx, stack)
+		sl.inventory <- inventoryRead{inv, err}
+	}()
 	// settling settles each kind's pending items (its first error wins).
 	var settling errgroup.Group
 	live := sl.live

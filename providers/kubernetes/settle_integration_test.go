@@ -250,10 +250,18 @@ func applyStack(t *testing.T, srv *kubeapitest.Server, d *engine.Desired) {
 	}
 	extra := objs[0].Object.DeepCopy()
 	extra.SetName(extra.GetName() + "-pruned")
+	// Applied and recorded in the stack's inventory, as gpuform's apply
+	// leaves them.
+	inv := &engine.Inventory{Stack: d.Stack, Objects: map[engine.Key]engine.InventoryEntry{}}
 	for _, o := range append(objs, &engine.Object{Object: extra}) {
-		if err := c.Apply(ctx, o.Object, true); err != nil {
+		uid, err := c.ApplyUID(ctx, o.Object, true)
+		if err != nil {
 			t.Fatalf("apply %s: %v", o.Key(), err)
 		}
+		inv.Objects[o.Key()] = engine.InventoryEntry{UID: uid, Address: o.Address}
+	}
+	if err := c.WriteInventory(ctx, inv); err != nil {
+		t.Fatal(err)
 	}
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	for i, o := range objs {

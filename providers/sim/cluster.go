@@ -36,6 +36,11 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 			live.Foreign[k] = u.DeepCopy()
 		}
 	}
+	inv, err := engine.ReadInventory(d.Stack, c.inventoryConfigMaps(d.Stack))
+	if err != nil {
+		return nil, err
+	}
+	live.Inventory = inv
 	for _, n := range c.spec.Nodes {
 		live.Nodes = append(live.Nodes, c.node(n))
 	}
@@ -117,6 +122,11 @@ func (c *Cluster) Apply(_ context.Context, obj *unstructured.Unstructured, _ boo
 // obj whole.
 func (c *Cluster) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured) error {
 	return c.Apply(ctx, obj, true)
+}
+
+// ApplyWholeUID is ApplyWhole, and returns the UID of the object stored.
+func (c *Cluster) ApplyWholeUID(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	return c.ApplyUID(ctx, obj, true)
 }
 
 // Delete removes an object, and with a Namespace what lives in it.

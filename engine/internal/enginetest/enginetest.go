@@ -5,7 +5,9 @@
 package enginetest
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -196,7 +199,7 @@ func ServerCopy(t testing.TB, obj *unstructured.Unstructured) *unstructured.Unst
 	t.Helper()
 	u := obj.DeepCopy()
 	u.SetResourceVersion("42")
-	u.SetUID("0000")
+	u.SetUID(types.UID(fmt.Sprintf("uid-%x", sha256.Sum256([]byte(engine.KeyOf(obj).String())))[:40]))
 	u.Object["status"] = map[string]any{"phase": "Active"}
 	if u.GetKind() == "ValidatingAdmissionPolicy" {
 		spec := u.Object["spec"].(map[string]any)
@@ -259,7 +262,22 @@ func Applied(t testing.TB, d *engine.Desired) *engine.Live {
 	for _, o := range d.Objects {
 		live.Objects[o.Key()] = ServerCopy(t, o.Object)
 	}
+	Record(live, d.Stack)
 	return live
+}
+
+// Record gives live the record an apply by gpuform would have left
+// (engine.Inventory): every object of live that Owned's rule gives stack,
+// with its UID, commit stamp and address.
+func Record(live *engine.Live, stack string) {
+	inv := &engine.Inventory{Stack: stack, Objects: map[engine.Key]engine.InventoryEntry{}}
+	for k, u := range live.Objects {
+		if engine.Owned(u, stack) && !engine.IsLockNamespace(k) {
+			a := u.GetAnnotations()
+			inv.Objects[k] = engine.InventoryEntry{UID: string(u.GetUID()), Commit: a[engine.AnnotCommit], Address: a[engine.AnnotAddress]}
+		}
+	}
+	live.Inventory = inv
 }
 
 // NodeFor is a Node carrying a pool's selector labels, as a cluster would have.
