@@ -48,6 +48,22 @@ model "m" {
   format      = "onnx"
   storage_uri = "s3://m"
 }`, ""},
+		{"one resource on two pools", `
+pool "h200" {
+  gpu = "H200-141GB"
+}
+tenant "a" {
+  quota "h100" {
+    gpus = 2
+  }
+  quota "h200" { # here
+    gpus = 1
+  }
+}`, "Quota for one resource on two pools"},
+		{"system priority", `
+priority "system-mine" { # here
+  value = 10
+}`, "Reserved priority name"},
 		{"unknown GPU", `
 pool "x" {
   gpu = "Z9000" # here
