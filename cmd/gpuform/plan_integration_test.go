@@ -178,7 +178,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 37 to add, 4 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 47 to add, 4 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
@@ -186,11 +186,13 @@ func TestPlanBankLifecycle(t *testing.T) {
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
 		r := applyOK(t, &c, dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 37 added, 4 changed, 0 destroyed.") {
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 47 added, 4 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
-		if !strings.Contains(r.stdout, "tenant.risk: Creating Namespace risk...") || !strings.Contains(r.stdout, "tenant.risk: Creation complete after") {
-			t.Errorf("apply does not report progress per change:\n%s", r.stdout)
+		// 51 changes, more than a line each (render.PerChangeMax): status
+		// lines, the last with every change done.
+		if !strings.Contains(r.stdout, "Progress: 51/51 done, 0 failed, finished in") {
+			t.Errorf("apply does not report its progress:\n%s", r.stdout)
 		}
 		reqs := c.Ordered()
 		before(t, reqs, "PATCH /api/v1/namespaces/risk", "PATCH /api/v1/namespaces/risk/resourcequotas/gpuform")
@@ -293,7 +295,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		// A pod using a MIG slice on a100-0 makes re-partitioning disruptive.
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "scorer", Namespace: "risk"},
-			Spec: corev1.PodSpec{NodeName: "a100-0", Containers: []corev1.Container{{
+			Spec: corev1.PodSpec{NodeName: "a100-0", NodeSelector: map[string]string{"gpuform.dev/pool": "a100"}, Containers: []corev1.Container{{
 				Name: "scorer", Image: "scorer:1",
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("1"), "cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")},
