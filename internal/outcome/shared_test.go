@@ -78,7 +78,8 @@ func TestSharedReplicasKeptApartFromWholeGPUs(t *testing.T) {
 	}
 
 	two := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "two-whole", Namespace: ns}, Spec: corev1.PodSpec{
-		Containers: []corev1.Container{container(map[string]string{"nvidia.com/gpu": "2"})},
+		NodeSelector: map[string]string{"gpuform.dev/pool": "shared-whole"}, // the pool its quota is on
+		Containers:   []corev1.Container{container(map[string]string{"nvidia.com/gpu": "2"})},
 	}}
 	_, err = cs.CoreV1().Pods(ns).Create(ctx, two, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: gpuform") {
