@@ -23,7 +23,7 @@ const LabelInventory = "gpuform.dev/inventory"
 const inventoryKey = "inventory.json.gz"
 
 // maxInventoryShard bounds a shard's compressed record, well under the
-// API server's 1 MiB limit on an object.
+// API server's limit on the size of an object.
 const maxInventoryShard = 768 << 10
 
 // inventoryPerShard is how many objects a shard holds at first: a shard
@@ -53,7 +53,7 @@ func InventoryName(stack string, seq int64, i int) string {
 
 // InventoryConfigMaps encodes inv as the ConfigMaps of its version
 // inv.Seq+1 in LockNamespace: each a shard of the objects, in key order,
-// as gzipped JSON under the 1 MiB object limit. A reader takes the newest
+// as gzipped JSON under the API server's object size limit. A reader takes the newest
 // version whose shards are all present (ReadInventory), so writing them
 // all and then deleting the older versions never leaves a torn record.
 func InventoryConfigMaps(inv *Inventory) ([]*unstructured.Unstructured, error) {

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/kubernetes"
@@ -21,47 +20,11 @@ import (
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
-// aggregateRoles plays the cluster-role aggregation controller, which the
-// harness (an API server without kube-controller-manager) lacks: each
-// ClusterRole with an aggregationRule (admin, edit, view) gets the rules of
-// the ClusterRoles its selectors match, as on a real cluster.
-func aggregateRoles(t *testing.T) {
-	t.Helper()
-	ctx := kubeapitest.Context(t)
-	cs := clientset(t)
-	roles, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range roles.Items {
-		if r.AggregationRule == nil || len(r.Rules) > 0 {
-			continue
-		}
-		var rules []rbacv1.PolicyRule
-		for _, sel := range r.AggregationRule.ClusterRoleSelectors {
-			s, err := metav1.LabelSelectorAsSelector(&sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, src := range roles.Items {
-				if src.Name != r.Name && s.Matches(labels.Set(src.Labels)) {
-					rules = append(rules, src.Rules...)
-				}
-			}
-		}
-		r.Rules = rules
-		if _, err := cs.RbacV1().ClusterRoles().Update(ctx, &r, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("aggregate ClusterRole %s: %v", r.Name, err)
-		}
-	}
-}
-
 // tenantAdmin is a clientset acting as a member of group, an admins entry
 // of a tenant (tenantsConfig's "group:team-<key>"): it holds only what
 // gpuform's RoleBinding grants, the namespace admin role.
 func tenantAdmin(t *testing.T, group string) *kubernetes.Clientset {
 	t.Helper()
-	aggregateRoles(t)
 	cfg, err := srv.RESTConfig()
 	if err != nil {
 		t.Fatal(err)

@@ -337,9 +337,8 @@ func (d *decoder) intern(s string) string {
 
 // unreadMetadata are the metadata fields of a stack's own objects that
 // nothing reads after a refresh (outputs leave them out, engine.CleanLive):
-// each a string or number of its own in every one of 47,516 objects at
-// size L. The uid is read: the stack's record (engine.Inventory) owns
-// objects by it.
+// each a string or number of its own in every object of the stack. The uid
+// is read: the stack's record (engine.Inventory) owns objects by it.
 func unreadMetadata(key string) bool {
 	switch key {
 	case "creationTimestamp", "generation":
