@@ -184,7 +184,7 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
-	ex.prover = &prover{t: t, policies: p.Policies, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}}
+	ex.prover = &prover{t: t, policies: p.Policies, boundAlike: p.PoliciesBoundAlike, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}, proven: map[string]bool{}}
 	ex.walk(ctx, w.graph)
 	rep := &Report{}
 	for _, j := range w.changes {

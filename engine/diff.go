@@ -34,7 +34,8 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 	if err := missingKinds(reg, d, live); err != nil {
 		return nil, err
 	}
-	p := &Plan{Stack: d.Stack, Source: live.Source, Policies: StackPolicies(d)}
+	p := &Plan{Stack: d.Stack, Source: live.Source}
+	p.Policies, p.PoliciesBoundAlike = StackPolicies(d)
 	// The versions read, one per live object, are gathered on another core
 	// while the objects are diffed (both only read live).
 	versions := make(chan map[Key]string, 1) // never blocks: read unless Diff fails

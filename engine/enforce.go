@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine/dag"
@@ -53,6 +54,7 @@ func (e *NotEnforcedError) Error() string {
 
 var (
 	kindVAP         = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}
+	kindVAPBinding  = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}
 	kindRoleBinding = Key{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
 )
 
@@ -65,16 +67,29 @@ func sameKind(k, kind Key) bool { return k.Group == kind.Group && k.Kind == kind
 func enforces(k Key) bool { return k.Group == kindVAP.Group }
 
 // StackPolicies returns the names of the ValidatingAdmissionPolicies d
-// wants, sorted: those a tenant's access waits for (Plan.Policies).
-func StackPolicies(d *Desired) []string {
-	var out []string
+// wants, sorted: those a tenant's access waits for (Plan.Policies); and
+// whether their bindings all match the same requests (the same
+// matchResources), so that a namespace where the API server enforces one
+// of them, once each was seen enforced, is one where it enforces all.
+func StackPolicies(d *Desired) (names []string, boundAlike bool) {
+	var match []any
+	boundAlike = true
 	for _, o := range d.Objects {
-		if k := o.Key(); sameKind(k, kindVAP) {
-			out = append(out, k.Name)
+		k := o.Key()
+		switch {
+		case sameKind(k, kindVAP):
+			names = append(names, k.Name)
+		case sameKind(k, kindVAPBinding):
+			m, _, _ := unstructured.NestedFieldNoCopy(o.Object.Object, "spec", "matchResources")
+			if match == nil {
+				match = []any{m}
+			} else if !equality.Semantic.DeepEqual(match[0], m) {
+				boundAlike = false
+			}
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(names)
+	return names, boundAlike
 }
 
 // grantsAccess reports whether c gives a subject access through a
@@ -121,13 +136,21 @@ func subjectsOf(u *unstructured.Unstructured) []string {
 }
 
 // prover proves the stack's policies enforced, once per namespace for an
-// apply: the RoleBindings of a namespace share one proof.
+// apply: the RoleBindings of a namespace share one proof. When the
+// policies' bindings match alike (Plan.PoliciesBoundAlike), a namespace
+// probes only the policies no namespace has proven yet, or the first one
+// when all were: the API server enforces a policy it was seen enforcing
+// wherever its binding matches, and a binding's match of a namespace,
+// which one probe shows, is every binding's.
 type prover struct {
-	t        Target
-	policies []string
-	timeout  time.Duration
-	mu       sync.Mutex
-	byNS     map[string]*proof
+	t          Target
+	policies   []string
+	boundAlike bool
+	timeout    time.Duration
+	mu         sync.Mutex
+	byNS       map[string]*proof
+	// proven are the policies seen enforced in some namespace.
+	proven map[string]bool
 }
 
 // proof is the proof of one namespace, made once.
@@ -151,6 +174,25 @@ func (p *prover) prove(ctx context.Context, namespace string) error {
 	return pr.err
 }
 
+// toProbe returns the policies a namespace's probe asks about.
+func (p *prover) toProbe() []string {
+	if !p.boundAlike || len(p.policies) == 0 {
+		return p.policies
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, name := range p.policies {
+		if !p.proven[name] {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return p.policies[:1]
+	}
+	return out
+}
+
 // try probes until every policy denies its probe, with backoff, for at most
 // the timeout.
 func (p *prover) try(ctx context.Context, namespace string) error {
@@ -158,11 +200,17 @@ func (p *prover) try(ctx context.Context, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	delay := 50 * time.Millisecond
+	policies := p.toProbe()
 	for {
-		err := p.t.ProbeEnforced(ctx, namespace, p.policies)
+		err := p.t.ProbeEnforced(ctx, namespace, policies)
 		var ne *NotEnforcedError
 		switch {
 		case err == nil:
+			p.mu.Lock()
+			for _, name := range policies {
+				p.proven[name] = true
+			}
+			p.mu.Unlock()
 			return nil
 		case errors.As(err, &ne), Transient(err):
 		default:

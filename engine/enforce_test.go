@@ -3,9 +3,12 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/compile"
@@ -49,12 +52,16 @@ func TestAccessWaitsForEnforcement(t *testing.T) {
 		}
 	}
 	probed := map[string]time.Time{}
+	asked := map[string]bool{}
 	r.probe = func(ns string, policies []string) error {
-		if strings.Join(policies, ",") != strings.Join(p.Policies, ",") {
-			t.Errorf("probe of %s asked for %v, want %v", ns, policies, p.Policies)
+		if len(policies) == 0 {
+			t.Errorf("probe of %s asked for no policy", ns)
 		}
 		r.mu.Lock()
 		probed[ns] = time.Now()
+		for _, name := range policies {
+			asked[name] = true
+		}
 		r.mu.Unlock()
 		return nil
 	}
@@ -88,6 +95,60 @@ func TestAccessWaitsForEnforcement(t *testing.T) {
 	}
 	if r.probes != len(probed) {
 		t.Errorf("%d probes for %d namespaces: the RoleBindings of a namespace share one proof", r.probes, len(probed))
+	}
+	for _, name := range p.Policies {
+		if !asked[name] {
+			t.Errorf("no probe asked for policy %s", name)
+		}
+	}
+}
+
+// TestProbesAskEachPolicyOnce: when the policies' bindings match alike, the
+// first namespace's probe asks for every policy and each later one for a
+// single policy; when they do not, every namespace asks for all.
+func TestProbesAskEachPolicyOnce(t *testing.T) {
+	for _, alike := range []bool{true, false} {
+		t.Run(fmt.Sprintf("alike=%v", alike), func(t *testing.T) {
+			d := bank(t)
+			if !alike {
+				for _, o := range d.Objects {
+					if o.Key().Kind == "ValidatingAdmissionPolicyBinding" {
+						if err := unstructured.SetNestedField(o.Object.Object, map[string]any{"namespaceSelector": map[string]any{}}, "spec", "matchResources"); err != nil {
+							t.Fatal(err)
+						}
+						break
+					}
+				}
+			}
+			p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
+			if len(p.Policies) < 2 {
+				t.Fatalf("the bank's plan names %d policies, want several", len(p.Policies))
+			}
+			if p.PoliciesBoundAlike != alike {
+				t.Fatalf("PoliciesBoundAlike = %v, want %v", p.PoliciesBoundAlike, alike)
+			}
+			r := newRecorder()
+			var asks []int
+			r.probe = func(_ string, policies []string) error {
+				asks = append(asks, len(policies))
+				return nil
+			}
+			if rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: 1}); !rep.OK() {
+				t.Fatalf("apply failed: %+v", rep.Results)
+			}
+			if len(asks) < 2 {
+				t.Fatalf("%d namespaces probed, want several", len(asks))
+			}
+			for i, n := range asks {
+				want := len(p.Policies)
+				if alike && i > 0 {
+					want = 1
+				}
+				if n != want {
+					t.Errorf("probe %d asked for %d policies, want %d", i, n, want)
+				}
+			}
+		})
 	}
 }
 

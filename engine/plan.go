@@ -119,6 +119,10 @@ type Plan struct {
 	// apply proves each enforced in a tenant's namespace before it grants
 	// access there.
 	Policies []string
+	// PoliciesBoundAlike is set when the Policies' bindings all match the
+	// same requests: a namespace's proof then needs one policy's probe
+	// once each was proven somewhere (StackPolicies).
+	PoliciesBoundAlike bool
 	// Migrate, for a stack without a record yet (Live.Inventory nil), are
 	// the keys of the desired objects that Owned's rule gives the stack:
 	// the first apply records them (NextInventory) besides what it

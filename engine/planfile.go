@@ -62,6 +62,8 @@ type PlanFile struct {
 	// Policies are the stack's admission policies apply proves enforced
 	// before it grants a tenant access (Plan.Policies).
 	Policies []string `json:"policies,omitempty"`
+	// PoliciesBoundAlike is Plan.PoliciesBoundAlike.
+	PoliciesBoundAlike bool `json:"policies_bound_alike,omitempty"`
 	// Migrate is Plan.Migrate: for a stack without a record yet, the
 	// desired objects its first apply records.
 	Migrate []Key `json:"migrate,omitempty"`
@@ -101,8 +103,8 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		Created: time.Now().UTC().Truncate(time.Second), Source: p.Source, Context: context,
 		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: WarningTexts(p.Warnings),
 		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource, Repartitions: p.Repartitions,
-		Policies: p.Policies,
-		Migrate:  p.Migrate,
+		Policies: p.Policies, PoliciesBoundAlike: p.PoliciesBoundAlike,
+		Migrate: p.Migrate,
 	}
 	for k, v := range p.ReadVersions {
 		pf.ReadVersions[keyString(k)] = v
@@ -130,7 +132,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 // Plan rebuilds the plan the file holds, its summary counted from its
 // changes.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies, Migrate: pf.Migrate}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies, PoliciesBoundAlike: pf.PoliciesBoundAlike, Migrate: pf.Migrate}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {
