@@ -123,9 +123,8 @@ type Retry struct {
 // DefaultParallelism is how many changes apply keeps in flight unless told
 // otherwise. Requests are bounded by concurrency, not by a client-side rate:
 // the API server's Priority and Fairness answers 429 with Retry-After when
-// it is saturated, which apply honours. 16 in flight kept a two-core API
-// server busy in the size-M benchmark (docs/performance.md); 10 left it
-// waiting on round trips.
+// it is saturated, which apply honours. Enough are in flight to keep a
+// small API server's cores busy rather than waiting on round trips.
 const DefaultParallelism = 16
 
 // ApplyOptions tune Apply.
