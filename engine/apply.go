@@ -194,8 +194,8 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 
 // walk runs every job of g, each once the jobs it depends on ended, on
 // opts.Parallelism goroutines (plus one): a job is handed to them only when
-// it is ready, so an apply of 47,000 changes holds a few dozen goroutines,
-// not one waiting per change (some 90 MB of stacks).
+// it is ready, so a large apply holds a few dozen goroutines, not one
+// waiting, with its stack, per change.
 func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 	nodes := g.Nodes()
 	dependents := make(map[*job][]*job, len(nodes))
