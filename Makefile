@@ -82,20 +82,22 @@ large:
 ## (testdata/kubectl). BENCH_BASELINE=<git ref> also builds gpuform of that commit and measures
 ## its no-op plan and apply from empty interleaved with this tree's, in a further table with
 ## the ratio this tree / baseline. BENCH_KUBELET_STATUS=1 gives the GPU nodes the status a
-## kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster
+## kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster;
+## BENCH_KUBECTL=0 leaves kubectl out (gpuform, the baseline and the floor only)
 BENCH_SIZES ?= S,M,L
 BENCH_RUNS ?= 3
 BENCH_HEAVY_RUNS ?= L=1
 BENCH_OUT ?= docs/performance.md
 BENCH_BASELINE ?=
 BENCH_KUBELET_STATUS ?=
+BENCH_KUBECTL ?= 1
 bench: bench-go bench-cluster
 
 bench-go: $(KUBEAPI_BIN)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/... ./providers/kubernetes/...
 
 bench-cluster: $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status) $(if $(filter 0,$(BENCH_KUBECTL)),-kubectl=false)
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader,
 ## the saved-plan reader, the inventory annotation parser, and the refresh's
