@@ -39,6 +39,7 @@ var valueSets = []struct{ name, golden string }{
 	{"examples", "../../examples/deploy"},
 	{"defaults", "rendered/defaults"},
 	{"ci", "rendered/ci"},
+	{"agent-image", "rendered/agent-image"},
 }
 
 // readValues reads values/<name>.yaml.

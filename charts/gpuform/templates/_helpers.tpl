@@ -19,3 +19,22 @@ app.kubernetes.io/part-of: gpuform
 app.kubernetes.io/instance: {{ .Release.Name }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
+
+{{/*
+gpuform.agentImage: the agent's image. The agent needs a build with cgo on
+a glibc base, which may be another image than the static CLI's:
+agent.image.repository names it (with its own tag, default appVersion, and
+digest); without it, image, with agent.image's tag or digest where set.
+*/}}
+{{- define "gpuform.agentImage" -}}
+{{- $a := .Values.agent.image -}}
+{{- $own := ne $a.repository "" -}}
+{{- $repo := $a.repository | default .Values.image.repository -}}
+{{- $digest := $a.digest | default (ternary "" .Values.image.digest $own) -}}
+{{- $tag := $a.tag | default (ternary .Chart.AppVersion (.Values.image.tag | default .Chart.AppVersion) $own) -}}
+{{- if $digest -}}
+{{ $repo }}@{{ $digest }}
+{{- else -}}
+{{ $repo }}:{{ $tag }}
+{{- end -}}
+{{- end -}}
