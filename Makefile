@@ -50,9 +50,11 @@ test: prereqs
 # How many of the harness builds and Chromium's fetch run at once. Each go
 # build already uses every core; running them together keeps the cores busy
 # through each one's serial parts (module downloads, the largest packages,
-# linking) and overlaps downloads with compiling. They share no module
-# versions, so no package is compiled twice at once; lint (the main module,
-# whose Kubernetes libraries bin/kubeapi's build also compiles) runs after.
+# linking) and overlaps downloads with compiling. They pin different versions
+# of Kubernetes, gRPC and protobuf (the bulk of each build), so even one after
+# the other they would share almost nothing in the build cache; lint (the main
+# module, whose Kubernetes libraries bin/kubeapi's build also compiles) and the
+# Helm chart's module run after them and find those in the cache.
 TEST_JOBS ?= 4
 
 ## test-tools: what the tests run, built or fetched only where missing or out of date
