@@ -52,8 +52,8 @@ func (e *NotEnforcedError) Error() string {
 }
 
 var (
-	kindVAP         = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}
-	kindRoleBinding = Key{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
+	kindVAP         = KeyFor(KindVAP, "", "")
+	kindRoleBinding = KeyFor(KindRoleBinding, "", "")
 )
 
 // sameKind reports whether k is of the kind of kind (a Key with only its

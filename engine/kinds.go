@@ -13,26 +13,36 @@ import (
 type Kind = kinds.Kind
 
 // The builtin kinds, as the builtin registry (kinds.Builtin) describes
-// them: read-only views, not a second table. Optional ones come from CRDs
-// that may be absent.
+// them: read-only views, not a second table. What gpuform writes takes its
+// apiVersion from these (Kind.GroupVersion), so a version bump is one line
+// of the registry. Optional ones come from CRDs that may be absent.
 var (
-	KindNamespace       = builtinKind("", "Namespace")
-	KindResourceQuota   = builtinKind("", "ResourceQuota")
-	KindConfigMap       = builtinKind("", "ConfigMap")
-	KindRoleBinding     = builtinKind("rbac.authorization.k8s.io", "RoleBinding")
-	KindPriorityClass   = builtinKind("scheduling.k8s.io", "PriorityClass")
-	KindVAP             = builtinKind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
-	KindVAPBinding      = builtinKind("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding")
-	KindResourceFlavor  = builtinKind("kueue.x-k8s.io", "ResourceFlavor")
-	KindClusterQueue    = builtinKind("kueue.x-k8s.io", "ClusterQueue")
-	KindLocalQueue      = builtinKind("kueue.x-k8s.io", "LocalQueue")
-	KindWorkloadPrio    = builtinKind("kueue.x-k8s.io", "WorkloadPriorityClass")
-	KindVolcanoQueue    = builtinKind("scheduling.volcano.sh", "Queue")
-	KindInferenceServic = builtinKind("serving.kserve.io", "InferenceService")
-	KindNode            = builtinKind("", "Node")
-	KindClusterPolicy   = builtinKind("nvidia.com", "ClusterPolicy")
-	KindRuntimeClass    = builtinKind("node.k8s.io", "RuntimeClass")
+	KindNamespace        = builtinKind("", "Namespace")
+	KindResourceQuota    = builtinKind("", "ResourceQuota")
+	KindConfigMap        = builtinKind("", "ConfigMap")
+	KindRoleBinding      = builtinKind(kinds.GroupRBAC, "RoleBinding")
+	KindPriorityClass    = builtinKind(kinds.GroupScheduling, "PriorityClass")
+	KindVAP              = builtinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicy")
+	KindVAPBinding       = builtinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicyBinding")
+	KindMAP              = builtinKind(kinds.GroupAdmission, "MutatingAdmissionPolicy")
+	KindMAPBinding       = builtinKind(kinds.GroupAdmission, "MutatingAdmissionPolicyBinding")
+	KindResourceFlavor   = builtinKind(kinds.GroupKueue, "ResourceFlavor")
+	KindClusterQueue     = builtinKind(kinds.GroupKueue, "ClusterQueue")
+	KindLocalQueue       = builtinKind(kinds.GroupKueue, "LocalQueue")
+	KindWorkloadPrio     = builtinKind(kinds.GroupKueue, "WorkloadPriorityClass")
+	KindVolcanoQueue     = builtinKind(kinds.GroupVolcano, "Queue")
+	KindInferenceService = builtinKind(kinds.GroupKServe, "InferenceService")
+	KindNVIDIADriver     = builtinKind(kinds.GroupNVIDIA, "NVIDIADriver")
+	KindPrometheusRule   = builtinKind(kinds.GroupMonitoring, "PrometheusRule")
+	KindNode             = builtinKind("", "Node")
+	KindClusterPolicy    = builtinKind(kinds.GroupNVIDIA, "ClusterPolicy")
+	KindRuntimeClass     = builtinKind(kinds.GroupNode, "RuntimeClass")
 )
+
+// KeyFor is the key of the object of kind k at namespace and name.
+func KeyFor(k Kind, namespace, name string) Key {
+	return Key{Group: k.Group, Kind: k.Kind, Namespace: namespace, Name: name}
+}
 
 // builtinKind is the kind of group and kind in the builtin registry.
 func builtinKind(group, kind string) Kind {

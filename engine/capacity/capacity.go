@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/kinds"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -329,7 +330,7 @@ func SelectorString(sel map[string]string) string {
 // GPU quota, and so is read by CheckFrom: a ResourceQuota or a Kueue
 // ClusterQueue. A caller may pass CheckFrom only those.
 func ClaimsQuota(group, kind string) bool {
-	return (group == "" && kind == "ResourceQuota") || (group == "kueue.x-k8s.io" && kind == "ClusterQueue")
+	return (group == "" && kind == "ResourceQuota") || (group == kinds.GroupKueue && kind == "ClusterQueue")
 }
 
 // appliedQuotas sums the GPU resources the stack's applied quotas claim,

@@ -52,7 +52,7 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 	if !ok {
 		// The simulated cluster has the GPU Operator installed.
 		cp = &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+			"apiVersion": engine.KindClusterPolicy.GroupVersion().String(), "kind": engine.KindClusterPolicy.Kind,
 			"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "1"},
 			"spec":     map[string]any{"migManager": map[string]any{"enabled": true}, "devicePlugin": map[string]any{"enabled": true}},
 		}}
@@ -65,7 +65,7 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 }
 
 // clusterPolicyKey is the simulated GPU Operator's ClusterPolicy.
-var clusterPolicyKey = engine.Key{Group: "nvidia.com", Kind: "ClusterPolicy", Name: "cluster-policy"}
+var clusterPolicyKey = engine.KeyFor(engine.KindClusterPolicy, "", "cluster-policy")
 
 // preinstalled are the namespaces of what the simulated cluster has
 // installed: the GPU Operator and a Prometheus Operator (the default
