@@ -195,7 +195,11 @@ func TestRBACExampleRoles(t *testing.T) {
 		dc, _ := discovery.NewDiscoveryClientForConfig(cfg)
 		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 		reg := kinds.Builtin()
-		for _, k := range append(engine.ManagedKinds(), engine.KindNode, engine.KindClusterPolicy) {
+		read := engine.ManagedKinds()
+		for _, rk := range engine.ReadKinds() {
+			read = append(read, rk.Kind)
+		}
+		for _, k := range read {
 			e, _ := reg.Lookup(k.GroupKind())
 			resource := e.Resource // kinds without their CRD here (Volcano): the registry's word
 			if m, err := mapper.RESTMapping(k.GroupKind(), k.Version); err == nil {
