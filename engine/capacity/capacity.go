@@ -44,17 +44,13 @@ type Report struct {
 	Rows []Row `json:"rows"`
 }
 
-// Check computes each pool's capacity from the live nodes and reports, as
-// diagnostics on the configuration: a pool that selects no node, nodes
+// CheckFrom computes each pool's capacity from the live nodes and reports,
+// as diagnostics on the configuration: a pool that selects no node, nodes
 // whose GPUs are not the pool's model, drivers outside the pool's
-// driver_version, and quotas beyond capacity x overcommit.
-func Check(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
-	return CheckFrom(cfg, nodes, nil, cat)
-}
-
-// CheckFrom is Check with the stack's applied objects as well (nil for
-// none), which also gives the figures before the change: the nodes' current
-// MIG instances and the quotas the applied ResourceQuotas claim.
+// driver_version, and quotas beyond capacity x overcommit. With the
+// stack's applied objects (nil for none) it also gives the figures before
+// the change: the nodes' current MIG instances and the quotas the applied
+// ResourceQuotas claim.
 func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied iter.Seq[*unstructured.Unstructured], cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	quotaNow := appliedQuotas(applied)
 	offeredBy := map[string]int{}
