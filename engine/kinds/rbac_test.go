@@ -1,10 +1,12 @@
 package kinds_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,6 +63,27 @@ func compareRules(want, got []rbacv1.PolicyRule) (missing, extra []string) {
 	return missing, extra
 }
 
+// renderClusterRole writes role's ClusterRole as examples/deploy/rbac has
+// it: one rule per group and verbs, lists in flow style.
+func renderClusterRole(role kinds.Role, rules []rbacv1.PolicyRule) string {
+	list := func(xs []string) string {
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = strconv.Quote(x)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n  labels:\n    app.kubernetes.io/part-of: gpuform\nrules:\n", role.ClusterRoleName())
+	for _, r := range rules {
+		fmt.Fprintf(&b, "  - apiGroups: %s\n    resources: %s\n    verbs: %s\n", list(r.APIGroups), list(r.Resources), list(r.Verbs))
+		if len(r.ResourceNames) > 0 {
+			fmt.Fprintf(&b, "    resourceNames: %s\n", list(r.ResourceNames))
+		}
+	}
+	return b.String()
+}
+
 // readClusterRole reads the one ClusterRole of a file of examples/deploy/rbac.
 func readClusterRole(t *testing.T, path string) *rbacv1.ClusterRole {
 	t.Helper()
@@ -87,11 +110,28 @@ func readClusterRole(t *testing.T, path string) *rbacv1.ClusterRole {
 // The ClusterRoles of examples/deploy/rbac grant exactly what the registry
 // says each role needs: a kind added to the registry without its RBAC, or
 // a YAML edited by hand, fails here.
+//
+// The files are generated from the registry below their header comment:
+// go test ./engine/kinds -run TestRulesMatchExampleRoles -update.
 func TestRulesMatchExampleRoles(t *testing.T) {
 	r := kinds.Builtin()
 	for _, role := range kinds.Roles() {
 		t.Run(string(role), func(t *testing.T) {
-			cr := readClusterRole(t, filepath.Join(rbacDir, role.ClusterRoleName()+".yaml"))
+			path := filepath.Join(rbacDir, role.ClusterRoleName()+".yaml")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, _, _ := strings.Cut(string(b), "apiVersion: ")
+			want := header + renderClusterRole(role, r.Rules(role))
+			if *update {
+				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if string(b) != want {
+				t.Errorf("%s is not what the registry generates; run go test ./engine/kinds -run TestRulesMatchExampleRoles -update", path)
+			}
+			cr := readClusterRole(t, path)
 			if cr.Name != role.ClusterRoleName() {
 				t.Errorf("the ClusterRole is named %q, want %q", cr.Name, role.ClusterRoleName())
 			}
