@@ -17,26 +17,26 @@ type Kind = kinds.Kind
 // apiVersion from these (Kind.GroupVersion), so a version bump is one line
 // of the registry. Optional ones come from CRDs that may be absent.
 var (
-	KindNamespace        = builtinKind("", "Namespace")
-	KindResourceQuota    = builtinKind("", "ResourceQuota")
-	KindConfigMap        = builtinKind("", "ConfigMap")
-	KindRoleBinding      = builtinKind(kinds.GroupRBAC, "RoleBinding")
-	KindPriorityClass    = builtinKind(kinds.GroupScheduling, "PriorityClass")
-	KindVAP              = builtinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicy")
-	KindVAPBinding       = builtinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicyBinding")
-	KindMAP              = builtinKind(kinds.GroupAdmission, "MutatingAdmissionPolicy")
-	KindMAPBinding       = builtinKind(kinds.GroupAdmission, "MutatingAdmissionPolicyBinding")
-	KindResourceFlavor   = builtinKind(kinds.GroupKueue, "ResourceFlavor")
-	KindClusterQueue     = builtinKind(kinds.GroupKueue, "ClusterQueue")
-	KindLocalQueue       = builtinKind(kinds.GroupKueue, "LocalQueue")
-	KindWorkloadPrio     = builtinKind(kinds.GroupKueue, "WorkloadPriorityClass")
-	KindVolcanoQueue     = builtinKind(kinds.GroupVolcano, "Queue")
-	KindInferenceService = builtinKind(kinds.GroupKServe, "InferenceService")
-	KindNVIDIADriver     = builtinKind(kinds.GroupNVIDIA, "NVIDIADriver")
-	KindPrometheusRule   = builtinKind(kinds.GroupMonitoring, "PrometheusRule")
-	KindNode             = builtinKind("", "Node")
-	KindClusterPolicy    = builtinKind(kinds.GroupNVIDIA, "ClusterPolicy")
-	KindRuntimeClass     = builtinKind(kinds.GroupNode, "RuntimeClass")
+	KindNamespace        = BuiltinKind("", "Namespace")
+	KindResourceQuota    = BuiltinKind("", "ResourceQuota")
+	KindConfigMap        = BuiltinKind("", "ConfigMap")
+	KindRoleBinding      = BuiltinKind(kinds.GroupRBAC, "RoleBinding")
+	KindPriorityClass    = BuiltinKind(kinds.GroupScheduling, "PriorityClass")
+	KindVAP              = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicy")
+	KindVAPBinding       = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicyBinding")
+	KindMAP              = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicy")
+	KindMAPBinding       = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicyBinding")
+	KindResourceFlavor   = BuiltinKind(kinds.GroupKueue, "ResourceFlavor")
+	KindClusterQueue     = BuiltinKind(kinds.GroupKueue, "ClusterQueue")
+	KindLocalQueue       = BuiltinKind(kinds.GroupKueue, "LocalQueue")
+	KindWorkloadPrio     = BuiltinKind(kinds.GroupKueue, "WorkloadPriorityClass")
+	KindVolcanoQueue     = BuiltinKind(kinds.GroupVolcano, "Queue")
+	KindInferenceService = BuiltinKind(kinds.GroupKServe, "InferenceService")
+	KindNVIDIADriver     = BuiltinKind(kinds.GroupNVIDIA, "NVIDIADriver")
+	KindPrometheusRule   = BuiltinKind(kinds.GroupMonitoring, "PrometheusRule")
+	KindNode             = BuiltinKind("", "Node")
+	KindClusterPolicy    = BuiltinKind(kinds.GroupNVIDIA, "ClusterPolicy")
+	KindRuntimeClass     = BuiltinKind(kinds.GroupNode, "RuntimeClass")
 )
 
 // KeyFor is the key of the object of kind k at namespace and name.
@@ -44,8 +44,10 @@ func KeyFor(k Kind, namespace, name string) Key {
 	return Key{Group: k.Group, Kind: k.Kind, Namespace: namespace, Name: name}
 }
 
-// builtinKind is the kind of group and kind in the builtin registry.
-func builtinKind(group, kind string) Kind {
+// BuiltinKind is the kind of group and kind in the builtin registry, for
+// the code that writes or reads a kind without a view above. It panics when the registry lacks the kind: a
+// package-level view fails the first test that loads it.
+func BuiltinKind(group, kind string) Kind {
 	e, ok := kinds.Builtin().Lookup(schema.GroupKind{Group: group, Kind: kind})
 	if !ok {
 		panic("engine: the builtin registry of kinds has no " + kind)

@@ -12,7 +12,7 @@ const (
 	GroupVolcano    = "scheduling.volcano.sh"
 	GroupKServe     = "serving.kserve.io"
 	GroupNVIDIA     = "nvidia.com"
-	GroupLease      = "coordination.k8s.io"
+	groupLease      = "coordination.k8s.io"
 	GroupMonitoring = "monitoring.coreos.com"
 	GroupNode       = "node.k8s.io"
 )
@@ -110,7 +110,7 @@ func builtin() []Entry {
 		{Kind: Kind{GroupVersionKind: gvk(GroupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The stack's apply lock, gpuform-system/gpuform-<stack>.
-		{Kind: Kind{GroupVersionKind: gvk(GroupLease, "v1", "Lease"), Namespaced: true}, Resource: "leases", Use: Auxiliary,
+		{Kind: Kind{GroupVersionKind: gvk(groupLease, "v1", "Lease"), Namespaced: true}, Resource: "leases", Use: Auxiliary,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbGet | VerbCreate | VerbUpdate | VerbDelete}},
 		// A tenant's RoleBindings grant the built-in roles: Kubernetes lets
 		// an identity bind a role only if it holds all of it or may bind it.
