@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/kinds"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -43,17 +44,13 @@ type Report struct {
 	Rows []Row `json:"rows"`
 }
 
-// Check computes each pool's capacity from the live nodes and reports, as
-// diagnostics on the configuration: a pool that selects no node, nodes
+// CheckFrom computes each pool's capacity from the live nodes and reports,
+// as diagnostics on the configuration: a pool that selects no node, nodes
 // whose GPUs are not the pool's model, drivers outside the pool's
-// driver_version, and quotas beyond capacity x overcommit.
-func Check(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
-	return CheckFrom(cfg, nodes, nil, cat)
-}
-
-// CheckFrom is Check with the stack's applied objects as well (nil for
-// none), which also gives the figures before the change: the nodes' current
-// MIG instances and the quotas the applied ResourceQuotas claim.
+// driver_version, and quotas beyond capacity x overcommit. With the
+// stack's applied objects (nil for none) it also gives the figures before
+// the change: the nodes' current MIG instances and the quotas the applied
+// ResourceQuotas claim.
 func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied iter.Seq[*unstructured.Unstructured], cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	quotaNow := appliedQuotas(applied)
 	offeredBy := map[string]int{}
@@ -329,7 +326,7 @@ func SelectorString(sel map[string]string) string {
 // GPU quota, and so is read by CheckFrom: a ResourceQuota or a Kueue
 // ClusterQueue. A caller may pass CheckFrom only those.
 func ClaimsQuota(group, kind string) bool {
-	return (group == "" && kind == "ResourceQuota") || (group == "kueue.x-k8s.io" && kind == "ClusterQueue")
+	return (group == "" && kind == "ResourceQuota") || (group == kinds.GroupKueue && kind == "ClusterQueue")
 }
 
 // appliedQuotas sums the GPU resources the stack's applied quotas claim,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -65,7 +66,7 @@ func TestBackendTable(t *testing.T) {
 type fakeScheduler struct{ stack string }
 
 func (f fakeScheduler) object(kind, name, address string) *engine.Object {
-	return &engine.Object{Object: newObject("fake.example/v1", kind, "", name, f.stack, address)}
+	return &engine.Object{Object: newObject(engine.Kind{GroupVersionKind: schema.GroupVersionKind{Group: "fake.example", Version: "v1", Kind: kind}}, "", name, f.stack, address)}
 }
 
 func (f fakeScheduler) Priority(p *config.Priority) []*engine.Object {
@@ -127,7 +128,7 @@ func (f *fakeMIG) Pool(p *config.Pool, np *engine.NodePool) error {
 }
 
 func (f *fakeMIG) Objects() ([]*engine.Object, error) {
-	cm := newObject("v1", "ConfigMap", "fake", "fake-mig", "bank-prod", engine.StackAddress)
+	cm := newObject(engine.KindConfigMap, "fake", "fake-mig", "bank-prod", engine.StackAddress)
 	cm.Object["data"] = map[string]any{"layouts": fmt.Sprint(f.layouts)}
 	return []*engine.Object{{Object: cm}}, nil
 }

@@ -94,7 +94,7 @@ func (c *compiler) add(address string, objs ...*engine.Object) {
 // priority compiles a priority into its PriorityClass and what the
 // scheduler adds for it.
 func (c *compiler) priority(p *config.Priority) {
-	pc := newObject("scheduling.k8s.io/v1", "PriorityClass", "", p.Name, c.stack, p.Address)
+	pc := newObject(engine.KindPriorityClass, "", p.Name, c.stack, p.Address)
 	pc.Object["value"] = p.Value
 	pc.Object["preemptionPolicy"] = p.Preemption
 	if p.Description != "" {
@@ -163,15 +163,15 @@ func (c *compiler) model(m *config.Model) {
 		"nodeSelector": c.leaves.get(engine.LabelPool, m.Pool.Name),
 		"model":        modelSpec,
 	}
-	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}}}
+	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{engine.KeyFor(engine.KindNamespace, "", ns)}}
 	if w.Priority == nil {
 		w.Priority = m.Tenant.DefaultPriority
 	}
 	if w.Priority != nil {
 		predictor["priorityClassName"] = w.Priority.Name
-		w.DependsOn = append(w.DependsOn, engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: w.Priority.Name})
+		w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindPriorityClass, "", w.Priority.Name))
 	}
-	isvc := newObject("serving.kserve.io/v1beta1", "InferenceService", ns, m.Name, c.stack, m.Address)
+	isvc := newObject(engine.KindInferenceService, ns, m.Name, c.stack, m.Address)
 	meta := isvc.Object["metadata"].(map[string]any)
 	w.Labels, w.Annotations = meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
 	w.Annotations["serving.kserve.io/deploymentMode"] = m.DeploymentMode

@@ -43,8 +43,9 @@ func sortedStrings(m map[string]bool) []string {
 	return out
 }
 
-// newObject starts an unstructured object with the ownership metadata.
-func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
+// newObject starts an unstructured object of kind k with the ownership
+// metadata; its apiVersion is the registry's (engine/kinds).
+func newObject(k engine.Kind, namespace, name, stack, address string) *unstructured.Unstructured {
 	meta := map[string]any{
 		"name": name,
 		"labels": map[string]any{
@@ -59,8 +60,8 @@ func newObject(apiVersion, kind, namespace, name, stack, address string) *unstru
 		meta["namespace"] = namespace
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiVersion,
-		"kind":       kind,
+		"apiVersion": k.GroupVersion().String(),
+		"kind":       k.Kind,
 		"metadata":   meta,
 	}}
 }

@@ -55,7 +55,7 @@ func AnyNodeFlavor(stack string) string { return stack + ".any-node" }
 // Priority is the WorkloadPriorityClass Kueue orders workloads by.
 func (k *kueue) Priority(p *config.Priority) []*engine.Object {
 	k.preempting = k.preempting || p.Preemption == config.PreemptLowerPriority
-	wpc := newObject("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", p.Name, k.stack, p.Address)
+	wpc := newObject(engine.KindWorkloadPrio, "", p.Name, k.stack, p.Address)
 	wpc.Object["value"] = p.Value
 	if p.Description != "" {
 		wpc.Object["description"] = p.Description
@@ -65,7 +65,7 @@ func (k *kueue) Priority(p *config.Priority) []*engine.Object {
 
 // Pool is the ResourceFlavor of the pool's nodes, with their taints.
 func (k *kueue) Pool(p *config.Pool) []*engine.Object {
-	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, k.stack, p.Address)
+	rf := newObject(engine.KindResourceFlavor, "", p.Name, k.stack, p.Address)
 	spec := map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
 	if len(p.Taints) > 0 {
 		// Kueue admits a workload on the flavor only when its pods
@@ -169,7 +169,7 @@ func (k *kueue) Objects(cfg *config.Config) []*engine.Object {
 	if len(cfg.Tenants) == 0 {
 		return nil
 	}
-	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", AnyNodeFlavor(k.stack), k.stack, engine.StackAddress)
+	rf := newObject(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack), k.stack, engine.StackAddress)
 	rf.Object["spec"] = map[string]any{}
 	return []*engine.Object{{Object: rf}}
 }
@@ -178,21 +178,21 @@ func (k *kueue) Objects(cfg *config.Config) []*engine.Object {
 // LocalQueue its models are submitted to.
 func (k *kueue) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
 	ns := t.Namespace
-	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, k.stack, t.Address)
+	cq := newObject(engine.KindClusterQueue, "", ns, k.stack, t.Address)
 	spec := clusterQueueSpec(t, quota, &k.leaves)
 	groups, _ := spec["resourceGroups"].([]any)
 	spec["resourceGroups"] = append(groups, nodeResourceGroup(t, AnyNodeFlavor(k.stack), &k.leaves))
 	spec["preemption"] = k.preemption(t)
 	cq.Object["spec"] = spec
-	deps := []engine.Key{{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: AnyNodeFlavor(k.stack)}}
+	deps := []engine.Key{engine.KeyFor(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack))}
 	for _, q := range t.Quotas {
-		deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
+		deps = append(deps, engine.KeyFor(engine.KindResourceFlavor, "", q.PoolName))
 	}
-	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, engine.LocalQueueName, k.stack, t.Address)
+	lq := newObject(engine.KindLocalQueue, ns, engine.LocalQueueName, k.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
 	return []*engine.Object{
 		{Object: cq, DependsOn: deps, Sensitive: tenantSensitive(t)},
-		{Object: lq, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: tenantSensitive(t)},
+		{Object: lq, DependsOn: []engine.Key{engine.KeyFor(engine.KindNamespace, "", ns), engine.KeyFor(engine.KindClusterQueue, "", ns)}, Sensitive: tenantSensitive(t)},
 	}
 }
 
@@ -323,9 +323,9 @@ func limitResource(q *config.Quota, key string) string {
 // reads, and makes it wait for both.
 func (*kueue) Model(w *Workload) {
 	w.Labels["kueue.x-k8s.io/queue-name"] = engine.LocalQueueName
-	w.DependsOn = append(w.DependsOn, engine.Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: w.Namespace, Name: engine.LocalQueueName})
+	w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindLocalQueue, w.Namespace, engine.LocalQueueName))
 	if w.Priority != nil {
 		w.Labels["kueue.x-k8s.io/priority-class"] = w.Priority.Name
-		w.DependsOn = append(w.DependsOn, engine.Key{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass", Name: w.Priority.Name})
+		w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindWorkloadPrio, "", w.Priority.Name))
 	}
 }

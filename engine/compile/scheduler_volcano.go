@@ -38,7 +38,7 @@ func (v volcano) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object 
 	if t.Memory != "" {
 		capability["memory"] = t.Memory
 	}
-	q := newObject("scheduling.volcano.sh/v1beta1", "Queue", "", t.Namespace, v.stack, t.Address)
+	q := newObject(engine.KindVolcanoQueue, "", t.Namespace, v.stack, t.Address)
 	spec := map[string]any{"weight": int64(t.Weight), "reclaimable": t.Reclaimable}
 	if len(capability) > 0 {
 		spec["capability"] = capability
@@ -58,5 +58,5 @@ const VolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name"
 func (v volcano) Model(w *Workload) {
 	w.Predictor["schedulerName"] = "volcano"
 	w.Predictor["annotations"] = map[string]any{VolcanoQueueAnnotation: w.Namespace}
-	w.DependsOn = append(w.DependsOn, engine.Key{Group: "scheduling.volcano.sh", Kind: "Queue", Name: w.Namespace})
+	w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindVolcanoQueue, "", w.Namespace))
 }

@@ -15,7 +15,7 @@ import (
 // then what the scheduler makes of its quotas.
 func (c *compiler) tenant(t *config.Tenant) {
 	sens := tenantSensitive(t)
-	nsKey := engine.Key{Kind: "Namespace", Name: t.Namespace}
+	nsKey := engine.KeyFor(engine.KindNamespace, "", t.Namespace)
 	c.add(t.Address, &engine.Object{Object: c.namespace(t), Sensitive: sens})
 	rq, quota := c.resourceQuota(t)
 	if rq != nil {
@@ -29,7 +29,7 @@ func (c *compiler) tenant(t *config.Tenant) {
 // gpuform and the stack's admission policies read back: protection,
 // default priority, allowed priorities, GPU pools and runtime classes.
 func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
-	nsObj := newObject("v1", "Namespace", "", t.Namespace, c.stack, t.Address)
+	nsObj := newObject(engine.KindNamespace, "", t.Namespace, c.stack, t.Address)
 	meta := nsObj.Object["metadata"].(map[string]any)
 	labels, annotations := meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
 	for k, v := range t.Labels {
@@ -79,7 +79,7 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 	if len(hard) == 0 {
 		return nil, quota
 	}
-	rq := newObject("v1", "ResourceQuota", t.Namespace, engine.QuotaName, c.stack, t.Address)
+	rq := newObject(engine.KindResourceQuota, t.Namespace, engine.QuotaName, c.stack, t.Address)
 	rq.Object["spec"] = map[string]any{"hard": hard}
 	return rq, quota
 }
@@ -94,7 +94,7 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 // access").
 func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 	deps := []engine.Key{nsKey}
-	quota := engine.Key{Kind: "ResourceQuota", Namespace: t.Namespace, Name: engine.QuotaName}
+	quota := engine.KeyFor(engine.KindResourceQuota, t.Namespace, engine.QuotaName)
 	for i := len(c.d.Objects) - 1; i >= 0 && c.d.Objects[i].Address == t.Address; i-- {
 		if c.d.Objects[i].Key() == quota {
 			deps = append(deps, quota)
@@ -107,8 +107,8 @@ func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 		if len(rb.subjects) == 0 {
 			continue
 		}
-		o := newObject("rbac.authorization.k8s.io/v1", "RoleBinding", t.Namespace, rb.name, c.stack, t.Address)
-		o.Object["roleRef"] = c.leaves.get("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", rb.role)
+		o := newObject(engine.KindRoleBinding, t.Namespace, rb.name, c.stack, t.Address)
+		o.Object["roleRef"] = c.leaves.get("apiGroup", engine.KindRoleBinding.Group, "kind", "ClusterRole", "name", rb.role)
 		subs := make([]any, 0, len(rb.subjects))
 		for _, s := range rb.subjects {
 			subs = append(subs, subject(s))
@@ -123,10 +123,10 @@ func subject(s string) map[string]any {
 	kind, name, _ := strings.Cut(s, ":")
 	switch kind {
 	case "group":
-		return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+		return map[string]any{"apiGroup": engine.KindRoleBinding.Group, "kind": "Group", "name": name}
 	case "serviceaccount":
 		ns, sa, _ := strings.Cut(name, ":")
 		return map[string]any{"kind": "ServiceAccount", "namespace": ns, "name": sa}
 	}
-	return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
+	return map[string]any{"apiGroup": engine.KindRoleBinding.Group, "kind": "User", "name": name}
 }

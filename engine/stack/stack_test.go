@@ -40,7 +40,7 @@ func quickstart(t *testing.T) (string, stack.Cluster) {
 
 func openSim(t *testing.T, dir string) stack.Cluster {
 	t.Helper()
-	c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), nvml.SimulatedGPUs{})
+	c, err := sim.OpenIn(dir, "cluster.sim.hcl", nvml.SimulatedGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(gpu, layout, tc.profile))
 			open := func() stack.Cluster {
-				c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), nvml.SimulatedGPUs{})
+				c, err := openSim(filepath.Join(dir, "cluster.sim.hcl"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -158,7 +158,7 @@ func TestSimulatedInventoryIsTheCatalogs(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "cluster.sim.hcl")
 	writeFile(t, path, b.String())
-	c, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}
