@@ -62,6 +62,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 			offeredBy[r]++
 		}
 	}
+	quotas := QuotasOf(cfg)
 	var diags hcl.Diagnostics
 	out := &Report{}
 	for _, p := range cfg.Pools {
@@ -77,7 +78,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 		}
 		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
 		diags = append(diags, mdiags...)
-		rows, rdiags := poolRows(cfg, p, gpusPerNode, before)
+		rows, rdiags := poolRows(cfg, quotas, p, gpusPerNode, before)
 		diags = append(diags, rdiags...)
 		for _, row := range rows {
 			row.QuotaBefore = quotaNow[row.Resource]
@@ -152,16 +153,16 @@ func driverProblem(p *config.Pool, nodes []string) *hcl.Diagnostic {
 }
 
 // poolRows is pool p's row per resource (QuotaBefore left to the caller),
-// with an error for each resource its quotas claim beyond the limit.
-func poolRows(cfg *config.Config, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
+// its quota column from the tenants' quotas, with an error for each resource its quotas claim beyond the limit.
+func poolRows(cfg *config.Config, quotas *Quotas, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
 	total := poolTotals(p, gpusPerNode)
 	quota, requested := map[string]int{}, map[string]int{}
-	for _, t := range cfg.Tenants {
-		for _, q := range t.Quotas {
-			if q.Pool != p {
+	for _, tq := range quotas.Tenants {
+		for _, b := range tq.Blocks {
+			if b.Block.Pool != p {
 				continue
 			}
-			for r, n := range QuotaResources(q) {
+			for r, n := range b.Nominal {
 				quota[r] += int(n)
 			}
 		}
@@ -195,22 +196,6 @@ func poolRows(cfg *config.Config, p *config.Pool, gpusPerNode, before map[string
 		}
 	}
 	return rows, diags
-}
-
-// QuotaResources is what quota q claims, by GPU resource: its slices as
-// MIG resources and its gpus as nvidia.com/gpu, zero amounts left out (the
-// hard limits of the tenant's ResourceQuota).
-func QuotaResources(q *config.Quota) map[string]int64 {
-	res := map[string]int64{}
-	for prof, n := range q.Slices {
-		if n > 0 {
-			res[mig.Resource(prof)] += int64(n)
-		}
-	}
-	if q.GPUs > 0 {
-		res[GPUResource(q.Pool)] += int64(q.GPUs)
-	}
-	return res
 }
 
 // GPUResource is the extended resource that pool p's whole GPUs (or their
