@@ -406,36 +406,3 @@ func addQuota(out map[string]int, r, v string) {
 		out[r] += n
 	}
 }
-
-// Offered lists, in order, the extended resources the nodes of pool p
-// advertise: each MIG profile of its layout (and nvidia.com/gpu for a
-// device group with MIG off), its shared replicas' resource, or whole GPUs.
-// Every tenant's quota names each of them (0 where it has none), since
-// Kubernetes does not limit a resource a ResourceQuota does not name.
-func Offered(p *config.Pool) []string {
-	set := map[string]bool{}
-	switch {
-	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
-		for prof := range p.MIGLayout.Slices {
-			set[mig.Resource(prof)] = true
-		}
-	case p.MIGLayout != nil:
-		for _, g := range p.MIGLayout.Devices {
-			if !g.Enabled {
-				set[mig.ResourceGPU] = true
-				continue
-			}
-			for prof := range g.Slices {
-				set[mig.Resource(prof)] = true
-			}
-		}
-	default:
-		set[GPUResource(p)] = true
-	}
-	out := make([]string, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
-}

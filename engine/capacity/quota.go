@@ -26,7 +26,7 @@ type BlockQuota struct {
 	Block *config.Quota
 	Pool  string
 	// Offered lists, in order, the resources the block's pool offers
-	// (Offered); nil when the pool is unknown.
+	// (offered); nil when the pool is unknown.
 	Offered []string
 	// Nominal is what the block claims by resource, zero amounts left out.
 	Nominal Counts
@@ -58,19 +58,19 @@ type Quotas struct {
 
 // QuotasOf computes the GPU quota of every tenant of cfg.
 func QuotasOf(cfg *config.Config) *Quotas {
-	offered := map[string]bool{}
+	all := map[string]bool{}
 	for _, p := range cfg.Pools {
-		for _, r := range Offered(p) {
-			offered[r] = true
+		for _, r := range offered(p) {
+			all[r] = true
 		}
 	}
-	qs := &Quotas{Offered: slices.Sorted(maps.Keys(offered)), byTenant: map[*config.Tenant]*TenantQuota{}}
+	qs := &Quotas{Offered: slices.Sorted(maps.Keys(all)), byTenant: map[*config.Tenant]*TenantQuota{}}
 	for _, t := range cfg.Tenants {
 		tq := &TenantQuota{Tenant: t, Offered: qs.Offered}
 		for _, q := range t.Quotas {
 			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(q)}
 			if q.Pool != nil {
-				b.Offered = Offered(q.Pool)
+				b.Offered = offered(q.Pool)
 			}
 			tq.Blocks = append(tq.Blocks, b)
 		}
@@ -138,13 +138,30 @@ func (tq *TenantQuota) Hard() Counts {
 	return out
 }
 
-// OnPool is what the tenant's blocks on pool (by name) claim, by resource.
-func (tq *TenantQuota) OnPool(pool string) Counts {
-	out := Counts{}
-	for _, b := range tq.Blocks {
-		if b.Pool == pool {
-			out.Add(b.Nominal)
+// offered lists, in order, the extended resources the nodes of pool p
+// advertise: each MIG profile of its layout (and nvidia.com/gpu for a
+// device group with MIG off), its shared replicas' resource, or whole GPUs.
+// Every tenant's quota names each of them (0 where it has none), since
+// Kubernetes does not limit a resource a ResourceQuota does not name.
+func offered(p *config.Pool) []string {
+	set := map[string]bool{}
+	switch {
+	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
+		for prof := range p.MIGLayout.Slices {
+			set[mig.Resource(prof)] = true
 		}
+	case p.MIGLayout != nil:
+		for _, g := range p.MIGLayout.Devices {
+			if !g.Enabled {
+				set[mig.ResourceGPU] = true
+				continue
+			}
+			for prof := range g.Slices {
+				set[mig.Resource(prof)] = true
+			}
+		}
+	default:
+		set[GPUResource(p)] = true
 	}
-	return out
+	return slices.Sorted(maps.Keys(set))
 }

@@ -62,17 +62,13 @@ tenant "none" {
 		pools   []string
 		covered []string
 		hard    capacity.Counts
-		onA100  capacity.Counts
 	}{
 		{0, []string{"whole", "a100"}, []string{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb"},
-			capacity.Counts{"nvidia.com/gpu": 3, "nvidia.com/gpu.shared": 0, "nvidia.com/mig-1g.10gb": 4, "nvidia.com/mig-3g.40gb": 0},
-			capacity.Counts{"nvidia.com/mig-1g.10gb": 4}},
+			capacity.Counts{"nvidia.com/gpu": 3, "nvidia.com/gpu.shared": 0, "nvidia.com/mig-1g.10gb": 4, "nvidia.com/mig-3g.40gb": 0}},
 		{1, []string{"shared"}, []string{"nvidia.com/gpu.shared"},
-			capacity.Counts{"nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 2, "nvidia.com/mig-1g.10gb": 0, "nvidia.com/mig-3g.40gb": 0},
-			capacity.Counts{}},
+			capacity.Counts{"nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 2, "nvidia.com/mig-1g.10gb": 0, "nvidia.com/mig-3g.40gb": 0}},
 		{2, nil, nil,
-			capacity.Counts{"nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 0, "nvidia.com/mig-1g.10gb": 0, "nvidia.com/mig-3g.40gb": 0},
-			capacity.Counts{}},
+			capacity.Counts{"nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 0, "nvidia.com/mig-1g.10gb": 0, "nvidia.com/mig-3g.40gb": 0}},
 	} {
 		tn := cfg.Tenants[tt.tenant]
 		tq := qs.Of(tn)
@@ -96,9 +92,6 @@ tenant "none" {
 		}
 		if got := tq.Hard(); !reflect.DeepEqual(got, tt.hard) {
 			t.Errorf("%s: hard %v, want %v", tn.Name, got, tt.hard)
-		}
-		if got := tq.OnPool("a100"); !reflect.DeepEqual(got, tt.onA100) {
-			t.Errorf("%s: on a100 %v, want %v", tn.Name, got, tt.onA100)
 		}
 	}
 	if got := qs.Of(nil); got == nil || len(got.Blocks) != 0 || len(got.Hard()) != 0 {
