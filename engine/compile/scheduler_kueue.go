@@ -78,8 +78,8 @@ func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 	return []*engine.Object{{Object: rf, Sensitive: anySensitive(&p.Meta)}}
 }
 
-// ResourceQuota raises the tenant's GPU limits by what Kueue lets it
-// borrow: in each pool it has quota for, per resource it covers, the
+// ResourceQuota returns what the tenant's GPU limits rise by, as Kueue
+// lets it borrow: in each pool it has quota for, per resource it covers, the
 // smaller of its borrowing limit and what the cohort's other tenants may
 // lend there (their lending limits, else their nominal quota). Otherwise
 // the ResourceQuota, which the API server checks when a Job's pods are
