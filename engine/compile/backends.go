@@ -41,8 +41,8 @@ type Scheduler interface {
 	// annotations, pod spec and what it waits for.
 	Model(w *Workload)
 	// Validate reports what this scheduler's API would refuse in cfg,
-	// beyond the checks of every stack.
-	Validate(cfg *config.Config) hcl.Diagnostics
+	// whose tenants' quotas are quotas, beyond the checks of every stack.
+	Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics
 	// Arguments lists the arguments of the language that only some
 	// schedulers read and this one does, as block path and name
 	// ("tenant.cohort", "tenant.quota.borrowing_limit"). Validate refuses

@@ -107,7 +107,7 @@ func (fakeScheduler) Arguments() []string {
 	return []string{"tenant.cohort", "tenant.quota.borrowing_limit", "tenant.quota.lending_limit"}
 }
 
-func (fakeScheduler) Validate(cfg *config.Config) hcl.Diagnostics {
+func (fakeScheduler) Validate(cfg *config.Config, _ *capacity.Quotas) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, t := range cfg.Tenants {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Fake refuses", Detail: t.Name, Subject: t.DeclRange.Ptr()})

@@ -45,9 +45,9 @@ const (
 //   - a priority name that a model carries as the label
 //     kueue.x-k8s.io/priority-class but that is no valid label value (at
 //     most 63 characters): the API server refuses the InferenceService.
-func (k kueue) Validate(cfg *config.Config) hcl.Diagnostics {
+func (k kueue) Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, tq := range capacity.QuotasOf(cfg).Tenants {
+	for _, tq := range quotas.Tenants {
 		diags = append(diags, kueueCohort(tq.Tenant)...)
 		diags = append(diags, kueueLimits(tq)...)
 		diags = append(diags, kueueSizes(tq)...)

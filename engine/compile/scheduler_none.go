@@ -37,4 +37,4 @@ func (noScheduler) Model(*Workload) {}
 func (noScheduler) Arguments() []string { return nil }
 
 // Validate has nothing to check.
-func (noScheduler) Validate(*config.Config) hcl.Diagnostics { return nil }
+func (noScheduler) Validate(*config.Config, *capacity.Quotas) hcl.Diagnostics { return nil }

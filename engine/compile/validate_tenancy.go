@@ -15,10 +15,9 @@ func (v *validator) tenancy() {
 			v.errorf(p.DeclRange, "Reserved priority name", "Priority %s: names starting with \"system-\" are reserved for Kubernetes' own priority classes, which no tenant may use. Choose another name.", p.Name)
 		}
 	}
-	quotas := capacity.QuotasOf(v.cfg)
 	for _, t := range v.cfg.Tenants {
 		if v.cfg.Settings.Scheduler != config.SchedulerKueue {
-			v.onePoolPerResource(quotas.Of(t))
+			v.onePoolPerResource(v.quotas.Of(t))
 		}
 		// Under Kueue a tenant with models hears it from the Kueue
 		// check (its models carry the name as a label too).
