@@ -31,7 +31,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
 		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
 		leaves: &leafMaps{}, share: newSharer(),
-		gpuResources: stackGPUResources(cfg), defaultPriorities: map[string]*config.Priority{},
+		quotas: capacity.QuotasOf(cfg), defaultPriorities: map[string]*config.Priority{},
 	}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
@@ -73,8 +73,8 @@ type compiler struct {
 	leaves *leafMaps
 	// share shares the leaf maps of each object added.
 	share *sharer
-	// gpuResources are the GPU resources the stack's pools offer.
-	gpuResources []string
+	// quotas are the tenants' GPU quotas, computed once for every reader.
+	quotas *capacity.Quotas
 	// defaultPriorities are the tenants' default priorities, by name.
 	defaultPriorities map[string]*config.Priority
 }

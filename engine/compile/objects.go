@@ -2,7 +2,6 @@ package compile
 
 import (
 	"sort"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -25,12 +24,6 @@ func tenantSensitive(t *config.Tenant) bool {
 		}
 	}
 	return false
-}
-
-// parseIntOr0 parses a decimal count, 0 when there is none.
-func parseIntOr0(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }
 
 // sortedStrings returns the keys of m in order.

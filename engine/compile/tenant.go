@@ -17,12 +17,11 @@ func (c *compiler) tenant(t *config.Tenant) {
 	sens := tenantSensitive(t)
 	nsKey := engine.KeyFor(engine.KindNamespace, "", t.Namespace)
 	c.add(t.Address, &engine.Object{Object: c.namespace(t), Sensitive: sens})
-	rq, quota := c.resourceQuota(t)
-	if rq != nil {
+	if rq := c.resourceQuota(t); rq != nil {
 		c.add(t.Address, &engine.Object{Object: rq, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
 	c.roleBindings(t, nsKey, sens)
-	c.add(t.Address, c.sched.Tenant(t, quota)...)
+	c.add(t.Address, c.sched.Tenant(t, c.quotas.Of(t))...)
 }
 
 // namespace is the tenant's Namespace, with its labels and the annotations
@@ -47,24 +46,20 @@ func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
 	return nsObj
 }
 
-// resourceQuota is the tenant's ResourceQuota and the resources of its
-// quota blocks for each pool. It names every GPU resource the stack's pools
-// offer, 0 where the tenant has none: Kubernetes does not limit a resource
-// a ResourceQuota does not name. It is nil only when it bounds nothing.
-func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, PoolResources) {
-	hard := map[string]any{}
-	for _, r := range c.gpuResources {
-		hard["requests."+r] = "0"
+// resourceQuota is the tenant's ResourceQuota: its GPU limits
+// (capacity.TenantQuota.Hard, which names every GPU resource the stack's
+// pools offer, 0 where the tenant has none: Kubernetes does not limit a
+// resource a ResourceQuota does not name) with what its scheduler adds,
+// and its cpu, memory and pods. It is nil only when it bounds nothing.
+func (c *compiler) resourceQuota(t *config.Tenant) *unstructured.Unstructured {
+	limits := capacity.Counts{}
+	for r, n := range c.quotas.Of(t).Hard() {
+		limits["requests."+r] = n
 	}
-	quota := PoolResources{}
-	for _, q := range t.Quotas {
-		res := capacity.QuotaResources(q)
-		quota[q.PoolName] = res
-		for r, n := range res {
-			key := "requests." + r
-			prev, _ := hard[key].(string)
-			hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
-		}
+	limits.Add(c.sched.ResourceQuota(c.quotas, t))
+	hard := make(map[string]any, len(limits)+3)
+	for k, n := range limits {
+		hard[k] = strconv.FormatInt(n, 10)
 	}
 	if t.CPU != "" {
 		hard["requests.cpu"] = t.CPU
@@ -75,13 +70,12 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 	if t.HasAttr("pods") {
 		hard["pods"] = strconv.Itoa(t.Pods)
 	}
-	c.sched.ResourceQuota(c.cfg, t, hard)
 	if len(hard) == 0 {
-		return nil, quota
+		return nil
 	}
 	rq := newObject(engine.KindResourceQuota, t.Namespace, engine.QuotaName, c.stack, t.Address)
 	rq.Object["spec"] = map[string]any{"hard": hard}
-	return rq, quota
+	return rq
 }
 
 // roleBindings binds the tenant's admins, editors and viewers to the
