@@ -33,19 +33,6 @@ var listDecoders = []struct {
 	{"stream by halves", func(body string, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
 		return decodeListStream(iotest.HalfReader(strings.NewReader(body)), gvk, trim)
 	}},
-	{"stream into small poisoned chunks", func(body string, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-		c := poisonedCutter(iotest.HalfReader(strings.NewReader(body)))
-		return objectsOf(decodeListFrom(c, gvk, trim, nil))
-	}},
-}
-
-// poisonedCutter is a cutter of r reading into chunks of 8 KiB, each
-// overwritten when taken back: anything decoded that still pointed into
-// one would read garbage.
-func poisonedCutter(r io.Reader) *listCutter {
-	c := newListCutter(r)
-	c.chunks = &chunks{size: 8 << 10, poison: true}
-	return c
 }
 
 // TestDecodeListMatchesClientGo checks that decodeList and
