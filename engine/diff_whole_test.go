@@ -177,7 +177,7 @@ func TestDiffOwnedFindsOtherManagersFields(t *testing.T) {
 			for _, e := range raw.Object["metadata"].(map[string]any)["managedFields"].([]any) {
 				m := e.(map[string]any)
 				b, _ := json.Marshal(m["fieldsV1"])
-				m["fieldsV1"] = &metav1.FieldsV1{Raw: b}
+				m["fieldsV1"] = string(b)
 			}
 			if got := fieldLines(engine.DiffOwned(reg, desired, raw)); got != strings.Join(tc.want, "\n") {
 				t.Errorf("DiffOwned of fieldsV1 as JSON =\n%s\nwant\n%s", got, strings.Join(tc.want, "\n"))

@@ -26,7 +26,7 @@ import (
 //
 // With trim, each item keeps only what the diff reads of a stack's own
 // objects (see ownObject): no status, and only field manager gpuform's
-// managedFields entries, their fieldsV1 unparsed; Nodes, listed whole,
+// managedFields entries, their fieldsV1 an unparsed JSON string; Nodes, listed whole,
 // keep what gpuform reads of them either way (see nodeObject). Repeated
 // strings (field names, manager names, versions) share one copy across
 // the list, since these objects stay in memory for the whole plan.
@@ -223,6 +223,23 @@ type decoder struct {
 	others bool
 	// leafKey is shareLeaf's reused buffer.
 	leafKey []byte
+	// fieldSets holds the one copy of each fieldsV1 JSON (fieldSet).
+	fieldSets map[string]string
+}
+
+// fieldSet returns the managed-fields set b (its JSON) as a string, one
+// copy per content: the objects of a kind that gpuform applied alike
+// have the same set, and a string is never written.
+func (d *decoder) fieldSet(b []byte) string {
+	if c, ok := d.fieldSets[string(b)]; ok {
+		return c
+	}
+	if d.fieldSets == nil {
+		d.fieldSets = map[string]string{}
+	}
+	c := string(b)
+	d.fieldSets[c] = c
+	return c
 }
 
 // shareLeaf returns the one copy this decoder keeps of a small map whose

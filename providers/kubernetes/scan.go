@@ -1,14 +1,11 @@
 package kubernetes
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/engine"
 )
@@ -400,9 +397,9 @@ func (s *scanner) rawValue() []byte {
 
 // ownObject reads one of the stack's own objects, skipping what the diff
 // never reads: its status, the managedFields entries keptEntry drops and
-// unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
-// *metav1.FieldsV1), which the diff walks as a stream: built as maps they
-// were two fifths of the objects' memory, a map for every field.
+// unreadMetadata. The fieldsV1 of gpuform's entries stay JSON, in a
+// string, which the diff walks as it reads it: built as maps they were two
+// fifths of the objects' memory, a map for every field.
 func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
 	return s.object(d, nil, s.ownMetadata)
 }
@@ -522,8 +519,9 @@ func (s *scanner) nodeMetadata(d *decoder) map[string]any {
 }
 
 // ownManagedFields reads a managedFields list, keeping the entries
-// keptEntry keeps, each fieldsV1 as a copy of its JSON, without the time
-// and type of the entry, which nothing reads.
+// keptEntry keeps, each fieldsV1 as its JSON in a string (see
+// engine.Live), without the time and type of the entry, which nothing
+// reads.
 func (s *scanner) ownManagedFields(d *decoder) []any {
 	kept := make([]any, 0, 1)
 	s.elements(func() {
@@ -535,7 +533,7 @@ func (s *scanner) ownManagedFields(d *decoder) []any {
 		s.fields(d, func(key string) {
 			switch {
 			case key == "fieldsV1" && s.peek() == '{':
-				e[key] = &metav1.FieldsV1{Raw: bytes.Clone(s.rawValue())}
+				e[key] = d.fieldSet(s.rawValue())
 			case key == "time" || key == "fieldsType":
 				s.skip()
 			default:
