@@ -111,7 +111,7 @@ func kueueSizes(t *config.Tenant) hcl.Diagnostics {
 	for _, q := range t.Quotas {
 		quota[q.PoolName] = capacity.QuotaResources(q)
 	}
-	groups, _ := clusterQueueSpec(t, quota, nil)["resourceGroups"].([]any)
+	groups, _ := clusterQueueSpec(t, quota)["resourceGroups"].([]any)
 	var diags hcl.Diagnostics
 	last := t.Quotas[len(t.Quotas)-1]
 	for _, g := range groups {

@@ -108,7 +108,7 @@ func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 			continue
 		}
 		o := newObject("rbac.authorization.k8s.io/v1", "RoleBinding", t.Namespace, rb.name, c.stack, t.Address)
-		o.Object["roleRef"] = c.leaves.get("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", rb.role)
+		o.Object["roleRef"] = pairs("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", rb.role)
 		subs := make([]any, 0, len(rb.subjects))
 		for _, s := range rb.subjects {
 			subs = append(subs, subject(s))
