@@ -131,7 +131,7 @@ bench-cluster: $(KUBEAPI_BIN)
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader,
 ## the saved-plan reader, the inventory annotation parser, and the refresh's
-## JSON scanner, LIST cutter and stream settle; crashers land in the
+## JSON scanner and LIST cutter; crashers land in the
 ## package's testdata/fuzz/<Target>/ and then run as regression seeds
 FUZZTIME ?= 2m
 FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 10s
@@ -141,7 +141,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAgentInventory$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./engine/capacity
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./providers/kubernetes
 	$(GO) test -run '^$$' -fuzz '^FuzzCut$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./providers/kubernetes
-	$(GO) test -run '^$$' -fuzz '^FuzzSettleStream$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./providers/kubernetes
 
 clean:
 	rm -rf $(BIN)

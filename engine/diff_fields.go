@@ -259,11 +259,9 @@ func collectEntry(mf, desired map[string]any, out *[][]string) {
 	switch tree := mf["fieldsV1"].(type) {
 	case map[string]any:
 		collectRemoved(make([]string, 0, 8), tree, desired, out)
-	case *metav1.FieldsV1:
-		if tree != nil {
-			fs := fieldsScanner{b: tree.Raw}
-			fs.collectRemoved(make([][]byte, 0, 8), desired, out)
-		}
+	case string:
+		fs := fieldsScanner{b: tree}
+		fs.collectRemoved(make([]string, 0, 8), desired, out)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/engine"
@@ -152,7 +151,7 @@ func TestDiffFieldChanges(t *testing.T) {
 }
 
 // rawManagedFields turns the fieldsV1 of u's managedFields entries into
-// *metav1.FieldsV1, as the Kubernetes provider's refresh keeps them.
+// strings of their JSON, as the Kubernetes provider's refresh keeps them.
 func rawManagedFields(u *unstructured.Unstructured) {
 	for _, e := range u.Object["metadata"].(map[string]any)["managedFields"].([]any) {
 		m := e.(map[string]any)
@@ -160,7 +159,7 @@ func rawManagedFields(u *unstructured.Unstructured) {
 		if err != nil {
 			panic(err)
 		}
-		m["fieldsV1"] = &metav1.FieldsV1{Raw: b}
+		m["fieldsV1"] = string(b)
 	}
 }
 

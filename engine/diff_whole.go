@@ -205,12 +205,9 @@ func fieldsTree(mf map[string]any) map[string]any {
 	switch tree := mf["fieldsV1"].(type) {
 	case map[string]any:
 		return tree
-	case *metav1.FieldsV1:
-		if tree == nil {
-			return nil
-		}
+	case string:
 		var m map[string]any
-		if json.Unmarshal(tree.Raw, &m) != nil {
+		if json.Unmarshal([]byte(tree), &m) != nil {
 			return nil
 		}
 		return m

@@ -1,6 +1,9 @@
 package engine
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // fieldsScanner reads a managed-fields tree (fieldsV1) in its JSON form, as
 // refresh keeps gpuform's own entries (see Live), without building it: the
@@ -10,21 +13,21 @@ import "encoding/json"
 // A fieldsV1 tree is objects all the way down; anything else is skipped.
 // Malformed JSON ends the walk (bad), with what was found so far.
 type fieldsScanner struct {
-	b   []byte
+	b   string
 	i   int
 	bad bool
 }
 
 // collectRemoved is collectRemoved over the tree at the cursor; path holds
 // the field names (unescaped) from the root.
-func (s *fieldsScanner) collectRemoved(path [][]byte, desired map[string]any, out *[][]string) {
-	s.object(func(key []byte) {
+func (s *fieldsScanner) collectRemoved(path []string, desired map[string]any, out *[][]string) {
+	s.object(func(key string) {
 		name, ok := fieldName(key)
-		if !ok || len(path) == 1 && string(path[0]) == "metadata" && ignoredMeta(string(name)) {
+		if !ok || len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
 			s.skip() // ".", or list element keys k:/v:/i: — lists are compared whole
 			return
 		}
-		d, present := desired[string(name)]
+		d, present := desired[name]
 		if !present {
 			s.collectOwned(append(path, name), out)
 		} else if dm, ok := d.(map[string]any); ok {
@@ -36,45 +39,39 @@ func (s *fieldsScanner) collectRemoved(path [][]byte, desired map[string]any, ou
 }
 
 // collectOwned is collectOwned over the tree at the cursor.
-func (s *fieldsScanner) collectOwned(path [][]byte, out *[][]string) {
+func (s *fieldsScanner) collectOwned(path []string, out *[][]string) {
 	leaf := true
-	s.object(func(key []byte) {
+	s.object(func(key string) {
 		name, ok := fieldName(key)
 		if !ok {
 			s.skip()
 			return
 		}
 		leaf = false
-		if len(path) == 1 && string(path[0]) == "metadata" && ignoredMeta(string(name)) {
+		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
 			s.skip()
 			return
 		}
 		s.collectOwned(append(path, name), out)
 	})
 	if leaf && len(path) > 0 && !s.bad {
-		p := make([]string, len(path))
-		for i, b := range path {
-			p[i] = string(b)
-		}
-		*out = append(*out, p)
+		*out = append(*out, append([]string(nil), path...))
 	}
 }
 
 // fieldName returns the field name of a tree key ("f:name", as the raw
 // contents of a JSON string), and false for other keys.
-func fieldName(key []byte) ([]byte, bool) {
-	if len(key) < 2 || key[0] != 'f' || key[1] != ':' {
-		return nil, false
+func fieldName(key string) (string, bool) {
+	name, ok := strings.CutPrefix(key, "f:")
+	if !ok {
+		return "", false
 	}
-	name := key[2:]
-	for _, c := range name {
-		if c == '\\' {
-			var s string
-			if json.Unmarshal(append(append([]byte{'"'}, name...), '"'), &s) != nil {
-				return nil, false
-			}
-			return []byte(s), true
+	if strings.IndexByte(name, '\\') >= 0 {
+		var s string
+		if json.Unmarshal([]byte(`"`+name+`"`), &s) != nil {
+			return "", false
 		}
+		return s, true
 	}
 	return name, true
 }
@@ -93,7 +90,7 @@ func (s *fieldsScanner) space() {
 // object calls member with the key (raw string contents) of every member
 // of the object at the cursor; member consumes the value. A value that is
 // not an object is skipped.
-func (s *fieldsScanner) object(member func(key []byte)) {
+func (s *fieldsScanner) object(member func(key string)) {
 	s.space()
 	if s.bad || s.i >= len(s.b) || s.b[s.i] != '{' {
 		s.skip()
@@ -133,11 +130,11 @@ func (s *fieldsScanner) object(member func(key []byte)) {
 }
 
 // str reads the JSON string at the cursor and returns its raw contents.
-func (s *fieldsScanner) str() []byte {
+func (s *fieldsScanner) str() string {
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		s.bad = true
-		return nil
+		return ""
 	}
 	s.i++
 	start := s.i
@@ -153,7 +150,7 @@ func (s *fieldsScanner) str() []byte {
 		s.i++
 	}
 	s.bad = true
-	return nil
+	return ""
 }
 
 // skip moves the cursor past the value at it.

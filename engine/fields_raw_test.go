@@ -39,7 +39,7 @@ func TestFieldsScannerMatchesMaps(t *testing.T) {
 			}
 			var fromMaps, fromRaw [][]string
 			collectRemoved(nil, tree, desired, &fromMaps)
-			s := fieldsScanner{b: []byte(tt.tree)}
+			s := fieldsScanner{b: tt.tree}
 			s.collectRemoved(nil, desired, &fromRaw)
 			if s.bad {
 				t.Fatal("the scanner found the JSON malformed")
@@ -56,7 +56,7 @@ func TestFieldsScannerMatchesMaps(t *testing.T) {
 // a panic and is reported.
 func TestFieldsScannerMalformed(t *testing.T) {
 	for _, tree := range []string{``, `{`, `{"f:a"`, `{"f:a":{}`, `{"f:a":{},}`, `{"f:a" {}}`, `{"f:a":{"f:b":}}`, `[]`, `{"f:a":"unterminated}`} {
-		s := fieldsScanner{b: []byte(tree)}
+		s := fieldsScanner{b: tree}
 		var out [][]string
 		s.collectRemoved(nil, map[string]any{}, &out)
 		if !s.bad && tree != `[]` {

@@ -16,9 +16,10 @@ type Live struct {
 	// Objects are the objects labelled with the stack, by key. A provider
 	// may leave out what the diff does not read of them (status, other
 	// field managers' managedFields entries) and give a managedFields
-	// entry's fieldsV1 as a *metav1.FieldsV1 (its JSON, unparsed) instead
-	// of a map: such an object encodes to JSON as it came, but
-	// runtime.DeepCopyJSON refuses it.
+	// entry's fieldsV1 as a string holding its JSON (unparsed) instead of
+	// a map, which the diff reads as JSON. Every value is a JSON value
+	// (DeepCopy works); a typed read (GetManagedFields) sees such a
+	// fieldsV1 as that string, quoted.
 	Objects map[Key]*unstructured.Unstructured
 	// Settled are the keys of Objects that the refresh settled (see
 	// Settler): compared with their desired objects and found unchanged,

@@ -292,62 +292,65 @@ func TestSettleKeepsUnchangedSlim(t *testing.T) {
 	}
 }
 
-// TestSettleSharesDesiredMetadataMaps checks that a settled object keeps
-// its desired object's labels and annotations maps, not a second copy,
-// where its own hold the same strings, and its own where they do not (a
-// label another manager added, another commit's stamp): what readers see
-// is the live object's either way.
-func TestSettleSharesDesiredMetadataMaps(t *testing.T) {
-	_, d := enginetest.Stamped(t, enginetest.C1)
-	live := enginetest.DriftLive(t, d)
-	same := func(a any, b any) bool {
-		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-	}
-	tests := []struct {
-		name                string
-		edit                func(u *unstructured.Unstructured)
-		labels, annotations bool
+// TestSettledCopyIsItsOwn checks that a settled object shares no map with
+// the object it was settled from nor with its desired object: editing
+// either after Settle leaves the settled copy as it was, and the copy
+// deep-copies (its managedFields keep no fieldsV1, which a refresh keeps
+// as its JSON).
+func TestSettledCopyIsItsOwn(t *testing.T) {
+	edits := []struct {
+		name string
+		edit func(m map[string]any)
 	}{
-		{"as desired", func(*unstructured.Unstructured) {}, true, true},
-		{"a label another manager added", func(u *unstructured.Unstructured) {
-			l := u.GetLabels()
-			l["team"] = "platform"
-			u.SetLabels(l)
-		}, false, true},
-		{"another commit's stamp", func(u *unstructured.Unstructured) {
-			a := u.GetAnnotations()
-			a[engine.AnnotCommit] = "0123456789abcdef0123456789abcdef01234567"
-			u.SetAnnotations(a)
-		}, true, false},
+		{"labels", func(m map[string]any) { m["metadata"].(map[string]any)["labels"].(map[string]any)["team"] = "platform" }},
+		{"annotations", func(m map[string]any) {
+			m["metadata"].(map[string]any)["annotations"].(map[string]any)["team"] = "platform"
+		}},
+		{"spec", func(m map[string]any) {
+			if spec, ok := m["spec"].(map[string]any); ok {
+				for _, v := range spec {
+					if vm, ok := v.(map[string]any); ok {
+						vm["extra"] = "1"
+					}
+				}
+			}
+		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			_, d := enginetest.Stamped(t, enginetest.C1)
+			live := enginetest.DriftLive(t, d)
 			s := engine.NewSettler(d)
-			settled := 0
+			type pair struct{ slim, want *unstructured.Unstructured }
+			kept := map[engine.Key]pair{}
+			var edited []map[string]any
 			for _, o := range d.Objects {
 				u, ok := live.Objects[o.Key()]
 				if !ok || engine.IsLockNamespace(o.Key()) {
 					continue
 				}
 				u = u.DeepCopy()
-				tt.edit(u)
-				labels, annotations := u.GetLabels(), u.GetAnnotations()
+				rawManagedFields(u)
 				slim, ok := s.Settle(u)
 				if !ok {
-					t.Fatalf("%s did not settle", o.Key())
+					t.Fatalf("%s did not settle: %v", o.Key(), engine.DiffOwned(d.KindRegistry(), o.Object.Object, u))
 				}
-				settled++
-				md, wmd := slim.Object["metadata"].(map[string]any), o.Object.Object["metadata"].(map[string]any)
-				if got := same(md["labels"], wmd["labels"]); got != tt.labels {
-					t.Errorf("%s: labels map shared with the desired object: %v, want %v", o.Key(), got, tt.labels)
-				}
-				if got := same(md["annotations"], wmd["annotations"]); got != tt.annotations {
-					t.Errorf("%s: annotations map shared with the desired object: %v, want %v", o.Key(), got, tt.annotations)
-				}
-				if !maps.Equal(slim.GetLabels(), labels) || !maps.Equal(slim.GetAnnotations(), annotations) {
-					t.Errorf("%s: settled labels %v annotations %v, live had %v and %v", o.Key(), slim.GetLabels(), slim.GetAnnotations(), labels, annotations)
+				kept[o.Key()] = pair{slim, slim.DeepCopy()} // DeepCopy panics on a value that is not JSON
+				edited = append(edited, u.Object, o.Object.Object)
+			}
+			// Edited once every object is settled: compile shares maps
+			// among desired objects.
+			for _, m := range edited {
+				if _, ok := m["metadata"].(map[string]any)[e.name]; ok || e.name == "spec" {
+					e.edit(m)
 				}
 			}
+			for k, p := range kept {
+				if !reflect.DeepEqual(p.slim.Object, p.want.Object) {
+					t.Errorf("%s: editing the %s of the live or desired object changed its settled copy:\n%v\nwant\n%v", k, e.name, p.slim.Object, p.want.Object)
+				}
+			}
+			settled := len(kept)
 			if settled < 5 {
 				t.Fatalf("%d objects settled: too few to prove anything", settled)
 			}

@@ -83,10 +83,8 @@ type Workload struct {
 	Labels      map[string]any
 	Annotations map[string]any
 	// Predictor is the InferenceService's spec.predictor: the pod's node
-	// selector, priority class, model and resources. Its node selector and
-	// the model's format, limits and requests are maps shared with other
-	// models (leafMaps): a backend replaces them, never writes into
-	// them.
+	// selector, priority class, model and resources, in maps of this
+	// model's own, which a backend may change.
 	Predictor map[string]any
 	// DependsOn lists the objects that must exist before the model.
 	DependsOn []engine.Key

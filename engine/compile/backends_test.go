@@ -286,3 +286,46 @@ func newKueueForTest(s *config.Settings) Scheduler { return schedulers()[config.
 type cpuScheduler struct{ noScheduler }
 
 func (cpuScheduler) Arguments() []string { return []string{"tenant.cpu"} }
+
+// writingMIG is a MIG backend that writes into each model's node
+// selector and resources, as a backend may.
+type writingMIG struct{ fakeMIG }
+
+func (f *writingMIG) Model(w *Workload) {
+	w.Predictor["nodeSelector"].(map[string]any)["fake.example/model"] = w.Model.Name
+	limits := w.Predictor["model"].(map[string]any)["resources"].(map[string]any)["limits"].(map[string]any)
+	limits["fake.example/model"] = w.Model.Name
+}
+
+// TestBackendsWriteOwnMaps checks that the maps a backend is given for a
+// model are that model's own: writing into one changes no other model.
+func TestBackendsWriteOwnMaps(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", "bank", "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": src}, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	d, err := compileWith(cfg, fakeScheduler{stack: cfg.Settings.Stack}, &writingMIG{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range d.Objects {
+		if o.Object.GetKind() != "InferenceService" {
+			continue
+		}
+		n++
+		name := o.Object.GetName()
+		sel, _, _ := unstructured.NestedString(o.Object.Object, "spec", "predictor", "nodeSelector", "fake.example/model")
+		lim, _, _ := unstructured.NestedString(o.Object.Object, "spec", "predictor", "model", "resources", "limits", "fake.example/model")
+		if sel != name || lim != name {
+			t.Errorf("InferenceService %s: node selector names model %q, limits %q: another model's write", name, sel, lim)
+		}
+	}
+	if n < 2 {
+		t.Fatalf("%d models: too few to prove anything", n)
+	}
+}

@@ -30,7 +30,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	c := &compiler{
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
 		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
-		leaves: &leafMaps{}, share: newSharer(),
+		share:  newSharer(),
 		quotas: capacity.QuotasOf(cfg), defaultPriorities: map[string]*config.Priority{},
 	}
 	for _, p := range cfg.Priorities {
@@ -69,8 +69,6 @@ type compiler struct {
 	mig                   MIGBackend
 	dp                    *devicePlugin
 	d                     *engine.Desired
-	// leaves builds the maps many models hold alike.
-	leaves *leafMaps
 	// share shares the leaf maps of each object added.
 	share *sharer
 	// quotas are the tenants' GPU quotas, computed once for every reader.
@@ -147,9 +145,9 @@ func (c *compiler) model(m *config.Model) {
 	}
 	qty := strconv.FormatInt(count, 10)
 	modelSpec := map[string]any{
-		"modelFormat": c.leaves.get("name", m.Format),
+		"modelFormat": map[string]any{"name": m.Format},
 		"storageUri":  m.StorageURI,
-		"resources":   c.leaves.resources(resource, qty),
+		"resources":   containerResources(resource, qty),
 	}
 	if m.Runtime != "" {
 		modelSpec["runtime"] = m.Runtime
@@ -160,7 +158,7 @@ func (c *compiler) model(m *config.Model) {
 	predictor := map[string]any{
 		"minReplicas":  int64(m.MinReplicas),
 		"maxReplicas":  int64(m.MaxReplicas),
-		"nodeSelector": c.leaves.get(engine.LabelPool, m.Pool.Name),
+		"nodeSelector": map[string]any{engine.LabelPool: m.Pool.Name},
 		"model":        modelSpec,
 	}
 	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{engine.KeyFor(engine.KindNamespace, "", ns)}}

@@ -25,8 +25,6 @@ type kueue struct {
 	// lendable is what each cohort's tenants may lend, by cohort, pool and
 	// resource (made by the first ResourceQuota call).
 	lendable map[string]map[string]capacity.Counts
-	// leaves builds the maps many ClusterQueues hold alike.
-	leaves leafMaps
 }
 
 func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
@@ -171,9 +169,9 @@ func (k *kueue) Objects(cfg *config.Config) []*engine.Object {
 func (k *kueue) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.Object {
 	ns := t.Namespace
 	cq := newObject(engine.KindClusterQueue, "", ns, k.stack, t.Address)
-	spec := clusterQueueSpec(t, quota, &k.leaves)
+	spec := clusterQueueSpec(t, quota)
 	groups, _ := spec["resourceGroups"].([]any)
-	spec["resourceGroups"] = append(groups, nodeResourceGroup(t, AnyNodeFlavor(k.stack), &k.leaves))
+	spec["resourceGroups"] = append(groups, nodeResourceGroup(t, AnyNodeFlavor(k.stack)))
 	spec["preemption"] = k.preemption(t)
 	cq.Object["spec"] = spec
 	deps := []engine.Key{engine.KeyFor(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack))}
@@ -189,13 +187,12 @@ func (k *kueue) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.
 }
 
 // clusterQueueSpec is one resource group covering every resource the
-// tenant has quota for, with one flavor per quota block. Its resources'
-// entries come from leaves.
-func clusterQueueSpec(t *config.Tenant, quota *capacity.TenantQuota, leaves *leafMaps) map[string]any {
+// tenant has quota for, with one flavor per quota block.
+func clusterQueueSpec(t *config.Tenant, quota *capacity.TenantQuota) map[string]any {
 	resources := quota.Covered()
 	var flavors []any
 	for _, b := range quota.Blocks {
-		flavors = append(flavors, map[string]any{"name": b.Pool, "resources": flavorResources(b.Block, b.Nominal, resources, leaves)})
+		flavors = append(flavors, map[string]any{"name": b.Pool, "resources": flavorResources(b.Block, b.Nominal, resources)})
 	}
 	spec := map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": t.Namespace}},
@@ -221,9 +218,8 @@ func clusterQueueSpec(t *config.Tenant, quota *capacity.TenantQuota, leaves *lea
 // cpu and memory, so they are always covered (without the tenant's
 // attribute, with unboundedCPU and unboundedMemory); Kueue counts pods
 // only when covered. In a cohort the borrowing limit is 0: like the
-// ResourceQuota, the tenant's cpu, memory and pods are a hard limit. Its
-// resources' entries come from leaves.
-func nodeResourceGroup(t *config.Tenant, flavor string, leaves *leafMaps) map[string]any {
+// ResourceQuota, the tenant's cpu, memory and pods are a hard limit.
+func nodeResourceGroup(t *config.Tenant, flavor string) map[string]any {
 	type entry struct{ name, quota string }
 	entries := []entry{{"cpu", cmp.Or(t.CPU, unboundedCPU)}, {"memory", cmp.Or(t.Memory, unboundedMemory)}}
 	if t.HasAttr("pods") {
@@ -234,9 +230,9 @@ func nodeResourceGroup(t *config.Tenant, flavor string, leaves *leafMaps) map[st
 	for i, e := range entries {
 		covered[i] = e.name
 		if t.Cohort != "" {
-			resources[i] = leaves.get("name", e.name, "nominalQuota", e.quota, "borrowingLimit", "0")
+			resources[i] = pairs("name", e.name, "nominalQuota", e.quota, "borrowingLimit", "0")
 		} else {
-			resources[i] = leaves.get("name", e.name, "nominalQuota", e.quota)
+			resources[i] = pairs("name", e.name, "nominalQuota", e.quota)
 		}
 	}
 	return map[string]any{"coveredResources": covered, "flavors": []any{map[string]any{"name": flavor, "resources": resources}}}
@@ -266,14 +262,13 @@ func (k *kueue) preemption(t *config.Tenant) map[string]any {
 	return map[string]any{
 		"withinClusterQueue":  policy,
 		"reclaimWithinCohort": reclaim,
-		"borrowWithinCohort":  k.leaves.get("policy", "Never"),
+		"borrowWithinCohort":  map[string]any{"policy": "Never"},
 	}
 }
 
 // flavorResources is the nominal quota of each covered resource in one
-// quota block's flavor, with its borrowing and lending limits: entries
-// from leaves.
-func flavorResources(q *config.Quota, res capacity.Counts, covered []string, leaves *leafMaps) []any {
+// quota block's flavor, with its borrowing and lending limits.
+func flavorResources(q *config.Quota, res capacity.Counts, covered []string) []any {
 	borrow, lend := map[string]int64{}, map[string]int64{}
 	for k, v := range q.BorrowingLimit {
 		borrow[limitResource(q, k)] = int64(v)
@@ -291,7 +286,7 @@ func flavorResources(q *config.Quota, res capacity.Counts, covered []string, lea
 		if v, ok := lend[r]; ok {
 			e = append(e, "lendingLimit", strconv.FormatInt(v, 10))
 		}
-		rs = append(rs, leaves.get(e...))
+		rs = append(rs, pairs(e...))
 	}
 	return rs
 }

@@ -109,7 +109,7 @@ func kueueSizes(tq *capacity.TenantQuota) hcl.Diagnostics {
 	if len(t.Quotas) == 0 {
 		return nil
 	}
-	groups, _ := clusterQueueSpec(t, tq, nil)["resourceGroups"].([]any)
+	groups, _ := clusterQueueSpec(t, tq)["resourceGroups"].([]any)
 	var diags hcl.Diagnostics
 	last := t.Quotas[len(t.Quotas)-1]
 	for _, g := range groups {

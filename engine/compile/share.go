@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"encoding/binary"
 	"reflect"
 
 	"github.com/gpuform/gpuform/engine"
@@ -12,11 +11,9 @@ import (
 // and model format, a label set): at size L the same few such maps recur
 // in tens of thousands of objects, and each map costs some 300 bytes
 // however few its entries. It remembers the maps seen, by content.
-// Compile passes it each object as the object is added: nothing writes
-// into an object's maps once it is added (a commit stamp replaces the
-// annotations map whole), and its maps are still in the processor's
-// cache: reading them all again after the last object cost a quarter
-// more at size L.
+// Compile passes it each object as the object is added, when every
+// backend is done with it: an object of a Desired is final (a commit
+// stamp replaces the annotations map whole).
 type sharer struct {
 	seen map[string]map[string]any
 	// key is a reused buffer for the content of one map.
@@ -90,64 +87,14 @@ func (s *sharer) share(m map[string]any) map[string]any {
 	return nil
 }
 
-// leafMaps builds small maps of strings, one copy per content: the maps
-// that recur in thousands of objects (a model's node selector and
-// resources, a quota's entries in a ClusterQueue), as the sharer would
-// leave them, without building each copy only for the sharer to drop it.
-// Nothing may write into a map it returns. A nil *leafMaps builds a new
-// map each time.
-type leafMaps struct {
-	seen map[string]map[string]any
-	// limits holds the resources maps of resources, by resource and count.
-	limits map[[2]string]map[string]any
-	// key is a reused buffer for the content of one map.
-	key []byte
+// containerResources is a container's resources: limits and requests,
+// each count of resource.
+func containerResources(resource, count string) map[string]any {
+	return map[string]any{"limits": pairs(resource, count), "requests": pairs(resource, count)}
 }
 
-// resources returns a container's resources map that limits and requests
-// count of resource: one per resource and count, as get builds its
-// leaves (the sharer shares leaves only, and this map holds two maps).
-// At size L 20,000 models hold a handful of them.
-func (l *leafMaps) resources(resource, count string) map[string]any {
-	if l == nil {
-		return map[string]any{"limits": pairsMap([]string{resource, count}), "requests": pairsMap([]string{resource, count})}
-	}
-	k := [2]string{resource, count}
-	if m, ok := l.limits[k]; ok {
-		return m
-	}
-	leaf := l.get(resource, count)
-	m := map[string]any{"limits": leaf, "requests": leaf}
-	if l.limits == nil {
-		l.limits = map[[2]string]map[string]any{}
-	}
-	l.limits[k] = m
-	return m
-}
-
-// get returns the map of pairs kv: key, value, key, value...
-func (l *leafMaps) get(kv ...string) map[string]any {
-	if l == nil {
-		return pairsMap(kv)
-	}
-	l.key = l.key[:0]
-	for _, s := range kv {
-		l.key = binary.AppendUvarint(l.key, uint64(len(s)))
-		l.key = append(l.key, s...)
-	}
-	if m, ok := l.seen[string(l.key)]; ok {
-		return m
-	}
-	if l.seen == nil {
-		l.seen = map[string]map[string]any{}
-	}
-	m := pairsMap(kv)
-	l.seen[string(l.key)] = m
-	return m
-}
-
-// pairsMap is the map of pairs kv: key, value, key, value...
-func pairsMap(kv []string) map[string]any {
+// pairs is the map of pairs kv: key, value, key, value...
+func pairs(kv ...string) map[string]any {
 	m := make(map[string]any, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]

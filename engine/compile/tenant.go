@@ -102,7 +102,7 @@ func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 			continue
 		}
 		o := newObject(engine.KindRoleBinding, t.Namespace, rb.name, c.stack, t.Address)
-		o.Object["roleRef"] = c.leaves.get("apiGroup", engine.KindRoleBinding.Group, "kind", "ClusterRole", "name", rb.role)
+		o.Object["roleRef"] = pairs("apiGroup", engine.KindRoleBinding.Group, "kind", "ClusterRole", "name", rb.role)
 		subs := make([]any, 0, len(rb.subjects))
 		for _, s := range rb.subjects {
 			subs = append(subs, subject(s))

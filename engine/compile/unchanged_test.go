@@ -18,7 +18,9 @@ import (
 // Compile's output is the same, value for value and type for type, as
 // when these digests were taken (commit 1c52a03), and so are the maps its
 // objects share (retaken when a model's resources map became one per
-// resource and count, its content digests unchanged): a change that makes compile cheaper must not change what
+// resource and count, and when the backends got maps of each model's own,
+// shared only once the object is added: content digests unchanged each
+// time): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -28,27 +30,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "0798f4b7c538aebd82500b21b7cfb7e9eaef40e855a7ce1d16d7208d0f6c25b9"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "18f0ba577d3ea913360dcd68d30e9b59428335256e179813ecaa67f5634a7bed"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "4284a74aec6ccc58924ddc847aa94ba50e04d0da78162bb710ece927305690bb"},
+		}, "516c596b5ea74b776ef1b58ad6a4d239f76188dc71e47c19d2e84aa9642574e9"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "c07c80f2a44cd087ce5aa52ad470c50582e203bf593919dc541281d7cd8dd0f7"},
+		}, "30c76cc91a057568c3e0200fbabe7443192afb1375dddb0c3c1a165ca352f590"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "beae4fd42be7f3e5fd093c045f4d1a34cf537c4f5133aa01a488cde055dbf0a9"},
+		}, "57e1be52658fdef12ca2a64c254625150ccb4bbbb46e50a34c55728cac80be11"},
 		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "2203caa129be0f95ca0de0326b11bdbc78582b9fdd81a2b5567fb6aa03138718"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
 		}, "58693c002ea8ad864752cda2eda8803fb9d7118d7f5848d8d8e1f452245d2ef6"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "af0b6e8f0d2fb497a49a7a777d461d668a8b665abb5f9ff5afbd69b169ed677c"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "5e543653621a3ce6f94225a7559a6a8e6a4ee0d0f8f5bef8fe04c1b4fee8004c"},
+		}, "ce2ce6fa97029d98e6939b1c0b532e8e39be9d5489e84497ed16b9944bd11ace"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "aafdcd0caf17793ae2f2e23469d97acb64915f796162f4c8cdf191dcf433aed8"},
 		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "c82e63491b88a5ca3a4f742dad8200198d4517d99e590f1c4028fa80e486be87"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "d0a0a94e41ba81bf82378419aca7e4c8692196ee2fc9eaf32343d267c35064fa"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "38940c02cb46631906759eacbd738437ab479623b10b027af22f3e3ad84d3e79"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "0213ce80d18a54ecf0f8ac09c4aabcb476c460bbc43538e19287d8aa4996451e"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "62beb2323568a804b928d73effeca664e8c731e9c2a0025ebebee21a009d264e"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,12 +46,8 @@ func TestProvidersIndependent(t *testing.T) {
 
 // unsafeAllowed are the non-test files that may import unsafe, each with
 // why. Keep it exact: a file that no longer needs unsafe leaves the list.
-var unsafeAllowed = map[string]string{
-	// The refresh's settle aliases field names into the LIST buffer it
-	// decodes with unsafe.String instead of copying them; its removal is
-	// issue #37's, in a change of its own.
-	"providers/kubernetes/settle.go": "unsafe.String over LIST buffers",
-}
+// It is empty: gpuform does without unsafe.
+var unsafeAllowed = map[string]string{}
 
 // TestUnsafeAllowList checks that no non-test file imports unsafe outside
 // unsafeAllowed, and that every file the list names still does.

@@ -14,9 +14,10 @@ const cutChunk = 256 << 10
 // listCutter cuts a LIST response into its parts as it is read: the
 // list's metadata, and each item as the bytes it lies in, which the
 // decoders scan (scanner) on other goroutines. The response is read into
-// chunks never written again once read, so an item is a slice of the chunk
-// it arrived in, copied only when it spans two; only the list's own
-// structure is checked here, every value cut is checked by the scanner.
+// buffers of cutChunk bytes, each new and never written again once read,
+// so an item is a slice of the buffer it arrived in, copied only when it
+// spans two; only the list's own structure is checked here, every value
+// cut is checked by the scanner.
 type listCutter struct {
 	r   io.Reader
 	buf []byte
@@ -27,15 +28,11 @@ type listCutter struct {
 	err error
 	// bad is set when the list's structure is not JSON's.
 	bad error
-	// chunks are the buffers read into (nil: each made and dropped), cur
-	// the one buf is, held by the cutter until it moves to the next.
-	chunks *chunks
-	cur    *chunk
 }
 
 // newListCutter returns a cutter of the response read from r.
 func newListCutter(r io.Reader) *listCutter {
-	return &listCutter{r: r, start: -1, chunks: newChunks()}
+	return &listCutter{r: r, start: -1}
 }
 
 // newBytesCutter returns a cutter of a response read whole.
@@ -44,7 +41,7 @@ func newBytesCutter(data []byte) *listCutter {
 }
 
 // fill reads more of the response, moving the value being cut into a new
-// chunk when the current one is full; false when nothing more comes.
+// buffer when the current one is full; false when nothing more comes.
 func (c *listCutter) fill() bool {
 	if c.err != nil {
 		return false
@@ -69,44 +66,14 @@ func (c *listCutter) fill() bool {
 }
 
 // move starts a new buffer with what the current one holds from keep on
-// (the value being cut): with chunks, one of theirs, held until the cutter
-// moves past it, the one before let go.
+// (the value being cut). The old buffer is never written again: the items
+// cut from it are read by the decoders until they are decoded.
 func (c *listCutter) move(keep int) {
-	old := c.cur
-	var nb []byte
-	if c.chunks == nil {
-		nb = make([]byte, max(cutChunk, 2*(c.n-keep)))
-	} else {
-		c.cur = c.chunks.get(2 * (c.n - keep))
-		nb = c.cur.buf
-	}
+	nb := make([]byte, max(cutChunk, 2*(c.n-keep)))
 	copy(nb, c.buf[keep:c.n])
-	if old != nil {
-		old.release()
-	}
 	c.buf, c.n, c.i = nb, c.n-keep, c.i-keep
 	if c.start >= 0 {
 		c.start -= keep
-	}
-}
-
-// holdFor adds held's reader to the chunk the last value cut lies in (an
-// item going to a decoder in a batch that holds the chunks in held) and
-// returns held with it, unless it is already held's last; held as it is
-// without chunks.
-func (c *listCutter) holdFor(held []*chunk) []*chunk {
-	if c.cur == nil || (len(held) > 0 && held[len(held)-1] == c.cur) {
-		return held
-	}
-	c.cur.hold()
-	return append(held, c.cur)
-}
-
-// close lets go of the chunk the cutter reads into: the response is read.
-func (c *listCutter) close() {
-	if c.cur != nil {
-		c.cur.release()
-		c.cur = nil
 	}
 }
 

@@ -26,37 +26,19 @@ import (
 //
 // With trim, each item keeps only what the diff reads of a stack's own
 // objects (see ownObject): no status, and only field manager gpuform's
-// managedFields entries, their fieldsV1 unparsed; Nodes, listed whole,
+// managedFields entries, their fieldsV1 an unparsed JSON string; Nodes, listed whole,
 // keep what gpuform reads of them either way (see nodeObject). Repeated
 // strings (field names, manager names, versions) share one copy across
 // the list, since these objects stay in memory for the whole plan.
 func decodeList(data []byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	return objectsOf(decodeListFrom(newBytesCutter(data), gvk, trim, nil))
+	return decodeListFrom(newBytesCutter(data), gvk, trim)
 }
 
 // decodeListStream is decodeList reading from r as the response arrives:
 // the items are decoded while the API server is still sending the rest,
 // and the raw list is never held whole.
 func decodeListStream(r io.Reader, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
-	return objectsOf(decodeItemsStream(r, gvk, trim, nil))
-}
-
-// decodeItemsStream is decodeListStream settling the items through gate
-// (see listItem): nil decodes them all, settling none.
-func decodeItemsStream(r io.Reader, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
-	return decodeListFrom(newListCutter(r), gvk, trim, gate)
-}
-
-// objectsOf returns the objects of items all decoded (gate nil).
-func objectsOf(items []listItem, cont string, err error) ([]*unstructured.Unstructured, string, error) {
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]*unstructured.Unstructured, len(items))
-	for i, it := range items {
-		out[i] = it.obj
-	}
-	return out, cont, nil
+	return decodeListFrom(newListCutter(r), gvk, trim)
 }
 
 // itemBatch is how many items of a list one worker decodes at a time.
@@ -69,16 +51,15 @@ const maxDecodeWorkers = 4
 // the stream here and decoded into objects by up to maxDecodeWorkers
 // goroutines, itemBatch at a time, so a long list (the 20,000
 // InferenceServices of size L) is decoded on every core while it arrives;
-// the items keep their order. Through gate, an item is settled as it is
-// decoded, or waits as its raw JSON while gate is closed (see listItem).
-func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, string, error) {
+// the items keep their order. Decoding copies what it keeps of the items'
+// bytes, so the response's buffers go once decoded.
+func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {
 	d := newDecoder(false)
 	cont := ""
-	p := newItemPool(gvk, trim, gate)
+	p := newItemPool(gvk, trim)
 	var batch itemJob
 	err := c.list(func(raw []byte) {
 		batch.raws = append(batch.raws, raw)
-		batch.chunks = c.holdFor(batch.chunks)
 		if len(batch.raws) == itemBatch {
 			p.add(batch)
 			batch = itemJob{}
@@ -92,7 +73,6 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 		}
 		return sc.err
 	})
-	c.close()
 	if len(batch.raws) > 0 {
 		p.add(batch)
 	}
@@ -112,27 +92,24 @@ func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool, gate 
 type itemPool struct {
 	gvk     schema.GroupVersionKind
 	trim    bool
-	gate    *settleGate
 	jobs    chan itemJob
 	wg      sync.WaitGroup
 	workers int
 	n       int
 
 	mu      sync.Mutex
-	results [][]listItem
+	results [][]*unstructured.Unstructured
 	err     error
 }
 
-// itemJob is a batch of items to decode, index-th in the list, and the
-// chunks they lie in, let go of once they are decoded.
+// itemJob is a batch of items to decode, index-th in the list.
 type itemJob struct {
-	index  int
-	raws   [][]byte
-	chunks []*chunk
+	index int
+	raws  [][]byte
 }
 
-func newItemPool(gvk schema.GroupVersionKind, trim bool, gate *settleGate) *itemPool {
-	return &itemPool{gvk: gvk, trim: trim, gate: gate, jobs: make(chan itemJob, maxDecodeWorkers)}
+func newItemPool(gvk schema.GroupVersionKind, trim bool) *itemPool {
+	return &itemPool{gvk: gvk, trim: trim, jobs: make(chan itemJob, maxDecodeWorkers)}
 }
 
 // add queues one batch, starting another worker while there are fewer
@@ -153,13 +130,7 @@ func (p *itemPool) add(job itemJob) {
 func (p *itemPool) work() {
 	d := newDecoder(p.trim)
 	for job := range p.jobs {
-		out, err := d.batch(job.raws, p.gvk, p.trim, p.gate)
-		if err == nil && !keptRaw(out) {
-			// Nothing decoded points into the items' bytes.
-			for _, ch := range job.chunks {
-				ch.release()
-			}
-		}
+		out, err := d.batch(job.raws, p.gvk, p.trim)
 		p.mu.Lock()
 		p.results[job.index] = out
 		if err != nil && p.err == nil {
@@ -169,19 +140,8 @@ func (p *itemPool) work() {
 	}
 }
 
-// keptRaw reports whether any of items waits as its raw JSON (its gate
-// was closed): its chunk is never reused.
-func keptRaw(items []listItem) bool {
-	for _, it := range items {
-		if it.raw != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // wait returns every item decoded, in list order, or the first error.
-func (p *itemPool) wait() ([]listItem, error) {
+func (p *itemPool) wait() ([]*unstructured.Unstructured, error) {
 	close(p.jobs)
 	p.wg.Wait()
 	if p.err != nil {
@@ -191,7 +151,7 @@ func (p *itemPool) wait() ([]listItem, error) {
 	for _, r := range p.results {
 		n += len(r)
 	}
-	items := make([]listItem, 0, n)
+	items := make([]*unstructured.Unstructured, 0, n)
 	for _, r := range p.results {
 		items = append(items, r...)
 	}
@@ -207,12 +167,12 @@ func newDecoder(trim bool) *decoder {
 	return d
 }
 
-// batch decodes (or, while gate is closed, keeps raw) a batch of items.
-func (d *decoder) batch(raws [][]byte, gvk schema.GroupVersionKind, trim bool, gate *settleGate) ([]listItem, error) {
-	out := make([]listItem, 0, len(raws))
+// batch decodes a batch of items.
+func (d *decoder) batch(raws [][]byte, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(raws))
 	d.others = kinds.Builtin().OwnedWhole(gvk.GroupKind())
 	for _, raw := range raws {
-		it, err := d.listItem(raw, gvk, trim, gate)
+		it, err := d.item(raw, gvk, trim)
 		if err != nil {
 			return out, err
 		}
@@ -263,16 +223,23 @@ type decoder struct {
 	others bool
 	// leafKey is shareLeaf's reused buffer.
 	leafKey []byte
-	// stream and settle are settleStream's, reused from item to item.
-	stream streamFields
-	settle engine.StreamSettle
-	// early and early2 are settleStream's fields met before metadata and
-	// their reader.
-	early  []earlyField
-	early2 streamFields
-	// managed is settleMetadata's managedFields list, reused from item
-	// to item.
-	managed scratchManaged
+	// fieldSets holds the one copy of each fieldsV1 JSON (fieldSet).
+	fieldSets map[string]string
+}
+
+// fieldSet returns the managed-fields set b (its JSON) as a string, one
+// copy per content: the objects of a kind that gpuform applied alike
+// have the same set, and a string is never written.
+func (d *decoder) fieldSet(b []byte) string {
+	if c, ok := d.fieldSets[string(b)]; ok {
+		return c
+	}
+	if d.fieldSets == nil {
+		d.fieldSets = map[string]string{}
+	}
+	c := string(b)
+	d.fieldSets[c] = c
+	return c
 }
 
 // shareLeaf returns the one copy this decoder keeps of a small map whose

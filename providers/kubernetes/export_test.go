@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,13 +26,6 @@ func ListItems(data []byte) ([][]byte, error) {
 	var items [][]byte
 	err := newBytesCutter(data).list(func(raw []byte) { items = append(items, raw) }, func([]byte) error { return nil })
 	return items, err
-}
-
-// SettlesAsItStreams reports whether s settles the list item raw as a
-// refresh reads it (engine.StreamSettle), without decoding it whole.
-func SettlesAsItStreams(raw []byte, gvk schema.GroupVersionKind, s *engine.Settler) bool {
-	_, ok := newDecoder(true).settleStream(bytes.Clone(raw), gvk, s)
-	return ok
 }
 
 // CompileDir loads and compiles the configuration in dir.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,15 +18,14 @@ import (
 )
 
 // planHeapBudget is what a no-op plan of benchmark size S (1,066 objects)
-// holds at its fullest, after the refresh and after the diff: the
-// configuration's model, the desired objects, the refreshed objects as
-// decodeList keeps them, the unchanged ones settled to slim copies
-// (engine.Settler), and the plan. Measured as the heap in use after a
+// holds at its fullest: when compile ends, the configuration's model, the
+// desired objects and the prefetched objects decoded (decodeList) and not
+// yet settled; after the refresh, the unchanged ones settled to slim
+// copies (engine.Settler). Measured as the heap in use after a
 // collection, which does not depend on the machine's load; a plan's peak
 // RSS follows it (the collector lets the heap grow to about twice what is
-// held). Lower it when a change holds less: settling took it from 7.3 to
-// 5.8 MiB, the model's compact source ranges to 4.7 MiB.
-const planHeapBudget int64 = 19 << 18 // 4.75 MiB
+// held). Lower it when a change holds less.
+const planHeapBudget int64 = 22 << 18 // 5.5 MiB
 
 // A no-op plan of a fixed size holds no more than planHeapBudget plus a
 // fifth: a regression of more than 20% in what a plan holds fails here,
@@ -155,16 +153,13 @@ func fieldsOf(m map[string]any) map[string]any {
 }
 
 // memoryCluster answers a Stack's Refresh from LIST responses, read as
-// the Client reads them: cut into items in Prefetch, which wait raw until
-// Refresh settles them against the desired objects (keepWhole: decodes
-// them whole, settling none).
+// the Client reads them: decoded in Prefetch, and settled by Refresh
+// against the desired objects (keepWhole: settling none).
 type memoryCluster struct {
 	stack.Cluster
 	lists     map[schema.GroupVersionKind][]byte
 	nodes     []gen.Node
 	keepWhole bool
-	gate      *settleGate
-	pending   []pendingItems
 	live      *engine.Live
 	err       error
 }
@@ -172,7 +167,6 @@ type memoryCluster struct {
 // Prefetch reads the lists, as the Client's Prefetch starts them: while
 // the configuration compiles.
 func (c *memoryCluster) Prefetch(context.Context, string) {
-	c.gate = newSettleGate()
 	c.live, c.err = c.decode()
 }
 
@@ -183,15 +177,9 @@ func (c *memoryCluster) Refresh(ctx context.Context, d *engine.Desired, _ engine
 	if c.err != nil {
 		return nil, c.err
 	}
-	s := engine.NewSettler(d)
-	if c.keepWhole {
-		s = nil
+	if !c.keepWhole {
+		settleAll(c.live, engine.NewSettler(d))
 	}
-	c.gate.open(s)
-	if err := settlePending(ctx, c.gate, c.pending, c.live, &sync.Mutex{}); err != nil {
-		return nil, err
-	}
-	c.pending = nil
 	if len(c.live.Settled) > 0 {
 		c.live.SettledFor = d
 	}
@@ -201,12 +189,12 @@ func (c *memoryCluster) Refresh(ctx context.Context, d *engine.Desired, _ engine
 func (c *memoryCluster) decode() (*engine.Live, error) {
 	live := &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}, Foreign: map[engine.Key]*unstructured.Unstructured{}, Source: "memory test"}
 	for gvk, list := range c.lists {
-		items, _, err := decodeListFrom(newBytesCutter(list), gvk, true, c.gate)
+		items, _, err := decodeList(list, gvk, true)
 		if err != nil {
 			return nil, err
 		}
-		if p := addItems(live, gvk, items); len(p.raws) > 0 {
-			c.pending = append(c.pending, p)
+		for _, u := range items {
+			live.Objects[engine.KeyOf(u)] = u
 		}
 	}
 	for _, n := range c.nodes {

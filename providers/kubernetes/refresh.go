@@ -29,11 +29,11 @@ import (
 // kinds where a desired object was not found, one metadata-only LIST to
 // find foreign objects in the way. It never GETs single objects. Objects
 // of the stack keep no status and only gpuform's managedFields entries
-// (see decodeList): the diff reads nothing else of them. Each is settled
-// against d as it is decoded (engine.Settler): one the stack owns and d
-// has unchanged is kept as a slim copy, in live.Settled. LISTs that
-// Prefetch started for the same stack and kinds are used, not sent again:
-// the items they read before this call waited raw and are settled now.
+// (see decodeList): the diff reads nothing else of them. Once every LIST
+// is decoded, each is settled against d (engine.Settler, settleAll): one
+// the stack owns and d has unchanged is kept as a slim copy, in
+// live.Settled. LISTs that Prefetch started for the same stack and kinds
+// are used, not sent again.
 func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.RefreshOptions) (*engine.Live, error) {
 	par := opts.Parallelism
 	if par == 0 {
@@ -51,7 +51,7 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 		if sl != nil {
 			sl.cancel() // another stack's: its answers would be thrown away
 		}
-		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par, newSettleGate())
+		sl = c.startLists(ctx, d.Stack, d.Kinds, largestFirst(d), par)
 	}
 	defer sl.cancel()
 	var read inventoryRead
@@ -63,10 +63,6 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	if read.err != nil {
 		return nil, read.err
 	}
-	if settler != nil {
-		settler.UseInventory(read.inv)
-	}
-	sl.gate.open(settler)
 	type podsRead struct {
 		pods      []engine.LivePod
 		truncated bool
@@ -95,6 +91,10 @@ func (c *Client) Refresh(ctx context.Context, d *engine.Desired, opts engine.Ref
 	}
 	live := sl.live
 	live.Inventory = read.inv
+	if settler != nil {
+		settler.UseInventory(read.inv)
+		settleAll(live, settler)
+	}
 	if len(live.Settled) > 0 {
 		live.SettledFor = d
 	}
@@ -124,15 +124,15 @@ const listsGrace = 200 * time.Millisecond
 // while the configuration compiles; the next Refresh of the same stack
 // waits for them instead of sending them. Call it only once the
 // configuration is valid: a bad configuration makes no cluster call. The
-// stack's items wait raw for that Refresh (see settleGate): a prefetch no
-// Refresh takes holds them until ctx ends or the next Prefetch.
+// items are decoded as they arrive and settled by that Refresh: a prefetch
+// no Refresh takes holds them until ctx ends or the next Prefetch.
 func (c *Client) Prefetch(ctx context.Context, stack string) {
 	kinds := engine.ManagedKinds()
 	// Without the desired objects, the apply order reversed puts the
 	// InferenceServices, the largest kind, first.
 	order := slices.Clone(kinds)
 	slices.Reverse(order)
-	sl := c.startLists(ctx, stack, kinds, order, listParallelism, newSettleGate())
+	sl := c.startLists(ctx, stack, kinds, order, listParallelism)
 	c.prefetchMu.Lock()
 	old := c.prefetched
 	c.prefetched = sl
@@ -143,14 +143,12 @@ func (c *Client) Prefetch(ctx context.Context, stack string) {
 }
 
 // stackLists are the LISTs of a stack's kinds, its Nodes and its
-// ClusterPolicies, in flight until done is closed: done waits for gate to
-// open, so that the items that waited raw are settled.
+// ClusterPolicies, in flight until done is closed.
 type stackLists struct {
 	stack    string
 	kinds    []engine.Kind
 	cancel   context.CancelFunc
 	done     chan struct{}
-	gate     *settleGate
 	live     *engine.Live
 	mappings map[schema.GroupKind]*meta.RESTMapping
 	err      error
@@ -166,28 +164,25 @@ type inventoryRead struct {
 
 // startLists sends the LISTs of stack's kinds (in the order of send, a
 // permutation of kinds, at most par at once), of the Nodes and of the
-// ClusterPolicies; the stack's items are settled through gate.
-func (c *Client) startLists(ctx context.Context, stack string, kinds, send []engine.Kind, par int, gate *settleGate) *stackLists {
+// ClusterPolicies, each decoded as it arrives.
+func (c *Client) startLists(ctx context.Context, stack string, kinds, send []engine.Kind, par int) *stackLists {
 	ctx, cancel := context.WithCancel(ctx)
 	sl := &stackLists{
 		cancel:   cancel,
 		stack:    stack,
 		kinds:    kinds,
 		done:     make(chan struct{}),
-		gate:     gate,
 		live:     &engine.Live{Objects: map[engine.Key]*unstructured.Unstructured{}, Settled: map[engine.Key]bool{}},
 		mappings: map[schema.GroupKind]*meta.RESTMapping{},
 	}
 	// The stack's record of what it applied (engine.Inventory): one LIST
-	// in gpuform's own namespace, which Refresh waits for before it lets
-	// the items settle (the Settler settles only what the record holds).
+	// in gpuform's own namespace, which Refresh waits for before it
+	// settles the items (the Settler settles only what the record holds).
 	sl.inventory = make(chan inventoryRead, 1)
 	go func() {
 		inv, err := c.readInventory(ctx, stack)
 		sl.inventory <- inventoryRead{inv, err}
 	}()
-	// settling settles each kind's pending items (its first error wins).
-	var settling errgroup.Group
 	live := sl.live
 	selector := engine.LabelStack + "=" + stack
 	var mu sync.Mutex
@@ -212,18 +207,15 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 				}
 				return c.explain("discover "+k.Kind, err)
 			}
-			items, err := c.listItems(gctx, m, selector, gate)
+			items, err := c.listAllPages(gctx, m, selector)
 			if err != nil {
 				return c.explain("list "+k.Kind+"s", err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			sl.mappings[k.GroupKind()] = m
-			if p := addItems(live, m.GroupVersionKind, items); len(p.raws) > 0 {
-				// Settled once the desired objects exist, while the
-				// other LISTs still stream; not in this slot of the
-				// group, which Prefetch may still be waiting for.
-				settling.Go(func() error { return settlePending(ctx, gate, []pendingItems{p}, live, &mu) })
+			for _, u := range items {
+				live.Objects[engine.KeyOf(u)] = u
 			}
 			return nil
 		})
@@ -241,12 +233,6 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 	}
 	go func() {
 		sl.err = g.Wait()
-		if sl.err != nil {
-			cancel() // the settling of what was read stops too
-		}
-		if err := settling.Wait(); sl.err == nil {
-			sl.err = err
-		}
 		close(sl.done)
 	}()
 	return sl
@@ -370,18 +356,15 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 // size set, one request per page). A response cut off mid-stream is read
 // again, as the transport retries reads that fail before the response.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	items, err := c.listItems(ctx, m, opts.LabelSelector, nil)
-	out, _, err := objectsOf(items, "", err)
-	return out, err
+	return c.listAllPages(ctx, m, opts.LabelSelector)
 }
 
-// listItems is list with a label selector, settling the items through
-// gate (see listItem): nil decodes them all, settling none.
-func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector string, gate *settleGate) ([]listItem, error) {
-	var out []listItem
+// listAllPages is list with a label selector ("" for none).
+func (c *Client) listAllPages(ctx context.Context, m *meta.RESTMapping, selector string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
 	cont := ""
 	for {
-		items, next, err := c.listPage(ctx, m, selector, cont, gate)
+		items, next, err := c.listPage(ctx, m, selector, cont)
 		if err != nil {
 			return nil, err
 		}
@@ -396,17 +379,17 @@ func (c *Client) listItems(ctx context.Context, m *meta.RESTMapping, selector st
 // listPage reads one LIST response, reading it again when the connection
 // breaks while the body arrives (the transport retries only failures
 // before the response).
-func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) (items []listItem, next string, err error) {
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) (items []*unstructured.Unstructured, next string, err error) {
 	err = retryWhile(ctx, readAttempts, readRetryMax, isBrokenBody, func() error {
 		var err error
-		items, next, err = c.streamPage(ctx, m, selector, cont, gate)
+		items, next, err = c.streamPage(ctx, m, selector, cont)
 		return err
 	})
 	return items, next, err
 }
 
 // streamPage sends one LIST request and decodes its response as it streams.
-func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string, gate *settleGate) ([]listItem, string, error) {
+func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) ([]*unstructured.Unstructured, string, error) {
 	req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
 		SetHeader("Accept", "application/json")
 	if c.pageSize > 0 {
@@ -424,7 +407,7 @@ func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, 
 	}
 	defer body.Close()
 	r := &bodyReader{r: body}
-	items, next, err := decodeItemsStream(r, m.GroupVersionKind, selector != "", gate)
+	items, next, err := decodeListStream(r, m.GroupVersionKind, selector != "")
 	if rerr := r.err; rerr != nil && rerr != io.EOF {
 		if transientResponse(nil, rerr) {
 			return nil, "", &brokenBody{rerr}

@@ -29,13 +29,7 @@ type scanner struct {
 	i     int
 	depth int
 	err   error
-	// inPlace keeps fieldsV1 in b instead of copying it: for an item whose
-	// decoded form does not outlive b (settleStream's).
-	inPlace bool
 }
-
-// reset makes s read b from its start.
-func (s *scanner) reset(b []byte) { *s = scanner{b: b, inPlace: s.inPlace} }
 
 func (s *scanner) fail(what string) {
 	if s.err == nil {
@@ -403,9 +397,9 @@ func (s *scanner) rawValue() []byte {
 
 // ownObject reads one of the stack's own objects, skipping what the diff
 // never reads: its status, the managedFields entries keptEntry drops and
-// unreadMetadata. The fieldsV1 of gpuform's entries stay JSON (a
-// *metav1.FieldsV1), which the diff walks as a stream: built as maps they
-// were two fifths of the objects' memory, a map for every field.
+// unreadMetadata. The fieldsV1 of gpuform's entries stay JSON, in a
+// string, which the diff walks as it reads it: built as maps they were two
+// fifths of the objects' memory, a map for every field.
 func (s *scanner) ownObject(d *decoder) (map[string]any, bool) {
 	return s.object(d, nil, s.ownMetadata)
 }
@@ -442,7 +436,7 @@ func (s *scanner) ownMetadata(d *decoder) map[string]any {
 	s.fields(d, func(key string) {
 		switch {
 		case key == "managedFields" && s.peek() == '[':
-			md[key] = s.ownManagedFields(d, nil)
+			md[key] = s.ownManagedFields(d)
 		case unreadMetadata(key):
 			s.skip()
 		default:
@@ -525,28 +519,21 @@ func (s *scanner) nodeMetadata(d *decoder) map[string]any {
 }
 
 // ownManagedFields reads a managedFields list, keeping the entries
-// keptEntry keeps, each fieldsV1 as its JSON, without the time and
-// type of the entry, which nothing reads. With scratch, the list, its
-// entries and their fieldsV1 are scratch's, reused from item to item: for
-// an item whose list does not outlive it (settleMetadata's: a settled
-// copy keeps the Settler's shared slim list instead, and an item that does
-// not settle is decoded again whole).
-func (s *scanner) ownManagedFields(d *decoder, scratch *scratchManaged) []any {
-	kept := scratch.list()
+// keptEntry keeps, each fieldsV1 as its JSON in a string (see
+// engine.Live), without the time and type of the entry, which nothing
+// reads.
+func (s *scanner) ownManagedFields(d *decoder) []any {
+	kept := make([]any, 0, 1)
 	s.elements(func() {
 		if s.peek() != '{' {
 			s.skip()
 			return
 		}
-		e := scratch.entry(len(kept))
+		e := make(map[string]any, 4)
 		s.fields(d, func(key string) {
 			switch {
 			case key == "fieldsV1" && s.peek() == '{':
-				raw := s.rawValue()
-				if !s.inPlace {
-					raw = append([]byte(nil), raw...)
-				}
-				e[key] = scratch.fieldsV1(len(kept), raw)
+				e[key] = d.fieldSet(s.rawValue())
 			case key == "time" || key == "fieldsType":
 				s.skip()
 			default:
@@ -557,7 +544,6 @@ func (s *scanner) ownManagedFields(d *decoder, scratch *scratchManaged) []any {
 			kept = append(kept, e)
 		}
 	})
-	scratch.keep(kept)
 	return kept
 }
 

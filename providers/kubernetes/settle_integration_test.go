@@ -1,10 +1,7 @@
 package kubernetes_test
 
 import (
-	"io"
 	"maps"
-	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"testing"
@@ -12,9 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
@@ -77,7 +72,7 @@ func settleStack(t *testing.T, s *kubeapitest.Server, changePercent int) *engine
 // a share of its objects by hand (changed fields, deleted, relabelled,
 // taken over by another manager, an extra object to prune), and refreshes
 // it with settling (without a prefetch, and after one whose LISTs finished
-// before the refresh, so that every item waited raw) and without: each
+// before the refresh) and without: each
 // settled refresh holds exactly the whole refresh's objects, the unchanged
 // ones as their slim copies (engine.SlimLive) and none of them whole, and
 // plans exactly the same.
@@ -151,9 +146,6 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 					t.Errorf("no %s settled: %v", kind, settledKinds)
 				}
 			}
-			if got := streamSettled(t, srv, d); !reflect.DeepEqual(got, settledKinds) {
-				t.Errorf("settled as their JSON streamed, by kind: %v; settled by the refresh: %v", got, settledKinds)
-			}
 			if len(live.Settled) != want.Summary.Unchanged {
 				t.Errorf("%d objects settled, %d unchanged: an unchanged object is kept whole", len(live.Settled), want.Summary.Unchanged)
 			}
@@ -162,59 +154,6 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 			}
 		})
 	}
-}
-
-// streamSettled LISTs every kind of d's objects from srv as a refresh
-// does and counts, by kind, the items a Settler of d settles as their
-// JSON streams, without decoding any whole.
-func streamSettled(t *testing.T, srv *kubeapitest.Server, d *engine.Desired) map[string]int {
-	t.Helper()
-	ctx := kubeapitest.Context(t)
-	c, cfg := clientFor(t, srv)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := engine.NewSettler(d)
-	out := map[string]int{}
-	gvks := map[schema.GroupVersionKind]bool{}
-	for _, o := range d.Objects {
-		gvks[o.Object.GroupVersionKind()] = true
-	}
-	for gvk := range gvks {
-		m, err := kubernetes.MappingOf(c, gvk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := "/apis/" + gvk.Group + "/" + gvk.Version
-		if gvk.Group == "" {
-			path = "/api/" + gvk.Version
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path+"/"+m.Resource.Resource+"?labelSelector="+url.QueryEscape(engine.LabelStack+"="+d.Stack), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("list %s: %v %s", gvk.Kind, err, resp.Status)
-		}
-		items, err := kubernetes.ListItems(body)
-		if err != nil {
-			t.Fatalf("list %s: %v", gvk.Kind, err)
-		}
-		for _, raw := range items {
-			if kubernetes.SettlesAsItStreams(raw, gvk, s) {
-				out[gvk.Kind]++
-			}
-		}
-	}
-	return out
 }
 
 // keyNames are the keys of objs as strings.
