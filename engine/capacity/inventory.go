@@ -278,8 +278,7 @@ func poolOf(cfg *config.Config, n *unstructured.Unstructured) *config.Pool {
 // SelectsNode reports whether node n is selected by sel: every selector
 // label matches one of n's, and an empty selector selects no node. The
 // labels are read where they are: every pool's selector is matched against
-// every Node, and n.GetLabels() would copy them each time (2,000 nodes of
-// 20-odd labels at size L).
+// every Node, and n.GetLabels() would copy them each time.
 func SelectsNode(sel map[string]string, n *unstructured.Unstructured) bool {
 	if len(sel) == 0 {
 		return false

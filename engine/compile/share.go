@@ -8,9 +8,9 @@ import (
 
 // sharer makes the desired objects share one copy of each small map of
 // scalars that recurs among them (a model's resources, its node selector
-// and model format, a label set): at size L the same few such maps recur
-// in tens of thousands of objects, and each map costs some 300 bytes
-// however few its entries. It remembers the maps seen, by content.
+// and model format, a label set): in a large stack the same few such maps
+// recur in tens of thousands of objects, and each map costs some hundreds
+// of bytes however few its entries. It remembers the maps seen, by content.
 // Compile passes it each object as the object is added, when every
 // backend is done with it: an object of a Desired is final (a commit
 // stamp replaces the annotations map whole).

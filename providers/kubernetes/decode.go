@@ -49,8 +49,8 @@ const maxDecodeWorkers = 4
 
 // decodeListFrom is decodeList over c. The items' bytes are cut out of
 // the stream here and decoded into objects by up to maxDecodeWorkers
-// goroutines, itemBatch at a time, so a long list (the 20,000
-// InferenceServices of size L) is decoded on every core while it arrives;
+// goroutines, itemBatch at a time, so a long list (a large stack's
+// InferenceServices) is decoded on every core while it arrives;
 // the items keep their order. Decoding copies what it keeps of the items'
 // bytes, so the response's buffers go once decoded.
 func decodeListFrom(c *listCutter, gvk schema.GroupVersionKind, trim bool) ([]*unstructured.Unstructured, string, error) {

@@ -453,9 +453,8 @@ func (s *scanner) ownMetadata(d *decoder) map[string]any {
 // capacity and allocatable resources. The rest of the status a kubelet
 // reports (conditions, addresses, nodeInfo, up to 50 container images,
 // volumes) and the other managers' field sets (the kubelet's covers that
-// status) are most of a real Node's JSON, and nothing reads them: decoded
-// whole, 2,000 GPU nodes as a kubelet reports them held 100 MiB, 14 MiB
-// trimmed (docs/performance.md, ninth round).
+// status) are most of a real Node's JSON, and nothing reads them, so a
+// refresh of many GPU nodes keeps a small part of what a kubelet reports.
 func (s *scanner) nodeObject(d *decoder) (map[string]any, bool) {
 	return s.object(d, s.nodeStatus, s.nodeMetadata)
 }
