@@ -1,16 +1,10 @@
 package main
 
 import (
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/gpuform/gpuform/engine/mig"
-	"github.com/gpuform/gpuform/internal/textsafe"
-	"github.com/gpuform/gpuform/providers/kubernetes"
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 func newAgentCommand(g *globals) *cobra.Command {
@@ -32,39 +26,7 @@ func newAgentCommand(g *globals) *cobra.Command {
 			"development and tests without a GPU.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if node == "" {
-				node = lookupEnv(g.env, "NODE_NAME")
-			}
-			if node == "" {
-				return errors.New("gpuform agent needs its node's name: pass --node NAME or set NODE_NAME (in a DaemonSet, from the downward API field spec.nodeName)")
-			}
-			lib, err := nvml.FromSpec(simulate, node)
-			if err == nil {
-				// Check NVML before anything else, for a clear error.
-				var s *nvml.Session
-				if s, err = nvml.Open(lib); err == nil {
-					err = s.Close()
-				}
-			}
-			if err != nil {
-				return agentNVMLError(g, node, err)
-			}
-			target, err := g.target(nil, connection{inCluster: true})
-			var client *kubernetes.AgentNode
-			if err == nil {
-				client, err = kubernetes.NewAgentNode(target, node, g.kubeTransport())
-			}
-			if err != nil {
-				return err
-			}
-			err = nvml.RunAgent(cmd.Context(), lib, client, nvml.AgentOptions{
-				Node:      node,
-				AllowBusy: allowBusy,
-				Catalog:   mig.Default(),
-				Resync:    resync,
-				Logf:      nvml.StampedLogger(g.stderr),
-			})
-			return agentNVMLError(g, node, err)
+			return runNodeAgent(cmd.Context(), g, agentFlags{node: node, simulate: simulate, allowBusy: allowBusy, resync: resync})
 		},
 	}
 	f := cmd.Flags()
@@ -75,15 +37,11 @@ func newAgentCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// agentNVMLError prints NVML being unavailable as one line and exits 1;
-// other errors are returned as they are.
-func agentNVMLError(g *globals, node string, err error) error {
-	var ue *nvml.UnavailableError
-	if !errors.As(err, &ue) {
-		return err
-	}
-	textsafe.Fprintf(g.stderr, "Error: gpuform agent: NVML is not available on node %s: %s; run the agent on a GPU node with the NVIDIA driver (in Kubernetes: runtimeClassName nvidia, see examples/deploy/agent.yaml)\n", node, ue.Reason)
-	return &exitError{code: 1}
+// agentFlags are gpuform agent's flags.
+type agentFlags struct {
+	node, simulate string
+	allowBusy      bool
+	resync         time.Duration
 }
 
 func lookupEnv(env []string, key string) string {

@@ -15,7 +15,6 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -111,7 +110,7 @@ func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(gpu, layout, tc.profile))
 			open := func() stack.Cluster {
-				c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), nvml.SimulatedGPUs{})
+				c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), sim.CatalogGPUs{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -158,7 +157,7 @@ func TestSimulatedInventoryIsTheCatalogs(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "cluster.sim.hcl")
 	writeFile(t, path, b.String())
-	c, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c, err := sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +177,7 @@ func TestSimulatedInventoryIsTheCatalogs(t *testing.T) {
 		}
 		a := n.GetAnnotations()[agentv1.AnnotInventory]
 		if a == "" {
-			if nvml.CanSimulate(cat, g.Key) {
+			if sim.CanSimulate(cat, g.Key) {
 				t.Errorf("%s: no inventory annotation though go-nvml simulates it", g.Key)
 			}
 			continue

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -32,7 +31,7 @@ func TestApplyKeepsTheStacksRecord(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "main.hcl"), strings.Replace(string(src), `simulated = "cluster.sim.hcl"`, "", 1))
 	open := func() stack.Cluster {
-		c, err := sim.Open(path, nvml.SimulatedGPUs{})
+		c, err := sim.Open(path, sim.CatalogGPUs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +41,7 @@ func TestApplyKeepsTheStacksRecord(t *testing.T) {
 	if res, err := stack.New(stack.Dir(dir), stack.Using(open()), stack.Options{}).Apply(ctx, opts); err != nil || !res.OK() {
 		t.Fatalf("apply: %v", err)
 	}
-	c, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c, err := sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +84,7 @@ func TestApplyKeepsTheStacksRecord(t *testing.T) {
 	}) {
 		t.Errorf("apply without the model: %+v, want the InferenceService deleted", res.Plan.Summary)
 	}
-	c, err = sim.Open(path, nvml.SimulatedGPUs{})
+	c, err = sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}

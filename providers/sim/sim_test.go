@@ -16,7 +16,6 @@ import (
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -72,7 +71,7 @@ func plan(t *testing.T, c *sim.Cluster, d *engine.Desired) *engine.Plan {
 
 func TestApplyPersistsAndPartitions(t *testing.T) {
 	cfg, d, path := setup(t)
-	c, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c, err := sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 		t.FailNow()
 	}
 	// A new process sees the applied state and plans no change.
-	c2, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c2, err := sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func mustGPU(t *testing.T, cat *mig.Catalog, key string) *mig.GPU {
 
 func TestLockIsExclusive(t *testing.T) {
 	_, _, path := setup(t)
-	c, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c, err := sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +170,7 @@ func TestLockIsExclusive(t *testing.T) {
 
 func TestNodesAreNeverCreated(t *testing.T) {
 	_, d, path := setup(t)
-	c, err := sim.Open(path, nvml.SimulatedGPUs{})
+	c, err := sim.Open(path, sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +192,7 @@ func TestBadClusterFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.sim.hcl")
 			_ = os.WriteFile(path, []byte(src), 0o644)
-			if _, err := sim.Open(path, nvml.SimulatedGPUs{}); err == nil {
+			if _, err := sim.Open(path, sim.CatalogGPUs{}); err == nil {
 				t.Error("accepted")
 			}
 		})
@@ -201,7 +200,7 @@ func TestBadClusterFiles(t *testing.T) {
 	_, _, path := setup(t)
 	state := filepath.Join(filepath.Dir(path), "cluster.sim.state.json")
 	_ = os.WriteFile(state, []byte("{"), 0o644)
-	if _, err := sim.Open(path, nvml.SimulatedGPUs{}); err == nil {
+	if _, err := sim.Open(path, sim.CatalogGPUs{}); err == nil {
 		t.Error("a damaged state file was accepted")
 	}
 }
@@ -212,7 +211,7 @@ func TestBadClusterFiles(t *testing.T) {
 func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
 	_, d, path := setup(t)
 	versions := func() map[string]string {
-		c, err := sim.Open(path, nvml.SimulatedGPUs{})
+		c, err := sim.Open(path, sim.CatalogGPUs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +238,7 @@ func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
 	seen := map[string]string{}
 	for _, node := range []string{"gpu-0", "gpu-1"} {
 		for i := range 8 {
-			u := nvml.SimulatedUUID(node, i)
+			u := agentv1.SimulatedUUID(node, i)
 			if other, dup := seen[u]; dup {
 				t.Errorf("GPU %d of %s has the UUID of %s: %s", i, node, other, u)
 			}
@@ -257,7 +256,7 @@ var uuidRE = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab
 // one's diagnostics never print "<nil>" for a diagnostic without a place.
 func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
 	dir := t.TempDir()
-	_, err := sim.OpenIn(dir, "missing.hcl", nvml.SimulatedGPUs{})
+	_, err := sim.OpenIn(dir, "missing.hcl", sim.CatalogGPUs{})
 	if err == nil {
 		t.Fatal("no error for a missing file")
 	}
@@ -269,7 +268,7 @@ func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cluster.txt"), []byte("node \"a\" {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sim.OpenIn(dir, "cluster.txt", nvml.SimulatedGPUs{})
+	_, err = sim.OpenIn(dir, "cluster.txt", sim.CatalogGPUs{})
 	if err == nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "cluster.txt") {
 		t.Errorf("error for an unsupported suffix = %v, want one naming the file without <nil>", err)
 	}
