@@ -7,7 +7,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test chromium demo bench bench-go bench-cluster lint fuzz large clean
+.PHONY: all build test chromium demo bench bench-go bench-cluster lint fuzz large clean cross dist image test-release install-check
 
 include mk/kubeapi.mk
 include mk/kueue.mk
@@ -21,6 +21,41 @@ $(GPUFORM): FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/gpuform
 
 FORCE:
+
+## cross: gpuform for every release platform, without cgo (bin/cross/gpuform-OS-ARCH);
+## NVML, and so the agent, is in linux builds with cgo only (see docs/install.md)
+CROSS_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for t in $(CROSS_TARGETS); do os=$${t%/*}; arch=$${t#*/}; \
+		echo "build $$t"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -o $(BIN)/cross/gpuform-$$os-$$arch ./cmd/gpuform || exit 1; \
+	done
+
+## dist: the release in dist/: a reproducible archive per platform (tar.gz, zip for windows),
+## SHA256SUMS and an SPDX SBOM (tools/dist); entries dated the commit's time
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 946684800)
+dist:
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./tools/dist -version $(VERSION) -out dist README.md docs/install.md
+
+## image: the CLI's OCI image layout in dist/image, built offline without a container daemon
+## (tools/image, go-containerregistry): the static gpuform and the CA bundle IMAGE_CA
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+IMAGE_CA ?= /etc/ssl/certs/ca-certificates.crt
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/image/gpuform ./cmd/gpuform
+	cd tools/image && SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run . -binary $(CURDIR)/$(BIN)/image/gpuform -arch $(IMAGE_ARCH) -ca $(IMAGE_CA) -ref gpuform:$(VERSION) -out $(CURDIR)/dist/image
+
+## test-release: the release tools' tests (tools/dist builds twice and compares bytes;
+## tools/image, a module of its own, runs gpuform from the image it made)
+test-release:
+	$(GO) test -count=1 ./tools/dist
+	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## install-check: `go install` without cgo, as a workstation without a C compiler does it,
+## then the installed gpuform's version and shell completion
+install-check:
+	@gobin=$$(mktemp -d) && CGO_ENABLED=0 GOBIN=$$gobin $(GO) install ./cmd/gpuform && \
+		$$gobin/gpuform version && $$gobin/gpuform completion bash >/dev/null && rm -rf $$gobin
 
 ## demo: the main job on the embedded simulated cluster (no cluster, no GPU needed):
 ## validate, plan saved to a file, apply of that file (the CI flow), plan again (no changes)

@@ -58,10 +58,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the gpuform version",
-		Long: "version prints gpuform's version, the VCS commit it was built from (when known), the Go\n" +
-			"version and the platform. A release build says the release's version; a `go install` of a\n" +
-			"tagged version says that version and its commit.",
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info, ok := debug.ReadBuildInfo()
 			ver, rev := buildVersion(info, ok, version, commit)
