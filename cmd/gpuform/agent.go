@@ -1,18 +1,13 @@
 package main
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 )
 
 func newAgentCommand(g *globals) *cobra.Command {
-	var (
-		node, simulate string
-		allowBusy      bool
-		resync         time.Duration
-	)
+	var a agentFlags
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run the node agent: publish this node's GPUs and apply the MIG layout gpuform asks for",
@@ -26,14 +21,14 @@ func newAgentCommand(g *globals) *cobra.Command {
 			"development and tests without a GPU.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runNodeAgent(cmd.Context(), g, agentFlags{node: node, simulate: simulate, allowBusy: allowBusy, resync: resync})
+			return runNodeAgent(cmd.Context(), g, a)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&node, "node", "", "the `NAME` of the node the agent runs on (default $NODE_NAME)")
-	f.BoolVar(&allowBusy, "allow-busy", false, "change the MIG layout of GPUs that run processes (default: refuse, state \"failed: GPUs busy: ...\", retried later)")
-	f.DurationVar(&resync, "resync", time.Minute, "how often to read the GPUs again and publish the inventory when it changed")
-	f.StringVar(&simulate, "simulate-gpus", "", "development: use `MODEL:COUNT` simulated GPUs (go-nvml's simulated servers, e.g. A100-80GB:8) instead of NVML")
+	f.StringVar(&a.node, "node", "", "the `NAME` of the node the agent runs on (default $NODE_NAME)")
+	f.BoolVar(&a.allowBusy, "allow-busy", false, "change the MIG layout of GPUs that run processes (default: refuse, state \"failed: GPUs busy: ...\", retried later)")
+	f.DurationVar(&a.resync, "resync", time.Minute, "how often to read the GPUs again and publish the inventory when it changed")
+	f.StringVar(&a.simulate, "simulate-gpus", "", "development: use `MODEL:COUNT` simulated GPUs (go-nvml's simulated servers, e.g. A100-80GB:8) instead of NVML")
 	return cmd
 }
 
@@ -42,13 +37,4 @@ type agentFlags struct {
 	node, simulate string
 	allowBusy      bool
 	resync         time.Duration
-}
-
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }

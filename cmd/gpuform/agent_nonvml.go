@@ -10,23 +10,11 @@ import (
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 )
 
-// errNoNVML says what a build without NVML (no cgo, or not linux) lacks:
-// the agent and inventory --local talk to the GPUs through NVML, which
-// go-nvml reaches through cgo on linux only. Everything else gpuform does,
-// the simulated cluster included, needs neither.
+// errNoNVML: NVML (go-nvml) needs cgo on linux; everything else needs neither.
 func errNoNVML(what string) error {
-	return fmt.Errorf("%s needs NVML, which this gpuform (%s/%s, built without cgo) does not have: "+
-		"run it on a linux GPU node from a build with cgo (CGO_ENABLED=1 and a C compiler; "+
-		"the agent image, build/agent.Dockerfile, is one); planning, applying and the simulated cluster need no NVML",
-		what, runtime.GOOS, runtime.GOARCH)
+	return fmt.Errorf("%s needs NVML, which this gpuform (%s/%s, built without cgo) does not have: run it on a linux GPU node from a build with cgo (CGO_ENABLED=1 and a C compiler; the agent image, build/agent.Dockerfile, is one); planning, applying and the simulated cluster need no NVML", what, runtime.GOOS, runtime.GOARCH)
 }
 
-// runNodeAgent fails: this build has no NVML.
-func runNodeAgent(context.Context, *globals, agentFlags) error {
-	return errNoNVML("gpuform agent")
-}
+func runNodeAgent(context.Context, *globals, agentFlags) error { return errNoNVML("gpuform agent") }
 
-// localInventory fails: this build has no NVML.
-func localInventory() (*agentv1.Inventory, error) {
-	return nil, errNoNVML("gpuform inventory --local")
-}
+func localInventory() (*agentv1.Inventory, error) { return nil, errNoNVML("gpuform inventory --local") }

@@ -8,30 +8,23 @@ import (
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
+	"github.com/gpuform/gpuform/internal/envlist"
 	"github.com/gpuform/gpuform/internal/textsafe"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
-// runNodeAgent runs the node agent over NVML (go-nvml, which needs cgo): this
-// file is the only way into providers/nvml, and builds for linux with cgo
-// only; agent_nonvml.go stands in everywhere else.
+// runNodeAgent runs the node agent over NVML. This file, for linux with cgo
+// only, is cmd's one way into providers/nvml (go-nvml needs cgo).
 func runNodeAgent(ctx context.Context, g *globals, f agentFlags) error {
 	node := f.node
 	if node == "" {
-		node = lookupEnv(g.env, "NODE_NAME")
+		node = envlist.Lookup(g.env, "NODE_NAME")
 	}
 	if node == "" {
 		return errors.New("gpuform agent needs its node's name: pass --node NAME or set NODE_NAME (in a DaemonSet, from the downward API field spec.nodeName)")
 	}
-	lib, err := nvml.FromSpec(f.simulate, node)
-	if err == nil {
-		// Check NVML before anything else, for a clear error.
-		var s *nvml.Session
-		if s, err = nvml.Open(lib); err == nil {
-			err = s.Close()
-		}
-	}
+	lib, err := nvml.OpenSpec(f.simulate, node)
 	if err != nil {
 		return agentNVMLError(g, node, err)
 	}
@@ -43,27 +36,15 @@ func runNodeAgent(ctx context.Context, g *globals, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	err = nvml.RunAgent(ctx, lib, client, nvml.AgentOptions{
-		Node:      node,
-		AllowBusy: f.allowBusy,
-		Catalog:   mig.Default(),
-		Resync:    f.resync,
-		Logf:      nvml.StampedLogger(g.stderr),
-	})
+	opts := nvml.AgentOptions{Node: node, AllowBusy: f.allowBusy, Catalog: mig.Default(), Resync: f.resync, Logf: nvml.StampedLogger(g.stderr)}
+	err = nvml.RunAgent(ctx, lib, client, opts)
 	return agentNVMLError(g, node, err)
 }
 
 // localInventory reads this machine's GPUs through NVML (inventory --local).
-func localInventory() (*agentv1.Inventory, error) {
-	lib, err := nvml.Local()
-	if err != nil {
-		return nil, err
-	}
-	return nvml.Read(lib, mig.Default())
-}
+func localInventory() (*agentv1.Inventory, error) { return nvml.ReadLocal(mig.Default()) }
 
-// agentNVMLError prints NVML being unavailable as one line and exits 1;
-// other errors are returned as they are.
+// agentNVMLError prints NVML being unavailable as one line and exits 1.
 func agentNVMLError(g *globals, node string, err error) error {
 	var ue *nvml.UnavailableError
 	if !errors.As(err, &ue) {

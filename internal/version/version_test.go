@@ -1,14 +1,14 @@
-package main
+package version
 
 import (
 	"runtime/debug"
 	"testing"
 )
 
-// TestBuildVersion: the build information's module version and commit are
+// TestResolve: the build information's module version and commit are
 // reported (what `go install module@version` records), ldflags override each
 // only where given, and a tree built from a checkout without a tag says dev.
-func TestBuildVersion(t *testing.T) {
+func TestResolve(t *testing.T) {
 	installed := &debug.BuildInfo{Main: debug.Module{Path: "github.com/gpuform/gpuform", Version: "v1.4.0"},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.modified", Value: "false"}}}
 	checkout := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
@@ -29,9 +29,9 @@ func TestBuildVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ver, rev := buildVersion(tt.info, tt.ok, tt.ldVer, tt.ldCommit)
+			ver, rev := Resolve(tt.info, tt.ok, tt.ldVer, tt.ldCommit)
 			if ver != tt.wantVer || rev != tt.wantRev {
-				t.Errorf("buildVersion = %q, %q; want %q, %q", ver, rev, tt.wantVer, tt.wantRev)
+				t.Errorf("Resolve = %q, %q; want %q, %q", ver, rev, tt.wantVer, tt.wantRev)
 			}
 		})
 	}
