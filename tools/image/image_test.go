@@ -28,7 +28,7 @@ func TestImageRunsGpuform(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "gpuform")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version=v0.0.0-imagetest", "-o", bin, "github.com/gpuform/gpuform/cmd/gpuform")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=v0.0.0-imagetest", "-o", bin, "github.com/gpuform/gpuform/cmd/gpuform")
 	build.Dir = "../.."
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
