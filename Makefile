@@ -23,13 +23,17 @@ $(GPUFORM): FORCE
 FORCE:
 
 ## cross: gpuform for every release platform, without cgo (bin/cross/gpuform-OS-ARCH);
-## NVML, and so the agent, is in linux builds with cgo only (see docs/install.md)
+## NVML, and so the agent, is in linux builds with cgo only (see docs/install.md): the host's
+## binary's agent must say so
 CROSS_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
 	@for t in $(CROSS_TARGETS); do os=$${t%/*}; arch=$${t#*/}; \
 		echo "build $$t"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -o $(BIN)/cross/gpuform-$$os-$$arch ./cmd/gpuform || exit 1; \
 	done
+	@host=$(BIN)/cross/gpuform-$$($(GO) env GOOS)-$$($(GO) env GOARCH); \
+	if $$host agent --node x 2>&1 | grep -q 'gpuform agent needs NVML'; then echo "$$host agent: says it needs NVML"; \
+	else echo "$$host agent: no word of NVML"; exit 1; fi
 
 ## dist: the release in dist/: a reproducible archive per platform (tar.gz, zip for windows),
 ## SHA256SUMS and an SPDX SBOM (tools/dist); entries dated the commit's time
