@@ -7,11 +7,12 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test chromium demo bench bench-go bench-cluster lint fuzz large clean cross dist image test-release install-check
+.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean cross dist image test-release install-check
 
 include mk/kubeapi.mk
 include mk/kueue.mk
 include mk/prometheus.mk
+include mk/chromium.mk
 
 all: build
 
@@ -49,10 +50,9 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/image/gpuform ./cmd/gpuform
 	cd tools/image && SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run . -binary $(CURDIR)/$(BIN)/image/gpuform -arch $(IMAGE_ARCH) -ca $(IMAGE_CA) -ref gpuform:$(VERSION) -out $(CURDIR)/dist/image
 
-## test-release: the release tools' tests (tools/dist builds twice and compares bytes;
-## tools/image, a module of its own, runs gpuform from the image it made)
+## test-release: tools/image's test (a module of its own): gpuform run from the image it made
+## (tools/dist's, the release built twice and compared, is in the main module's ./...)
 test-release:
-	$(GO) test -count=1 ./tools/dist
 	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## install-check: `go install` without cgo, as a workstation without a C compiler does it,
@@ -74,12 +74,48 @@ demo: build
 	$(GPUFORM) --chdir $(DEMO) inventory
 	$(GPUFORM) --chdir examples/bank validate
 
-## test: every test (with the benchmark driver's, which ./... skips under testdata, and the
-## device plugin's config code on gpuform's configs), vet and formatting; builds the API server
-## harness, the Kueue controller manager and Prometheus first, and installs Chromium (for the
-## usage report's screenshot) when it is missing
-test: lint test-deviceplugin $(KUBEAPI_BIN) $(KUEUE) $(PROMETHEUS) chromium
+## test: every test (with the benchmark driver's, which ./... skips under testdata, the
+## device plugin's config code on gpuform's configs, the Helm chart's and actionlint's modules),
+## the image builder's, vet and formatting. First it checks every prerequisite (mk/prereqs.sh: Go, git, bash, each
+## missing one named with what to install), then builds what the tests run and is not built yet
+## (bin/kubeapi, bin/kueue, bin/prometheus and bin/promtool, at once), and a headless Chromium
+## for the usage report's screenshot (mk/chromium.mk: no root; fetched only when none is there)
+test: prereqs
+	@$(MAKE) --no-print-directory -j $(TEST_JOBS) test-tools
+	@$(MAKE) --no-print-directory lint test-deviceplugin test-chart test-actionlint test-release
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) PROMETHEUS_BIN=$(CURDIR)/$(PROMETHEUS_BIN) PROMTOOL_BIN=$(CURDIR)/$(PROMTOOL_BIN) CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
+
+# How many of the harness builds and Chromium's fetch run at once. Each go
+# build already uses every core; running them together keeps the cores busy
+# through each one's serial parts (module downloads, the largest packages,
+# linking) and overlaps downloads with compiling. They pin different versions
+# of Kubernetes, gRPC and protobuf (the bulk of each build), so even one after
+# the other they would share almost nothing in the build cache; lint (the main
+# module, whose Kubernetes libraries bin/kubeapi's build also compiles) and the
+# Helm chart's module run after them and find those in the cache.
+TEST_JOBS ?= 4
+
+## test-tools: what the tests run, built or fetched only where missing or out of date
+.PHONY: prereqs test-tools
+test-tools: $(KUBEAPI_BIN) $(KUEUE) $(PROMETHEUS) chromium
+
+prereqs:
+	@GO=$(GO) sh mk/prereqs.sh
+
+## test-chart: the Helm chart (charts/gpuform) linted and templated with Helm's Go SDK
+## for each value set of testdata/chart/values, against its renderings (examples/deploy,
+## testdata/chart/rendered; testdata/chart, a separate module); chart-update rewrites them
+.PHONY: test-chart chart-update
+test-chart:
+	cd testdata/chart && $(GO) vet ./... && $(GO) test -count=1 ./...
+chart-update:
+	cd testdata/chart && $(GO) test -count=1 -run '^TestTemplate$$' ./... -update
+
+## test-actionlint: actionlint (testdata/actionlint, a separate module pinning it) on the
+## example workflows, on them with this tree's action, and on action.yml's steps
+.PHONY: test-actionlint
+test-actionlint:
+	cd testdata/actionlint && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-deviceplugin: the NVIDIA device plugin's own config parsing and validation
 ## (k8s-device-plugin v0.20.0, committed under testdata/deviceplugin, a separate module) on the
@@ -87,13 +123,6 @@ test: lint test-deviceplugin $(KUBEAPI_BIN) $(KUEUE) $(PROMETHEUS) chromium
 .PHONY: test-deviceplugin
 test-deviceplugin:
 	cd testdata/deviceplugin && $(GO) vet ./... && $(GO) test -count=1 ./...
-
-## chromium: headless Chromium for the HTML usage report's screenshot test
-## (the Debian package chromium, installed with apt-get when missing; CHROMIUM
-## names another binary)
-CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || echo /usr/bin/chromium)
-chromium:
-	@command -v $(CHROMIUM) >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 ## docs: regenerate docs/cli.md, the command-line reference, and README.md's table of commands
 ## from the commands' own help
@@ -121,20 +150,22 @@ large:
 ## (testdata/kubectl). BENCH_BASELINE=<git ref> also builds gpuform of that commit and measures
 ## its no-op plan and apply from empty interleaved with this tree's, in a further table with
 ## the ratio this tree / baseline. BENCH_KUBELET_STATUS=1 gives the GPU nodes the status a
-## kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster
+## kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster;
+## BENCH_KUBECTL=0 leaves kubectl out (gpuform, the baseline and the floor only)
 BENCH_SIZES ?= S,M,L
 BENCH_RUNS ?= 3
 BENCH_HEAVY_RUNS ?= L=1
 BENCH_OUT ?= docs/performance.md
 BENCH_BASELINE ?=
 BENCH_KUBELET_STATUS ?=
+BENCH_KUBECTL ?= 1
 bench: bench-go bench-cluster
 
 bench-go: $(KUBEAPI_BIN)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/... ./providers/kubernetes/...
 
 bench-cluster: $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status) $(if $(filter 0,$(BENCH_KUBECTL)),-kubectl=false)
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader,
 ## the saved-plan reader, the inventory annotation parser, and the refresh's

@@ -417,3 +417,13 @@ func TestFlattenStructRefusesBadTags(t *testing.T) {
 		})
 	}
 }
+
+// lookupAttr finds attribute name in b.
+func (b *BlockSchema) lookupAttr(name string) *AttrSchema {
+	for i := range b.Attrs {
+		if b.Attrs[i].Name == name {
+			return &b.Attrs[i]
+		}
+	}
+	return nil
+}

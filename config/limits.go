@@ -19,9 +19,9 @@ const (
 	MaxConfigSize = 32 << 20
 	// MaxTokens is the most HCL tokens (words, numbers, strings,
 	// punctuation, newlines) in all the files of one load. The parser and
-	// the evaluator take memory in proportion to the tokens; the generated
-	// benchmark configurations have about 400,000 (size M: 1,000 tenants,
-	// 5,000 models) and 1,750,000 (size L: 5,000 tenants, 20,000 models).
+	// the evaluator take memory in proportion to the tokens; the limit is
+	// about twice the tokens of the largest generated benchmark
+	// configuration (5,000 tenants, 20,000 models).
 	MaxTokens = 4_000_000
 	// MaxNesting is the deepest nesting of blocks, brackets, string
 	// templates and chained operators in one expression. The parser and the

@@ -22,12 +22,11 @@ const maxParseWorkers = 8
 //
 // hclsyntax lexes a whole file into one token slice (96 bytes a token) before
 // it parses, and the slice grows by a quarter at a time once it is large, so
-// lexing allocates about five times the final slice: some 190 MB for a
-// 1.7 MB file of 1,000 tenants and 5,000 models. Large files are therefore
+// lexing allocates several times the final slice. Large files are therefore
 // parsed in chunks of top-level blocks, each with its true start position so
 // that every range is the one a whole-file parse gives, and the chunks'
-// bodies are merged; the chunks are also parsed in parallel, which halves
-// the wall time on two cores. The result is the same as
+// bodies are merged; the chunks are also parsed in parallel, on every
+// core. The result is the same as
 // hclsyntax.ParseConfig's: when a chunk has any diagnostic or a top-level
 // argument (whose redefinition check spans the file), the whole file is
 // parsed at once instead, so diagnostics are always exactly hclsyntax's.

@@ -11,8 +11,8 @@ import (
 // rangeTable is where a block instance's attributes and literal map keys
 // are written: what Meta.Range, KeyRange and HasAttr answer. It replaces a
 // map of hcl.Range per instance and a map of maps per map-valued
-// attribute, which at 25,000 instances held about 48 MB (a small Go map
-// costs some 300 bytes however few its entries, an hcl.Range 64): here one
+// attribute (a small Go map costs some hundreds of bytes however few its
+// entries): here one
 // instance holds one slice of 24-byte entries, sorted by name, with the
 // file named once and each name a pointer to a string the load shares.
 type rangeTable struct {

@@ -291,16 +291,6 @@ func (l *loader) bodySchema(b *BlockSchema) *hcl.BodySchema {
 	return l.caches.bodySchema(b)
 }
 
-// lookupAttr finds attribute name in b.
-func (b *BlockSchema) lookupAttr(name string) *AttrSchema {
-	for i := range b.Attrs {
-		if b.Attrs[i].Name == name {
-			return &b.Attrs[i]
-		}
-	}
-	return nil
-}
-
 // schemaIndex maps block types to their schema.
 type schemaIndex map[string]*BlockSchema
 

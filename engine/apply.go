@@ -123,9 +123,8 @@ type Retry struct {
 // DefaultParallelism is how many changes apply keeps in flight unless told
 // otherwise. Requests are bounded by concurrency, not by a client-side rate:
 // the API server's Priority and Fairness answers 429 with Retry-After when
-// it is saturated, which apply honours. 16 in flight kept a two-core API
-// server busy in the size-M benchmark (docs/performance.md); 10 left it
-// waiting on round trips.
+// it is saturated, which apply honours. Enough are in flight to keep a
+// small API server's cores busy rather than waiting on round trips.
 const DefaultParallelism = 16
 
 // ApplyOptions tune Apply.
@@ -195,8 +194,8 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 
 // walk runs every job of g, each once the jobs it depends on ended, on
 // opts.Parallelism goroutines (plus one): a job is handed to them only when
-// it is ready, so an apply of 47,000 changes holds a few dozen goroutines,
-// not one waiting per change (some 90 MB of stacks).
+// it is ready, so a large apply holds a few dozen goroutines, not one
+// waiting, with its stack, per change.
 func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 	nodes := g.Nodes()
 	dependents := make(map[*job][]*job, len(nodes))

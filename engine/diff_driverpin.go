@@ -28,7 +28,7 @@ func DriverPinWarnings(d *Desired, live *Live) hcl.Diagnostics {
 	var out hcl.Diagnostics
 	for _, o := range d.Objects {
 		// The kept key, not the object's maps: this reads every desired object.
-		if k := o.Key(); k.Kind != "NVIDIADriver" || k.Group != "nvidia.com" {
+		if k := o.Key(); k.Kind != KindNVIDIADriver.Kind || k.Group != KindNVIDIADriver.Group {
 			continue
 		}
 		out = append(out, Warning(fmt.Sprintf("%s pins its driver with NVIDIADriver %s, but ClusterPolicy %s does not manage drivers with NVIDIADrivers (spec.driver.useNvidiaDriverCRD is not true), so the GPU Operator will not install it: run the GPU Operator with driver.nvidiaDriverCRD.enabled=true, or set pin_drivers = false", o.Address, o.Object.GetName(), live.ClusterPolicies[0].GetName()), o.Address))

@@ -279,7 +279,7 @@ func TestDiffNodes(t *testing.T) {
 func TestDiffMissingKind(t *testing.T) {
 	d := enginetest.Quickstart(t)
 	live := enginetest.EmptyLive(t)
-	live.MissingKinds = []engine.Kind{engine.KindInferenceServic}
+	live.MissingKinds = []engine.Kind{engine.KindInferenceService}
 	_, err := engine.Diff(d, live, engine.DiffOptions{})
 	var mk *engine.MissingKindError
 	if !errors.As(err, &mk) || !strings.Contains(err.Error(), "model.sentiment") || !strings.Contains(err.Error(), "KServe") {

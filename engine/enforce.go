@@ -53,9 +53,9 @@ func (e *NotEnforcedError) Error() string {
 }
 
 var (
-	kindVAP         = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}
-	kindVAPBinding  = Key{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}
-	kindRoleBinding = Key{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
+	kindVAP         = KeyFor(KindVAP, "", "")
+	kindVAPBinding  = KeyFor(KindVAPBinding, "", "")
+	kindRoleBinding = KeyFor(KindRoleBinding, "", "")
 )
 
 // sameKind reports whether k is of the kind of kind (a Key with only its

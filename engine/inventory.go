@@ -105,7 +105,7 @@ func (l *Live) AppliedAddress(k Key, u *unstructured.Unstructured) string {
 // isPatchedKey reports whether k is a Node or ClusterPolicy: objects
 // gpuform patches, never creates, which the record does not hold.
 func isPatchedKey(k Key) bool {
-	return (k.Group == "" && k.Kind == "Node") || (k.Group == KindClusterPolicy.Group && k.Kind == KindClusterPolicy.Kind)
+	return (k.Group == KindNode.Group && k.Kind == KindNode.Kind) || (k.Group == KindClusterPolicy.Group && k.Kind == KindClusterPolicy.Kind)
 }
 
 // NextInventory is the record after an apply of p to stack, made from

@@ -13,29 +13,41 @@ import (
 type Kind = kinds.Kind
 
 // The builtin kinds, as the builtin registry (kinds.Builtin) describes
-// them: read-only views, not a second table. Optional ones come from CRDs
-// that may be absent.
+// them: read-only views, not a second table. What gpuform writes takes its
+// apiVersion from these (Kind.GroupVersion), so a version bump is one line
+// of the registry. Optional ones come from CRDs that may be absent.
 var (
-	KindNamespace       = builtinKind("", "Namespace")
-	KindResourceQuota   = builtinKind("", "ResourceQuota")
-	KindConfigMap       = builtinKind("", "ConfigMap")
-	KindRoleBinding     = builtinKind("rbac.authorization.k8s.io", "RoleBinding")
-	KindPriorityClass   = builtinKind("scheduling.k8s.io", "PriorityClass")
-	KindVAP             = builtinKind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
-	KindVAPBinding      = builtinKind("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding")
-	KindResourceFlavor  = builtinKind("kueue.x-k8s.io", "ResourceFlavor")
-	KindClusterQueue    = builtinKind("kueue.x-k8s.io", "ClusterQueue")
-	KindLocalQueue      = builtinKind("kueue.x-k8s.io", "LocalQueue")
-	KindWorkloadPrio    = builtinKind("kueue.x-k8s.io", "WorkloadPriorityClass")
-	KindVolcanoQueue    = builtinKind("scheduling.volcano.sh", "Queue")
-	KindInferenceServic = builtinKind("serving.kserve.io", "InferenceService")
-	KindNode            = builtinKind("", "Node")
-	KindClusterPolicy   = builtinKind("nvidia.com", "ClusterPolicy")
-	KindRuntimeClass    = builtinKind("node.k8s.io", "RuntimeClass")
+	KindNamespace        = BuiltinKind("", "Namespace")
+	KindResourceQuota    = BuiltinKind("", "ResourceQuota")
+	KindConfigMap        = BuiltinKind("", "ConfigMap")
+	KindRoleBinding      = BuiltinKind(kinds.GroupRBAC, "RoleBinding")
+	KindPriorityClass    = BuiltinKind(kinds.GroupScheduling, "PriorityClass")
+	KindVAP              = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicy")
+	KindVAPBinding       = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicyBinding")
+	KindMAP              = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicy")
+	KindMAPBinding       = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicyBinding")
+	KindResourceFlavor   = BuiltinKind(kinds.GroupKueue, "ResourceFlavor")
+	KindClusterQueue     = BuiltinKind(kinds.GroupKueue, "ClusterQueue")
+	KindLocalQueue       = BuiltinKind(kinds.GroupKueue, "LocalQueue")
+	KindWorkloadPrio     = BuiltinKind(kinds.GroupKueue, "WorkloadPriorityClass")
+	KindVolcanoQueue     = BuiltinKind(kinds.GroupVolcano, "Queue")
+	KindInferenceService = BuiltinKind(kinds.GroupKServe, "InferenceService")
+	KindNVIDIADriver     = BuiltinKind(kinds.GroupNVIDIA, "NVIDIADriver")
+	KindPrometheusRule   = BuiltinKind(kinds.GroupMonitoring, "PrometheusRule")
+	KindNode             = BuiltinKind("", "Node")
+	KindClusterPolicy    = BuiltinKind(kinds.GroupNVIDIA, "ClusterPolicy")
+	KindRuntimeClass     = BuiltinKind(kinds.GroupNode, "RuntimeClass")
 )
 
-// builtinKind is the kind of group and kind in the builtin registry.
-func builtinKind(group, kind string) Kind {
+// KeyFor is the key of the object of kind k at namespace and name.
+func KeyFor(k Kind, namespace, name string) Key {
+	return Key{Group: k.Group, Kind: k.Kind, Namespace: namespace, Name: name}
+}
+
+// BuiltinKind is the kind of group and kind in the builtin registry, for
+// the code that writes or reads a kind without a view above. It panics when the registry lacks the kind: a
+// package-level view fails the first test that loads it.
+func BuiltinKind(group, kind string) Kind {
 	e, ok := kinds.Builtin().Lookup(schema.GroupKind{Group: group, Kind: kind})
 	if !ok {
 		panic("engine: the builtin registry of kinds has no " + kind)

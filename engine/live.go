@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // Live is what a provider's refresh read from the cluster: the objects of
@@ -57,6 +59,54 @@ type Live struct {
 	PodsTruncated bool
 	// Source describes where the state was read from (the server URL and context).
 	Source string
+}
+
+// ReadKind is a kind that refresh lists whole, not by stack (a Patched or
+// Read kind of the registry, engine/kinds), with its reader.
+type ReadKind struct {
+	Kind
+	// Absent is no error: the cluster may not serve the kind (a CRD), or
+	// what reads it does without it; Keep is then not called.
+	Absent bool
+	// Keep stores in live what a plan reads of the kind's objects, every
+	// object of the cluster (items may be empty, never shared).
+	Keep func(live *Live, items []*unstructured.Unstructured)
+}
+
+// readers are the readers of the kinds refresh lists whole, by group and
+// kind: each stores what is read in a field of Live. Adding a read kind is
+// its registry entry, a field of Live and its reader here. A nil reader
+// marks a kind a provider reads otherwise (the pods of the tenants'
+// namespaces, Live.Pods).
+func readers() map[schema.GroupKind]ReadKind {
+	return map[schema.GroupKind]ReadKind{
+		KindNode.GroupKind(): {Keep: func(live *Live, items []*unstructured.Unstructured) { live.Nodes = items }},
+		KindClusterPolicy.GroupKind(): {Absent: true, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			live.ClusterPolicies = items
+		}},
+		// Only warnings read them: a cluster without them has none.
+		KindRuntimeClass.GroupKind(): {Absent: true, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			live.RuntimeClasses = make(map[string]bool, len(items))
+			for _, u := range items {
+				live.RuntimeClasses[u.GetName()] = true
+			}
+		}},
+		{Kind: "Pod"}: {},
+	}
+}
+
+// ReadKinds returns the kinds refresh lists whole, in the registry's order,
+// each with its reader (see readers).
+func ReadKinds() []ReadKind {
+	rs := readers()
+	var out []ReadKind
+	for _, e := range kinds.Builtin().Entries() {
+		if r := rs[e.GroupKind()]; r.Keep != nil {
+			r.Kind = e.Kind
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // RefreshOptions tune a provider's refresh.

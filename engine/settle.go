@@ -145,9 +145,9 @@ func (s *Settler) sharedSlim(mf []any) []any {
 // spec.resourceGroups of every live object, changed or not.
 func settledSpec(k Key) string {
 	switch {
-	case k.Group == "" && k.Kind == "ResourceQuota":
+	case k.Group == KindResourceQuota.Group && k.Kind == KindResourceQuota.Kind:
 		return "hard"
-	case k.Group == "kueue.x-k8s.io" && k.Kind == "ClusterQueue":
+	case k.Group == KindClusterQueue.Group && k.Kind == KindClusterQueue.Kind:
 		return "resourceGroups"
 	}
 	return ""

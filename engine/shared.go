@@ -12,7 +12,7 @@ import (
 // What compile writes and drift reads back: the two encodings of a MIG
 // layout on a node (written by the MIG backends of package engine/compile,
 // read by drift to tell whether a node already carries its pool's layout).
-// The resources a quota asks for are capacity.QuotaResources.
+// The resources a quota asks for are capacity.QuotasOf's (one value per tenant).
 
 // MIGPartedName names a layout's mig-parted config <layout>-<hash of its
 // content>, the value of label nvidia.com/mig.config on the pool's nodes, so

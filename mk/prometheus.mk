@@ -18,13 +18,16 @@ PROMETHEUS_SRCS := testdata/prometheus/go.mod testdata/prometheus/go.sum
 # What `make test` needs.
 PROMETHEUS := $(PROMETHEUS_BIN) $(PROMTOOL_BIN)
 
+# Both commands in one go build: they share nearly every package, and one
+# build compiles each once (two builds at once, as make -j would run them,
+# would each compile them).
 $(PROMETHEUS_BIN): $(PROMETHEUS_SRCS) mk/prometheus.mk
 	@mkdir -p $(dir $@)
-	cd testdata/prometheus && go build -tags remove_all_sd -ldflags "-s -w" -o ../../$@ github.com/prometheus/prometheus/cmd/prometheus
+	cd testdata/prometheus && go build -tags remove_all_sd -ldflags "-s -w" -o ../../$(dir $@) github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 
-$(PROMTOOL_BIN): $(PROMETHEUS_SRCS) mk/prometheus.mk
-	@mkdir -p $(dir $@)
-	cd testdata/prometheus && go build -tags remove_all_sd -ldflags "-s -w" -o ../../$@ github.com/prometheus/prometheus/cmd/promtool
+# Built with bin/prometheus; on its own only when it alone is missing.
+$(PROMTOOL_BIN): $(PROMETHEUS_BIN)
+	@test -x $@ || { cd testdata/prometheus && go build -tags remove_all_sd -ldflags "-s -w" -o ../../$@ github.com/prometheus/prometheus/cmd/promtool; }
 
 .PHONY: prometheus
 prometheus: $(PROMETHEUS)

@@ -35,9 +35,11 @@ import (
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
-// agentManifests are the agent's deployment example: the DaemonSet with its
-// namespace and service account, and its RBAC and admission policy.
+// agentManifests are the agent's deployment example (the Helm chart's
+// rendering, see charts/gpuform): its namespace, the DaemonSet with its
+// service account, and its RBAC and admission policy.
 var agentManifests = []string{
+	filepath.Join("..", "..", "examples", "deploy", "namespace.yaml"),
 	filepath.Join("..", "..", "examples", "deploy", "agent.yaml"),
 	filepath.Join("..", "..", "examples", "deploy", "rbac", "gpuform-agent.yaml"),
 }
@@ -102,7 +104,8 @@ func applyManifest(t *testing.T, dryRun bool, keep func(*unstructured.Unstructur
 	return out
 }
 
-// Every object of examples/deploy/agent.yaml and rbac/gpuform-agent.yaml is
+// Every object of examples/deploy/namespace.yaml, agent.yaml and
+// rbac/gpuform-agent.yaml is
 // valid: the API server
 // accepts each in a server-side dry-run apply; and it says what the agent
 // needs.
@@ -114,7 +117,7 @@ func TestAgentDeployManifest(t *testing.T) {
 	}
 	for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "DaemonSet"} {
 		if kinds[k] == nil {
-			t.Errorf("agent.yaml and rbac/gpuform-agent.yaml have no %s", k)
+			t.Errorf("namespace.yaml, agent.yaml and rbac/gpuform-agent.yaml have no %s", k)
 		}
 	}
 	rules, _, _ := unstructured.NestedSlice(kinds["ClusterRole"].Object, "rules")

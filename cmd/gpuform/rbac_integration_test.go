@@ -195,7 +195,11 @@ func TestRBACExampleRoles(t *testing.T) {
 		dc, _ := discovery.NewDiscoveryClientForConfig(cfg)
 		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 		reg := kinds.Builtin()
-		for _, k := range append(engine.ManagedKinds(), engine.KindNode, engine.KindClusterPolicy) {
+		read := engine.ManagedKinds()
+		for _, rk := range engine.ReadKinds() {
+			read = append(read, rk.Kind)
+		}
+		for _, k := range read {
 			e, _ := reg.Lookup(k.GroupKind())
 			resource := e.Resource // kinds without their CRD here (Volcano): the registry's word
 			if m, err := mapper.RESTMapping(k.GroupKind(), k.Version); err == nil {
@@ -216,10 +220,9 @@ func TestRBACExampleRoles(t *testing.T) {
 			if !allows(apply, "list", k.Group, resource) {
 				t.Errorf("list on %s (%s) missing from gpuform-apply", resource, k.Kind)
 			}
-			write := []string{"create", "patch", "delete"}
-			if k.Kind == "Node" || k.Kind == "ClusterPolicy" {
-				write = []string{"patch"}
-			}
+			// What apply writes: managed kinds whole, patched ones in
+			// part, read ones not at all.
+			write := map[kinds.Use][]string{kinds.Managed: {"create", "patch", "delete"}, kinds.Patched: {"patch"}}[e.Use]
 			for _, v := range write {
 				if !allows(apply, v, k.Group, resource) {
 					t.Errorf("gpuform-apply lacks %s on %s", v, resource)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/kinds"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -43,17 +44,13 @@ type Report struct {
 	Rows []Row `json:"rows"`
 }
 
-// Check computes each pool's capacity from the live nodes and reports, as
-// diagnostics on the configuration: a pool that selects no node, nodes
+// CheckFrom computes each pool's capacity from the live nodes and reports,
+// as diagnostics on the configuration: a pool that selects no node, nodes
 // whose GPUs are not the pool's model, drivers outside the pool's
-// driver_version, and quotas beyond capacity x overcommit.
-func Check(cfg *config.Config, nodes []*unstructured.Unstructured, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
-	return CheckFrom(cfg, nodes, nil, cat)
-}
-
-// CheckFrom is Check with the stack's applied objects as well (nil for
-// none), which also gives the figures before the change: the nodes' current
-// MIG instances and the quotas the applied ResourceQuotas claim.
+// driver_version, and quotas beyond capacity x overcommit. With the
+// stack's applied objects (nil for none) it also gives the figures before
+// the change: the nodes' current MIG instances and the quotas the applied
+// ResourceQuotas claim.
 func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied iter.Seq[*unstructured.Unstructured], cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	quotaNow := appliedQuotas(applied)
 	offeredBy := map[string]int{}
@@ -62,6 +59,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 			offeredBy[r]++
 		}
 	}
+	quotas := QuotasOf(cfg)
 	var diags hcl.Diagnostics
 	out := &Report{}
 	for _, p := range cfg.Pools {
@@ -77,7 +75,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 		}
 		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
 		diags = append(diags, mdiags...)
-		rows, rdiags := poolRows(cfg, p, gpusPerNode, before)
+		rows, rdiags := poolRows(cfg, quotas, p, gpusPerNode, before)
 		diags = append(diags, rdiags...)
 		for _, row := range rows {
 			row.QuotaBefore = quotaNow[row.Resource]
@@ -152,16 +150,16 @@ func driverProblem(p *config.Pool, nodes []string) *hcl.Diagnostic {
 }
 
 // poolRows is pool p's row per resource (QuotaBefore left to the caller),
-// with an error for each resource its quotas claim beyond the limit.
-func poolRows(cfg *config.Config, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
+// its quota column from the tenants' quotas, with an error for each resource its quotas claim beyond the limit.
+func poolRows(cfg *config.Config, quotas *Quotas, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
 	total := poolTotals(p, gpusPerNode)
 	quota, requested := map[string]int{}, map[string]int{}
-	for _, t := range cfg.Tenants {
-		for _, q := range t.Quotas {
-			if q.Pool != p {
+	for _, tq := range quotas.Tenants {
+		for _, b := range tq.Blocks {
+			if b.Block.Pool != p {
 				continue
 			}
-			for r, n := range QuotaResources(q) {
+			for r, n := range b.Nominal {
 				quota[r] += int(n)
 			}
 		}
@@ -195,22 +193,6 @@ func poolRows(cfg *config.Config, p *config.Pool, gpusPerNode, before map[string
 		}
 	}
 	return rows, diags
-}
-
-// QuotaResources is what quota q claims, by GPU resource: its slices as
-// MIG resources and its gpus as nvidia.com/gpu, zero amounts left out (the
-// hard limits of the tenant's ResourceQuota).
-func QuotaResources(q *config.Quota) map[string]int64 {
-	res := map[string]int64{}
-	for prof, n := range q.Slices {
-		if n > 0 {
-			res[mig.Resource(prof)] += int64(n)
-		}
-	}
-	if q.GPUs > 0 {
-		res[GPUResource(q.Pool)] += int64(q.GPUs)
-	}
-	return res
 }
 
 // GPUResource is the extended resource that pool p's whole GPUs (or their
@@ -329,7 +311,7 @@ func SelectorString(sel map[string]string) string {
 // GPU quota, and so is read by CheckFrom: a ResourceQuota or a Kueue
 // ClusterQueue. A caller may pass CheckFrom only those.
 func ClaimsQuota(group, kind string) bool {
-	return (group == "" && kind == "ResourceQuota") || (group == "kueue.x-k8s.io" && kind == "ClusterQueue")
+	return (group == "" && kind == "ResourceQuota") || (group == kinds.GroupKueue && kind == "ClusterQueue")
 }
 
 // appliedQuotas sums the GPU resources the stack's applied quotas claim,
@@ -420,37 +402,4 @@ func addQuota(out map[string]int, r, v string) {
 	if _, err := fmt.Sscan(v, &n); err == nil {
 		out[r] += n
 	}
-}
-
-// Offered lists, in order, the extended resources the nodes of pool p
-// advertise: each MIG profile of its layout (and nvidia.com/gpu for a
-// device group with MIG off), its shared replicas' resource, or whole GPUs.
-// Every tenant's quota names each of them (0 where it has none), since
-// Kubernetes does not limit a resource a ResourceQuota does not name.
-func Offered(p *config.Pool) []string {
-	set := map[string]bool{}
-	switch {
-	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
-		for prof := range p.MIGLayout.Slices {
-			set[mig.Resource(prof)] = true
-		}
-	case p.MIGLayout != nil:
-		for _, g := range p.MIGLayout.Devices {
-			if !g.Enabled {
-				set[mig.ResourceGPU] = true
-				continue
-			}
-			for prof := range g.Slices {
-				set[mig.Resource(prof)] = true
-			}
-		}
-	default:
-		set[GPUResource(p)] = true
-	}
-	out := make([]string, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
 }

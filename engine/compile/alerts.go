@@ -49,7 +49,7 @@ func alertRuleName(stack, alert string) string {
 // holding rules. An empty group (every built-in alert disabled) still
 // makes the object, so that the plan shows what the block asks.
 func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
-	pr := newObject("monitoring.coreos.com/v1", "PrometheusRule", c.cfg.Settings.AlertsNamespace, name, c.stack, address)
+	pr := newObject(engine.KindPrometheusRule, c.cfg.Settings.AlertsNamespace, name, c.stack, address)
 	meta := pr.Object["metadata"].(map[string]any)
 	objLabels := meta["labels"].(map[string]any)
 	for k, v := range c.cfg.Settings.AlertsLabels {
@@ -77,7 +77,7 @@ func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
 	var deps []engine.Key
 	for _, t := range c.cfg.Tenants {
 		if t.Namespace == c.cfg.Settings.AlertsNamespace {
-			deps = []engine.Key{{Kind: "Namespace", Name: t.Namespace}}
+			deps = []engine.Key{engine.KeyFor(engine.KindNamespace, "", t.Namespace)}
 		}
 	}
 	c.add(address, &engine.Object{Object: pr, DependsOn: deps})

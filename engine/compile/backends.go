@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // Scheduler is a scheduler backend: what the stack's priorities, pools,
@@ -23,15 +24,15 @@ type Scheduler interface {
 	// Pool returns the scheduler's objects for pool p, whose nodes carry
 	// label gpuform.dev/pool=<name> (Kueue: a ResourceFlavor).
 	Pool(p *config.Pool) []*engine.Object
-	// Tenant returns the scheduler's objects for tenant t, whose quota
-	// blocks ask for quota (Kueue: a ClusterQueue and a LocalQueue; Volcano:
-	// a Queue).
-	Tenant(t *config.Tenant, quota PoolResources) []*engine.Object
-	// ResourceQuota adjusts hard, the limits of the tenant's ResourceQuota
-	// ("requests.<resource>" -> quantity string), to what the scheduler
-	// lets the tenant's workloads use (Kueue: what they may borrow in the
-	// cohort); cfg is the whole configuration.
-	ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[string]any)
+	// Tenant returns the scheduler's objects for tenant t, whose quota is
+	// quota (Kueue: a ClusterQueue and a LocalQueue; Volcano: a Queue).
+	Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.Object
+	// ResourceQuota returns what the scheduler adds to the limits of
+	// tenant t's ResourceQuota, by their spec.hard name
+	// ("requests.<resource>"), so that its workloads may use what the
+	// scheduler lets them (Kueue: what they may borrow in the cohort);
+	// quotas are every tenant's. It writes into nothing it is given.
+	ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacity.Counts
 	// Objects returns the stack-wide objects the tenants' objects need,
 	// called once after the tenants (Kueue: the ResourceFlavor of cpu,
 	// memory and pods), or none.
@@ -40,8 +41,8 @@ type Scheduler interface {
 	// annotations, pod spec and what it waits for.
 	Model(w *Workload)
 	// Validate reports what this scheduler's API would refuse in cfg,
-	// beyond the checks of every stack.
-	Validate(cfg *config.Config) hcl.Diagnostics
+	// whose tenants' quotas are quotas, beyond the checks of every stack.
+	Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics
 	// Arguments lists the arguments of the language that only some
 	// schedulers read and this one does, as block path and name
 	// ("tenant.cohort", "tenant.quota.borrowing_limit"). Validate refuses
@@ -67,10 +68,6 @@ type MIGBackend interface {
 	// Model adds to w what its model waits for when it asks for a MIG slice.
 	Model(w *Workload)
 }
-
-// PoolResources maps a pool's name to the extended resources (and counts)
-// that a tenant's quota block for that pool asks for.
-type PoolResources map[string]map[string]int64
 
 // Workload is a model's InferenceService while it is compiled, for the
 // backends to adapt. Its maps are the object's own: what a backend writes

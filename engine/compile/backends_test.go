@@ -10,9 +10,11 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -65,7 +67,7 @@ func TestBackendTable(t *testing.T) {
 type fakeScheduler struct{ stack string }
 
 func (f fakeScheduler) object(kind, name, address string) *engine.Object {
-	return &engine.Object{Object: newObject("fake.example/v1", kind, "", name, f.stack, address)}
+	return &engine.Object{Object: newObject(engine.Kind{GroupVersionKind: schema.GroupVersionKind{Group: "fake.example", Version: "v1", Kind: kind}}, "", name, f.stack, address)}
 }
 
 func (f fakeScheduler) Priority(p *config.Priority) []*engine.Object {
@@ -76,20 +78,18 @@ func (f fakeScheduler) Pool(p *config.Pool) []*engine.Object {
 	return []*engine.Object{f.object("FakeFlavor", p.Name, p.Address)}
 }
 
-func (f fakeScheduler) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
+func (f fakeScheduler) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.Object {
 	q := f.object("FakeQueue", t.Namespace, t.Address)
 	total := int64(0)
-	for _, res := range quota {
-		for _, n := range res {
-			total += n
-		}
+	for _, n := range quota.Total() {
+		total += n
 	}
 	q.Object.Object["spec"] = map[string]any{"total": strconv.FormatInt(total, 10)}
 	return []*engine.Object{q}
 }
 
-func (fakeScheduler) ResourceQuota(_ *config.Config, _ *config.Tenant, hard map[string]any) {
-	hard["count/fakequeues.fake.example"] = "1"
+func (fakeScheduler) ResourceQuota(*capacity.Quotas, *config.Tenant) capacity.Counts {
+	return capacity.Counts{"count/fakequeues.fake.example": 1}
 }
 
 func (f fakeScheduler) Objects(cfg *config.Config) []*engine.Object {
@@ -108,7 +108,7 @@ func (fakeScheduler) Arguments() []string {
 	return []string{"tenant.cohort", "tenant.quota.borrowing_limit", "tenant.quota.lending_limit"}
 }
 
-func (fakeScheduler) Validate(cfg *config.Config) hcl.Diagnostics {
+func (fakeScheduler) Validate(cfg *config.Config, _ *capacity.Quotas) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, t := range cfg.Tenants {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Fake refuses", Detail: t.Name, Subject: t.DeclRange.Ptr()})
@@ -127,7 +127,7 @@ func (f *fakeMIG) Pool(p *config.Pool, np *engine.NodePool) error {
 }
 
 func (f *fakeMIG) Objects() ([]*engine.Object, error) {
-	cm := newObject("v1", "ConfigMap", "fake", "fake-mig", "bank-prod", engine.StackAddress)
+	cm := newObject(engine.KindConfigMap, "fake", "fake-mig", "bank-prod", engine.StackAddress)
 	cm.Object["data"] = map[string]any{"layouts": fmt.Sprint(f.layouts)}
 	return []*engine.Object{{Object: cm}}, nil
 }

@@ -31,7 +31,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 		cfg: cfg, stack: cfg.Settings.Stack, sched: sched, mig: migb, dp: newDevicePlugin(cfg.Settings),
 		d:      &engine.Desired{Stack: cfg.Settings.Stack, Kinds: engine.ManagedKinds(), Sources: map[string]string{}},
 		leaves: &leafMaps{}, share: newSharer(),
-		gpuResources: stackGPUResources(cfg), defaultPriorities: map[string]*config.Priority{},
+		quotas: capacity.QuotasOf(cfg), defaultPriorities: map[string]*config.Priority{},
 	}
 	for _, p := range cfg.Priorities {
 		c.priority(p)
@@ -73,8 +73,8 @@ type compiler struct {
 	leaves *leafMaps
 	// share shares the leaf maps of each object added.
 	share *sharer
-	// gpuResources are the GPU resources the stack's pools offer.
-	gpuResources []string
+	// quotas are the tenants' GPU quotas, computed once for every reader.
+	quotas *capacity.Quotas
 	// defaultPriorities are the tenants' default priorities, by name.
 	defaultPriorities map[string]*config.Priority
 }
@@ -94,7 +94,7 @@ func (c *compiler) add(address string, objs ...*engine.Object) {
 // priority compiles a priority into its PriorityClass and what the
 // scheduler adds for it.
 func (c *compiler) priority(p *config.Priority) {
-	pc := newObject("scheduling.k8s.io/v1", "PriorityClass", "", p.Name, c.stack, p.Address)
+	pc := newObject(engine.KindPriorityClass, "", p.Name, c.stack, p.Address)
 	pc.Object["value"] = p.Value
 	pc.Object["preemptionPolicy"] = p.Preemption
 	if p.Description != "" {
@@ -163,15 +163,15 @@ func (c *compiler) model(m *config.Model) {
 		"nodeSelector": c.leaves.get(engine.LabelPool, m.Pool.Name),
 		"model":        modelSpec,
 	}
-	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}}}
+	w := &Workload{Model: m, Namespace: ns, Priority: m.Priority, Predictor: predictor, DependsOn: []engine.Key{engine.KeyFor(engine.KindNamespace, "", ns)}}
 	if w.Priority == nil {
 		w.Priority = m.Tenant.DefaultPriority
 	}
 	if w.Priority != nil {
 		predictor["priorityClassName"] = w.Priority.Name
-		w.DependsOn = append(w.DependsOn, engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: w.Priority.Name})
+		w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindPriorityClass, "", w.Priority.Name))
 	}
-	isvc := newObject("serving.kserve.io/v1beta1", "InferenceService", ns, m.Name, c.stack, m.Address)
+	isvc := newObject(engine.KindInferenceService, ns, m.Name, c.stack, m.Address)
 	meta := isvc.Object["metadata"].(map[string]any)
 	w.Labels, w.Annotations = meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
 	w.Annotations["serving.kserve.io/deploymentMode"] = m.DeploymentMode

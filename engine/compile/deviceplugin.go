@@ -53,7 +53,7 @@ func (d *devicePlugin) Pool(p *config.Pool, np *engine.NodePool) {
 		"version": "v1",
 		"sharing": map[string]any{strategy: rr},
 	}
-	np.DependsOn = append(np.DependsOn, engine.Key{Kind: "ConfigMap", Namespace: d.namespace, Name: engine.DevicePluginConf})
+	np.DependsOn = append(np.DependsOn, engine.KeyFor(engine.KindConfigMap, d.namespace, engine.DevicePluginConf))
 }
 
 // Objects is the device plugin's ConfigMap, when a pool is time-sliced or MPS.
@@ -69,7 +69,7 @@ func (d *devicePlugin) Objects() ([]*engine.Object, error) {
 		}
 		data[name] = string(doc)
 	}
-	cm := newObject("v1", "ConfigMap", d.namespace, engine.DevicePluginConf, d.stack, engine.StackAddress)
+	cm := newObject(engine.KindConfigMap, d.namespace, engine.DevicePluginConf, d.stack, engine.StackAddress)
 	cm.Object["data"] = data
 	return []*engine.Object{{Object: cm}}, nil
 }

@@ -31,7 +31,7 @@ func driverPin(s *config.Settings, p *config.Pool) *engine.Object {
 	for k, val := range p.NodeSelector {
 		sel[k] = val
 	}
-	o := newObject("nvidia.com/v1alpha1", "NVIDIADriver", "", p.Name, s.Stack, p.Address)
+	o := newObject(engine.KindNVIDIADriver, "", p.Name, s.Stack, p.Address)
 	o.Object["spec"] = map[string]any{
 		"driverType":   "gpu",
 		"image":        driverImage,

@@ -25,7 +25,7 @@ func newGPUOperator(s *config.Settings) MIGBackend {
 
 // configMap is the key of the mig-parted ConfigMap.
 func (g *gpuOperator) configMap() engine.Key {
-	return engine.Key{Kind: "ConfigMap", Namespace: g.namespace, Name: engine.MIGPartedConfig}
+	return engine.KeyFor(engine.KindConfigMap, g.namespace, engine.MIGPartedConfig)
 }
 
 // Pool labels the pool's nodes with the name of its layout's config.
@@ -54,7 +54,7 @@ func (g *gpuOperator) Objects() ([]*engine.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile mig-parted config: %w", err)
 	}
-	cm := newObject("v1", "ConfigMap", g.namespace, engine.MIGPartedConfig, g.stack, engine.StackAddress)
+	cm := newObject(engine.KindConfigMap, g.namespace, engine.MIGPartedConfig, g.stack, engine.StackAddress)
 	cm.Object["data"] = map[string]any{"config.yaml": string(doc)}
 	return []*engine.Object{{Object: cm}}, nil
 }

@@ -2,7 +2,6 @@ package compile
 
 import (
 	"sort"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -27,12 +26,6 @@ func tenantSensitive(t *config.Tenant) bool {
 	return false
 }
 
-// parseIntOr0 parses a decimal count, 0 when there is none.
-func parseIntOr0(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
 // sortedStrings returns the keys of m in order.
 func sortedStrings(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
@@ -43,8 +36,9 @@ func sortedStrings(m map[string]bool) []string {
 	return out
 }
 
-// newObject starts an unstructured object with the ownership metadata.
-func newObject(apiVersion, kind, namespace, name, stack, address string) *unstructured.Unstructured {
+// newObject starts an unstructured object of kind k with the ownership
+// metadata; its apiVersion is the registry's (engine/kinds).
+func newObject(k engine.Kind, namespace, name, stack, address string) *unstructured.Unstructured {
 	meta := map[string]any{
 		"name": name,
 		"labels": map[string]any{
@@ -59,8 +53,8 @@ func newObject(apiVersion, kind, namespace, name, stack, address string) *unstru
 		meta["namespace"] = namespace
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiVersion,
-		"kind":       kind,
+		"apiVersion": k.GroupVersion().String(),
+		"kind":       k.Kind,
 		"metadata":   meta,
 	}}
 }

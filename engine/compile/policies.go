@@ -89,7 +89,7 @@ func (c *compiler) poolsPolicy() {
 	if c.cfg.Settings.Scheduler == config.SchedulerKueue {
 		gated := fmt.Sprintf("has(%%[1]s.spec.schedulingGates) && %%[1]s.spec.schedulingGates.exists(g, g.name == %q)", kueueAdmissionGate)
 		podOK = fmt.Sprintf("(%s) || %s", fmt.Sprintf(gated, "object"), podOK)
-		mayAdmit := "authorizer.group('kueue.x-k8s.io').resource('workloads').subresource('status').namespace(namespaceObject.metadata.name).check('update').allowed()"
+		mayAdmit := "authorizer.group('" + engine.KindClusterQueue.Group + "').resource('workloads').subresource('status').namespace(namespaceObject.metadata.name).check('update').allowed()"
 		rules = append(rules,
 			map[string]any{"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"UPDATE"}, "resources": []any{"pods"}},
 			map[string]any{"apiGroups": []any{"batch"}, "apiVersions": []any{"v1"}, "operations": []any{"UPDATE"}, "resources": []any{"jobs"}})
@@ -144,10 +144,10 @@ func (c *compiler) namespacePolicy(suffix string, rules, variables []any, valida
 	if len(variables) > 0 {
 		spec["variables"] = variables
 	}
-	vap := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name, c.stack, engine.StackAddress)
+	vap := newObject(engine.KindVAP, "", name, c.stack, engine.StackAddress)
 	vap.Object["spec"] = spec
 	c.add(engine.StackAddress, &engine.Object{Object: vap})
-	bind := newObject("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name, c.stack, engine.StackAddress)
+	bind := newObject(engine.KindVAPBinding, "", name, c.stack, engine.StackAddress)
 	bind.Object["spec"] = map[string]any{
 		"policyName":        name,
 		"validationActions": []any{"Deny"},
@@ -155,7 +155,7 @@ func (c *compiler) namespacePolicy(suffix string, rules, variables []any, valida
 			engine.LabelStack: c.stack,
 		}}},
 	}
-	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy", Name: name}}})
+	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{engine.KeyFor(engine.KindVAP, "", name)}})
 }
 
 // defaultPriorityPolicies add, for each priority that is a tenant's
@@ -190,7 +190,7 @@ func (c *compiler) defaultPriorityPolicies() {
 // and condition holds for are patched with applyConfiguration.
 func (c *compiler) mutatingPolicy(p *config.Priority, suffix string, rule map[string]any, condition, applyConfiguration string) {
 	name := "gpuform-" + c.stack + "-default-" + p.Name + "-" + suffix
-	mp := newObject("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", "", name, c.stack, engine.StackAddress)
+	mp := newObject(engine.KindMAP, "", name, c.stack, engine.StackAddress)
 	mp.Object["spec"] = map[string]any{
 		"failurePolicy":      "Fail",
 		"reinvocationPolicy": "Never",
@@ -201,14 +201,14 @@ func (c *compiler) mutatingPolicy(p *config.Priority, suffix string, rule map[st
 			"applyConfiguration": map[string]any{"expression": applyConfiguration},
 		}},
 	}
-	prio := engine.Key{Group: "scheduling.k8s.io", Kind: "PriorityClass", Name: p.Name}
+	prio := engine.KeyFor(engine.KindPriorityClass, "", p.Name)
 	c.add(engine.StackAddress, &engine.Object{Object: mp, DependsOn: []engine.Key{prio}})
-	bind := newObject("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", "", name, c.stack, engine.StackAddress)
+	bind := newObject(engine.KindMAPBinding, "", name, c.stack, engine.StackAddress)
 	bind.Object["spec"] = map[string]any{
 		"policyName": name,
 		"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{
 			engine.LabelStack: c.stack, engine.LabelDefaultPriority: p.Name,
 		}}},
 	}
-	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicy", Name: name}}})
+	c.add(engine.StackAddress, &engine.Object{Object: bind, DependsOn: []engine.Key{engine.KeyFor(engine.KindMAP, "", name)}})
 }

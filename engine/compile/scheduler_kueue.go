@@ -2,6 +2,7 @@ package compile
 
 import (
 	"cmp"
+	"maps"
 	"strconv"
 
 	"github.com/gpuform/gpuform/config"
@@ -23,7 +24,7 @@ type kueue struct {
 	preempting bool
 	// lendable is what each cohort's tenants may lend, by cohort, pool and
 	// resource (made by the first ResourceQuota call).
-	lendable map[string]map[string]map[string]int64
+	lendable map[string]map[string]capacity.Counts
 	// leaves builds the maps many ClusterQueues hold alike.
 	leaves leafMaps
 }
@@ -55,7 +56,7 @@ func AnyNodeFlavor(stack string) string { return stack + ".any-node" }
 // Priority is the WorkloadPriorityClass Kueue orders workloads by.
 func (k *kueue) Priority(p *config.Priority) []*engine.Object {
 	k.preempting = k.preempting || p.Preemption == config.PreemptLowerPriority
-	wpc := newObject("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", p.Name, k.stack, p.Address)
+	wpc := newObject(engine.KindWorkloadPrio, "", p.Name, k.stack, p.Address)
 	wpc.Object["value"] = p.Value
 	if p.Description != "" {
 		wpc.Object["description"] = p.Description
@@ -65,7 +66,7 @@ func (k *kueue) Priority(p *config.Priority) []*engine.Object {
 
 // Pool is the ResourceFlavor of the pool's nodes, with their taints.
 func (k *kueue) Pool(p *config.Pool) []*engine.Object {
-	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", p.Name, k.stack, p.Address)
+	rf := newObject(engine.KindResourceFlavor, "", p.Name, k.stack, p.Address)
 	spec := map[string]any{"nodeLabels": map[string]any{engine.LabelPool: p.Name}}
 	if len(p.Taints) > 0 {
 		// Kueue admits a workload on the flavor only when its pods
@@ -77,75 +78,66 @@ func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 	return []*engine.Object{{Object: rf, Sensitive: anySensitive(&p.Meta)}}
 }
 
-// ResourceQuota raises the tenant's GPU limits by what Kueue lets it
-// borrow: in each pool it has quota for, per resource it covers, the
+// ResourceQuota returns what the tenant's GPU limits rise by, as Kueue
+// lets it borrow: in each pool it has quota for, per resource it covers, the
 // smaller of its borrowing limit and what the cohort's other tenants may
 // lend there (their lending limits, else their nominal quota). Otherwise
 // the ResourceQuota, which the API server checks when a Job's pods are
 // created, refuses the pods of every workload Kueue admitted by borrowing.
 // cpu, memory and pods have borrowing limit 0 and stay as they are.
-func (k *kueue) ResourceQuota(cfg *config.Config, t *config.Tenant, hard map[string]any) {
+func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacity.Counts {
 	if t.Cohort == "" {
-		return
+		return nil
 	}
 	if k.lendable == nil {
-		k.lendable = cohortLendable(cfg)
+		k.lendable = cohortLendable(quotas)
 	}
-	covered := map[string]bool{}
-	for _, q := range t.Quotas {
-		for r := range capacity.QuotaResources(q) {
-			covered[r] = true
-		}
-	}
-	extra := map[string]int64{}
-	for _, q := range t.Quotas {
-		own := lendableOf(q)
-		borrow := limitsOf(q, q.BorrowingLimit)
-		for r := range covered {
-			n := k.lendable[t.Cohort][q.PoolName][r] - own[r]
-			if b, ok := borrow[r]; ok && b < n {
-				n = b
+	tq := quotas.Of(t)
+	covered := tq.Covered()
+	extra := capacity.Counts{}
+	for _, b := range tq.Blocks {
+		own := lendableOf(b)
+		borrow := limitsOf(b.Block, b.Block.BorrowingLimit)
+		for _, r := range covered {
+			n := k.lendable[t.Cohort][b.Pool][r] - own[r]
+			if l, ok := borrow[r]; ok && l < n {
+				n = l
 			}
 			if n > 0 {
-				extra[r] += n
+				extra["requests."+r] += n
 			}
 		}
 	}
-	for r, n := range extra {
-		key := "requests." + r
-		prev, _ := hard[key].(string)
-		hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
-	}
+	return extra
 }
 
 // cohortLendable sums what the tenants of each cohort may lend, by
 // cohort, pool and resource.
-func cohortLendable(cfg *config.Config) map[string]map[string]map[string]int64 {
-	out := map[string]map[string]map[string]int64{}
-	for _, t := range cfg.Tenants {
-		if t.Cohort == "" {
+func cohortLendable(quotas *capacity.Quotas) map[string]map[string]capacity.Counts {
+	out := map[string]map[string]capacity.Counts{}
+	for _, tq := range quotas.Tenants {
+		cohort := tq.Tenant.Cohort
+		if cohort == "" {
 			continue
 		}
-		if out[t.Cohort] == nil {
-			out[t.Cohort] = map[string]map[string]int64{}
+		if out[cohort] == nil {
+			out[cohort] = map[string]capacity.Counts{}
 		}
-		for _, q := range t.Quotas {
-			if out[t.Cohort][q.PoolName] == nil {
-				out[t.Cohort][q.PoolName] = map[string]int64{}
+		for _, b := range tq.Blocks {
+			if out[cohort][b.Pool] == nil {
+				out[cohort][b.Pool] = capacity.Counts{}
 			}
-			for r, n := range lendableOf(q) {
-				out[t.Cohort][q.PoolName][r] += n
-			}
+			out[cohort][b.Pool].Add(lendableOf(b))
 		}
 	}
 	return out
 }
 
-// lendableOf is what quota block q lends its cohort: its nominal quota,
-// capped by its lending limits.
-func lendableOf(q *config.Quota) map[string]int64 {
-	res := capacity.QuotaResources(q)
-	for r, l := range limitsOf(q, q.LendingLimit) {
+// lendableOf is what quota block b lends its cohort: its nominal quota,
+// capped by its lending limits (a new map: b's is never written).
+func lendableOf(b capacity.BlockQuota) capacity.Counts {
+	res := maps.Clone(b.Nominal)
+	for r, l := range limitsOf(b.Block, b.Block.LendingLimit) {
 		if n, ok := res[r]; ok && l < n {
 			res[r] = l
 		}
@@ -155,8 +147,8 @@ func lendableOf(q *config.Quota) map[string]int64 {
 
 // limitsOf maps borrowing or lending limits of quota q (by profile or
 // "gpus") to their resources.
-func limitsOf(q *config.Quota, limits map[string]int) map[string]int64 {
-	out := make(map[string]int64, len(limits))
+func limitsOf(q *config.Quota, limits map[string]int) capacity.Counts {
+	out := make(capacity.Counts, len(limits))
 	for k, v := range limits {
 		out[limitResource(q, k)] = int64(v)
 	}
@@ -169,47 +161,41 @@ func (k *kueue) Objects(cfg *config.Config) []*engine.Object {
 	if len(cfg.Tenants) == 0 {
 		return nil
 	}
-	rf := newObject("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", AnyNodeFlavor(k.stack), k.stack, engine.StackAddress)
+	rf := newObject(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack), k.stack, engine.StackAddress)
 	rf.Object["spec"] = map[string]any{}
 	return []*engine.Object{{Object: rf}}
 }
 
 // Tenant is the tenant's ClusterQueue, named after its namespace, and the
 // LocalQueue its models are submitted to.
-func (k *kueue) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
+func (k *kueue) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.Object {
 	ns := t.Namespace
-	cq := newObject("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", ns, k.stack, t.Address)
+	cq := newObject(engine.KindClusterQueue, "", ns, k.stack, t.Address)
 	spec := clusterQueueSpec(t, quota, &k.leaves)
 	groups, _ := spec["resourceGroups"].([]any)
 	spec["resourceGroups"] = append(groups, nodeResourceGroup(t, AnyNodeFlavor(k.stack), &k.leaves))
 	spec["preemption"] = k.preemption(t)
 	cq.Object["spec"] = spec
-	deps := []engine.Key{{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: AnyNodeFlavor(k.stack)}}
+	deps := []engine.Key{engine.KeyFor(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack))}
 	for _, q := range t.Quotas {
-		deps = append(deps, engine.Key{Group: "kueue.x-k8s.io", Kind: "ResourceFlavor", Name: q.PoolName})
+		deps = append(deps, engine.KeyFor(engine.KindResourceFlavor, "", q.PoolName))
 	}
-	lq := newObject("kueue.x-k8s.io/v1beta2", "LocalQueue", ns, engine.LocalQueueName, k.stack, t.Address)
+	lq := newObject(engine.KindLocalQueue, ns, engine.LocalQueueName, k.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
 	return []*engine.Object{
 		{Object: cq, DependsOn: deps, Sensitive: tenantSensitive(t)},
-		{Object: lq, DependsOn: []engine.Key{{Kind: "Namespace", Name: ns}, {Group: "kueue.x-k8s.io", Kind: "ClusterQueue", Name: ns}}, Sensitive: tenantSensitive(t)},
+		{Object: lq, DependsOn: []engine.Key{engine.KeyFor(engine.KindNamespace, "", ns), engine.KeyFor(engine.KindClusterQueue, "", ns)}, Sensitive: tenantSensitive(t)},
 	}
 }
 
 // clusterQueueSpec is one resource group covering every resource the
 // tenant has quota for, with one flavor per quota block. Its resources'
 // entries come from leaves.
-func clusterQueueSpec(t *config.Tenant, quota PoolResources, leaves *leafMaps) map[string]any {
-	covered := map[string]bool{}
-	for _, res := range quota {
-		for r := range res {
-			covered[r] = true
-		}
-	}
-	resources := sortedStrings(covered)
+func clusterQueueSpec(t *config.Tenant, quota *capacity.TenantQuota, leaves *leafMaps) map[string]any {
+	resources := quota.Covered()
 	var flavors []any
-	for _, q := range t.Quotas {
-		flavors = append(flavors, map[string]any{"name": q.PoolName, "resources": flavorResources(q, quota[q.PoolName], resources, leaves)})
+	for _, b := range quota.Blocks {
+		flavors = append(flavors, map[string]any{"name": b.Pool, "resources": flavorResources(b.Block, b.Nominal, resources, leaves)})
 	}
 	spec := map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": t.Namespace}},
@@ -287,7 +273,7 @@ func (k *kueue) preemption(t *config.Tenant) map[string]any {
 // flavorResources is the nominal quota of each covered resource in one
 // quota block's flavor, with its borrowing and lending limits: entries
 // from leaves.
-func flavorResources(q *config.Quota, res map[string]int64, covered []string, leaves *leafMaps) []any {
+func flavorResources(q *config.Quota, res capacity.Counts, covered []string, leaves *leafMaps) []any {
 	borrow, lend := map[string]int64{}, map[string]int64{}
 	for k, v := range q.BorrowingLimit {
 		borrow[limitResource(q, k)] = int64(v)
@@ -323,9 +309,9 @@ func limitResource(q *config.Quota, key string) string {
 // reads, and makes it wait for both.
 func (*kueue) Model(w *Workload) {
 	w.Labels["kueue.x-k8s.io/queue-name"] = engine.LocalQueueName
-	w.DependsOn = append(w.DependsOn, engine.Key{Group: "kueue.x-k8s.io", Kind: "LocalQueue", Namespace: w.Namespace, Name: engine.LocalQueueName})
+	w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindLocalQueue, w.Namespace, engine.LocalQueueName))
 	if w.Priority != nil {
 		w.Labels["kueue.x-k8s.io/priority-class"] = w.Priority.Name
-		w.DependsOn = append(w.DependsOn, engine.Key{Group: "kueue.x-k8s.io", Kind: "WorkloadPriorityClass", Name: w.Priority.Name})
+		w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindWorkloadPrio, "", w.Priority.Name))
 	}
 }

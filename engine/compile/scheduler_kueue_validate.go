@@ -45,12 +45,12 @@ const (
 //   - a priority name that a model carries as the label
 //     kueue.x-k8s.io/priority-class but that is no valid label value (at
 //     most 63 characters): the API server refuses the InferenceService.
-func (k kueue) Validate(cfg *config.Config) hcl.Diagnostics {
+func (k kueue) Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, t := range cfg.Tenants {
-		diags = append(diags, kueueCohort(t)...)
-		diags = append(diags, kueueLimits(t)...)
-		diags = append(diags, kueueSizes(t)...)
+	for _, tq := range quotas.Tenants {
+		diags = append(diags, kueueCohort(tq.Tenant)...)
+		diags = append(diags, kueueLimits(tq)...)
+		diags = append(diags, kueueSizes(tq)...)
 	}
 	diags = append(diags, kueueTaints(cfg)...)
 	return append(diags, kueuePriorityLabels(cfg)...)
@@ -75,9 +75,11 @@ func kueueCohort(t *config.Tenant) hcl.Diagnostics {
 
 // kueueLimits checks borrowing and lending limits against the tenant's
 // cohort and each quota block's nominal quota.
-func kueueLimits(t *config.Tenant) hcl.Diagnostics {
+func kueueLimits(tq *capacity.TenantQuota) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, q := range t.Quotas {
+	t := tq.Tenant
+	for _, b := range tq.Blocks {
+		q := b.Block
 		if t.Cohort == "" {
 			for _, attr := range []string{"borrowing_limit", "lending_limit"} {
 				if q.HasAttr(attr) {
@@ -87,9 +89,8 @@ func kueueLimits(t *config.Tenant) hcl.Diagnostics {
 				}
 			}
 		}
-		nominal := capacity.QuotaResources(q)
 		for key, n := range q.LendingLimit {
-			quota, covered := nominal[limitResource(q, key)]
+			quota, covered := b.Nominal[limitResource(q, key)]
 			if covered && int64(n) > quota {
 				diags = append(diags, errorAt(q.KeyRange("lending_limit", key), "Lending limit over the quota",
 					"lending_limit[%q] is %d, more than this quota block's %d; Kueue refuses a lendingLimit above the nominalQuota (\"must be less than or equal to the nominalQuota\"). A tenant can lend at most its quota.",
@@ -103,15 +104,12 @@ func kueueLimits(t *config.Tenant) hcl.Diagnostics {
 // kueueSizes checks the tenant's ClusterQueue, as Tenant writes it,
 // against the CRD's maxItems and the webhook's limit on flavor-resource
 // combinations.
-func kueueSizes(t *config.Tenant) hcl.Diagnostics {
+func kueueSizes(tq *capacity.TenantQuota) hcl.Diagnostics {
+	t := tq.Tenant
 	if len(t.Quotas) == 0 {
 		return nil
 	}
-	quota := PoolResources{}
-	for _, q := range t.Quotas {
-		quota[q.PoolName] = capacity.QuotaResources(q)
-	}
-	groups, _ := clusterQueueSpec(t, quota, nil)["resourceGroups"].([]any)
+	groups, _ := clusterQueueSpec(t, tq, nil)["resourceGroups"].([]any)
 	var diags hcl.Diagnostics
 	last := t.Quotas[len(t.Quotas)-1]
 	for _, g := range groups {

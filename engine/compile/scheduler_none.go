@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // noScheduler is scheduler "none": the default kube-scheduler, with tenants
@@ -21,10 +22,10 @@ func (noScheduler) Priority(*config.Priority) []*engine.Object { return nil }
 func (noScheduler) Pool(*config.Pool) []*engine.Object { return nil }
 
 // Tenant adds nothing: the ResourceQuota bounds the tenant.
-func (noScheduler) Tenant(*config.Tenant, PoolResources) []*engine.Object { return nil }
+func (noScheduler) Tenant(*config.Tenant, *capacity.TenantQuota) []*engine.Object { return nil }
 
-// ResourceQuota leaves the limits as the quota blocks set them.
-func (noScheduler) ResourceQuota(*config.Config, *config.Tenant, map[string]any) {}
+// ResourceQuota adds nothing: the limits are what the quota blocks set.
+func (noScheduler) ResourceQuota(*capacity.Quotas, *config.Tenant) capacity.Counts { return nil }
 
 // Objects adds nothing.
 func (noScheduler) Objects(*config.Config) []*engine.Object { return nil }
@@ -36,4 +37,4 @@ func (noScheduler) Model(*Workload) {}
 func (noScheduler) Arguments() []string { return nil }
 
 // Validate has nothing to check.
-func (noScheduler) Validate(*config.Config) hcl.Diagnostics { return nil }
+func (noScheduler) Validate(*config.Config, *capacity.Quotas) hcl.Diagnostics { return nil }

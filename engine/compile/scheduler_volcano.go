@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // volcano is scheduler "volcano": a Queue per tenant whose capability is
@@ -21,15 +22,9 @@ func newVolcano(s *config.Settings) Scheduler { return volcano{stack: s.Stack} }
 func (volcano) Arguments() []string { return []string{"tenant.weight", "tenant.reclaimable"} }
 
 // Tenant is the tenant's Queue, named after its namespace.
-func (v volcano) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object {
+func (v volcano) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.Object {
 	capability := map[string]any{}
-	total := map[string]int64{}
-	for _, res := range quota {
-		for r, n := range res {
-			total[r] += n
-		}
-	}
-	for r, n := range total {
+	for r, n := range quota.Total() {
 		capability[r] = strconv.FormatInt(n, 10)
 	}
 	if t.CPU != "" {
@@ -38,7 +33,7 @@ func (v volcano) Tenant(t *config.Tenant, quota PoolResources) []*engine.Object 
 	if t.Memory != "" {
 		capability["memory"] = t.Memory
 	}
-	q := newObject("scheduling.volcano.sh/v1beta1", "Queue", "", t.Namespace, v.stack, t.Address)
+	q := newObject(engine.KindVolcanoQueue, "", t.Namespace, v.stack, t.Address)
 	spec := map[string]any{"weight": int64(t.Weight), "reclaimable": t.Reclaimable}
 	if len(capability) > 0 {
 		spec["capability"] = capability
@@ -58,5 +53,5 @@ const VolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name"
 func (v volcano) Model(w *Workload) {
 	w.Predictor["schedulerName"] = "volcano"
 	w.Predictor["annotations"] = map[string]any{VolcanoQueueAnnotation: w.Namespace}
-	w.DependsOn = append(w.DependsOn, engine.Key{Group: "scheduling.volcano.sh", Kind: "Queue", Name: w.Namespace})
+	w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindVolcanoQueue, "", w.Namespace))
 }

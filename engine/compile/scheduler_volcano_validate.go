@@ -4,6 +4,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // The range of a Volcano Queue's spec.weight: minimum 1, maximum 65535
@@ -17,7 +18,7 @@ const (
 
 // Validate reports what Volcano's Queue CRD would refuse: a tenant weight
 // outside the Queue's range.
-func (volcano) Validate(cfg *config.Config) hcl.Diagnostics {
+func (volcano) Validate(cfg *config.Config, _ *capacity.Quotas) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, t := range cfg.Tenants {
 		if t.Weight < volcanoMinWeight || t.Weight > volcanoMaxWeight {

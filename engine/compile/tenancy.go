@@ -16,37 +16,19 @@ import (
 // carries all of it, so that a setting left empty allows nothing beyond
 // what the configuration gives rather than everything.
 
-// stackGPUResources lists, in order, every extended resource the stack's
-// pools offer: the resources every tenant's ResourceQuota names.
-func stackGPUResources(cfg *config.Config) []string {
-	set := map[string]bool{}
-	for _, p := range cfg.Pools {
-		for _, r := range capacity.Offered(p) {
-			set[r] = true
-		}
-	}
-	return sortedStrings(set)
-}
-
-// gpuPools is the value of a tenant's gpuform.dev/gpu-pools annotation:
+// gpuPools is the value, from its quota, of a tenant's gpuform.dev/gpu-pools annotation:
 // pool=resource for every resource a quota block of the tenant gives it,
 // in order; under Kueue, every resource the tenant's ClusterQueue covers
 // that the block's pool offers (Kueue may admit a workload there by
 // borrowing). Empty when the tenant has no GPU quota: its pods may then
 // ask for no nvidia.com/ resource at all.
-func gpuPools(t *config.Tenant, kueue bool) string {
-	covered := map[string]bool{}
-	for _, q := range t.Quotas {
-		for r, n := range capacity.QuotaResources(q) {
-			covered[r] = covered[r] || n > 0
-		}
-	}
+func gpuPools(quota *capacity.TenantQuota, kueue bool) string {
+	covered := quota.Covered()
 	var pairs []string
-	for _, q := range t.Quotas {
-		res := capacity.QuotaResources(q)
-		for r := range covered {
-			if res[r] > 0 || (kueue && q.Pool != nil && slices.Contains(capacity.Offered(q.Pool), r)) {
-				pairs = append(pairs, q.PoolName+"="+r)
+	for _, b := range quota.Blocks {
+		for _, r := range covered {
+			if b.Nominal[r] > 0 || (kueue && slices.Contains(b.Offered, r)) {
+				pairs = append(pairs, b.Pool+"="+r)
 			}
 		}
 	}
@@ -79,7 +61,7 @@ func allowedPriorities(cfg *config.Config, t *config.Tenant) []string {
 // select namespaces by it).
 func (c *compiler) tenancyAnnotations(t *config.Tenant, labels, annotations map[string]any) {
 	annotations[engine.AnnotPriorities] = strings.Join(allowedPriorities(c.cfg, t), ",")
-	annotations[engine.AnnotGPUPools] = gpuPools(t, c.cfg.Settings.Scheduler == config.SchedulerKueue)
+	annotations[engine.AnnotGPUPools] = gpuPools(c.quotas.Of(t), c.cfg.Settings.Scheduler == config.SchedulerKueue)
 	if t.DefaultPriority != nil {
 		labels[engine.LabelDefaultPriority] = t.DefaultPriority.Name
 		c.defaultPriorities[t.DefaultPriority.Name] = t.DefaultPriority

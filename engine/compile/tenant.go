@@ -15,21 +15,20 @@ import (
 // then what the scheduler makes of its quotas.
 func (c *compiler) tenant(t *config.Tenant) {
 	sens := tenantSensitive(t)
-	nsKey := engine.Key{Kind: "Namespace", Name: t.Namespace}
+	nsKey := engine.KeyFor(engine.KindNamespace, "", t.Namespace)
 	c.add(t.Address, &engine.Object{Object: c.namespace(t), Sensitive: sens})
-	rq, quota := c.resourceQuota(t)
-	if rq != nil {
+	if rq := c.resourceQuota(t); rq != nil {
 		c.add(t.Address, &engine.Object{Object: rq, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
 	c.roleBindings(t, nsKey, sens)
-	c.add(t.Address, c.sched.Tenant(t, quota)...)
+	c.add(t.Address, c.sched.Tenant(t, c.quotas.Of(t))...)
 }
 
 // namespace is the tenant's Namespace, with its labels and the annotations
 // gpuform and the stack's admission policies read back: protection,
 // default priority, allowed priorities, GPU pools and runtime classes.
 func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
-	nsObj := newObject("v1", "Namespace", "", t.Namespace, c.stack, t.Address)
+	nsObj := newObject(engine.KindNamespace, "", t.Namespace, c.stack, t.Address)
 	meta := nsObj.Object["metadata"].(map[string]any)
 	labels, annotations := meta["labels"].(map[string]any), meta["annotations"].(map[string]any)
 	for k, v := range t.Labels {
@@ -47,24 +46,20 @@ func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
 	return nsObj
 }
 
-// resourceQuota is the tenant's ResourceQuota and the resources of its
-// quota blocks for each pool. It names every GPU resource the stack's pools
-// offer, 0 where the tenant has none: Kubernetes does not limit a resource
-// a ResourceQuota does not name. It is nil only when it bounds nothing.
-func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, PoolResources) {
-	hard := map[string]any{}
-	for _, r := range c.gpuResources {
-		hard["requests."+r] = "0"
+// resourceQuota is the tenant's ResourceQuota: its GPU limits
+// (capacity.TenantQuota.Hard, which names every GPU resource the stack's
+// pools offer, 0 where the tenant has none: Kubernetes does not limit a
+// resource a ResourceQuota does not name) with what its scheduler adds,
+// and its cpu, memory and pods. It is nil only when it bounds nothing.
+func (c *compiler) resourceQuota(t *config.Tenant) *unstructured.Unstructured {
+	limits := capacity.Counts{}
+	for r, n := range c.quotas.Of(t).Hard() {
+		limits["requests."+r] = n
 	}
-	quota := PoolResources{}
-	for _, q := range t.Quotas {
-		res := capacity.QuotaResources(q)
-		quota[q.PoolName] = res
-		for r, n := range res {
-			key := "requests." + r
-			prev, _ := hard[key].(string)
-			hard[key] = strconv.FormatInt(parseIntOr0(prev)+n, 10)
-		}
+	limits.Add(c.sched.ResourceQuota(c.quotas, t))
+	hard := make(map[string]any, len(limits)+3)
+	for k, n := range limits {
+		hard[k] = strconv.FormatInt(n, 10)
 	}
 	if t.CPU != "" {
 		hard["requests.cpu"] = t.CPU
@@ -75,13 +70,12 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 	if t.HasAttr("pods") {
 		hard["pods"] = strconv.Itoa(t.Pods)
 	}
-	c.sched.ResourceQuota(c.cfg, t, hard)
 	if len(hard) == 0 {
-		return nil, quota
+		return nil
 	}
-	rq := newObject("v1", "ResourceQuota", t.Namespace, engine.QuotaName, c.stack, t.Address)
+	rq := newObject(engine.KindResourceQuota, t.Namespace, engine.QuotaName, c.stack, t.Address)
 	rq.Object["spec"] = map[string]any{"hard": hard}
-	return rq, quota
+	return rq
 }
 
 // roleBindings binds the tenant's admins, editors and viewers to the
@@ -94,7 +88,7 @@ func (c *compiler) resourceQuota(t *config.Tenant) (*unstructured.Unstructured, 
 // access").
 func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 	deps := []engine.Key{nsKey}
-	quota := engine.Key{Kind: "ResourceQuota", Namespace: t.Namespace, Name: engine.QuotaName}
+	quota := engine.KeyFor(engine.KindResourceQuota, t.Namespace, engine.QuotaName)
 	for i := len(c.d.Objects) - 1; i >= 0 && c.d.Objects[i].Address == t.Address; i-- {
 		if c.d.Objects[i].Key() == quota {
 			deps = append(deps, quota)
@@ -107,8 +101,8 @@ func (c *compiler) roleBindings(t *config.Tenant, nsKey engine.Key, sens bool) {
 		if len(rb.subjects) == 0 {
 			continue
 		}
-		o := newObject("rbac.authorization.k8s.io/v1", "RoleBinding", t.Namespace, rb.name, c.stack, t.Address)
-		o.Object["roleRef"] = c.leaves.get("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", rb.role)
+		o := newObject(engine.KindRoleBinding, t.Namespace, rb.name, c.stack, t.Address)
+		o.Object["roleRef"] = c.leaves.get("apiGroup", engine.KindRoleBinding.Group, "kind", "ClusterRole", "name", rb.role)
 		subs := make([]any, 0, len(rb.subjects))
 		for _, s := range rb.subjects {
 			subs = append(subs, subject(s))
@@ -123,10 +117,10 @@ func subject(s string) map[string]any {
 	kind, name, _ := strings.Cut(s, ":")
 	switch kind {
 	case "group":
-		return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+		return map[string]any{"apiGroup": engine.KindRoleBinding.Group, "kind": "Group", "name": name}
 	case "serviceaccount":
 		ns, sa, _ := strings.Cut(name, ":")
 		return map[string]any{"kind": "ServiceAccount", "namespace": ns, "name": sa}
 	}
-	return map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
+	return map[string]any{"apiGroup": engine.KindRoleBinding.Group, "kind": "User", "name": name}
 }

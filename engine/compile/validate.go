@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -33,7 +34,7 @@ func Validate(cfg *config.Config, cat *mig.Catalog) hcl.Diagnostics {
 
 // validateWith is Validate with the given scheduler backend (nil for none).
 func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Diagnostics {
-	v := &validator{cfg: cfg, cat: cat, gpus: map[*config.Pool]*mig.GPU{}, offers: map[*config.Pool]map[string]bool{}, rejected: map[*config.MIGLayout]bool{}}
+	v := &validator{cfg: cfg, cat: cat, gpus: map[*config.Pool]*mig.GPU{}, offers: map[*config.Pool]map[string]bool{}, rejected: map[*config.MIGLayout]bool{}, quotas: capacity.QuotasOf(cfg)}
 	v.settings()
 	for _, p := range cfg.Priorities {
 		v.priority(p)
@@ -55,7 +56,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	v.tenancy()
 	v.alerts()
 	if sched != nil {
-		v.diags = append(v.diags, sched.Validate(cfg)...)
+		v.diags = append(v.diags, sched.Validate(cfg, v.quotas)...)
 		v.diags = append(v.diags, foreignArguments(cfg, cfg.Settings.Scheduler, sched, schedulerArguments(cfg.Settings))...)
 	}
 	v.uniqueNames()
@@ -74,6 +75,8 @@ type validator struct {
 	// so that the one error at the layout or pool is the only one (no
 	// "offers whole GPUs", no rejected profile listed as offered).
 	rejected map[*config.MIGLayout]bool
+	// quotas are the tenants' GPU quotas, computed once for every check.
+	quotas *capacity.Quotas
 }
 
 func (v *validator) errorf(rng hcl.Range, summary, format string, args ...any) {

@@ -17,7 +17,7 @@ func (v *validator) tenancy() {
 	}
 	for _, t := range v.cfg.Tenants {
 		if v.cfg.Settings.Scheduler != config.SchedulerKueue {
-			v.onePoolPerResource(t)
+			v.onePoolPerResource(v.quotas.Of(t))
 		}
 		// Under Kueue a tenant with models hears it from the Kueue
 		// check (its models carry the name as a label too).
@@ -33,14 +33,13 @@ func (v *validator) tenancy() {
 // resource name, not per node: with nvidia.com/gpu on an H100 pool and an
 // L40S pool the tenant could spend both quotas on either pool, and take
 // GPUs another tenant's quota counts on.
-func (v *validator) onePoolPerResource(t *config.Tenant) {
+func (v *validator) onePoolPerResource(quota *capacity.TenantQuota) {
+	t := quota.Tenant
 	first := map[string]*config.Quota{}
-	for _, q := range t.Quotas {
-		if q.Pool == nil {
-			continue
-		}
-		for _, r := range capacity.Offered(q.Pool) {
-			if capacity.QuotaResources(q)[r] == 0 {
+	for _, b := range quota.Blocks {
+		q := b.Block
+		for _, r := range b.Offered {
+			if b.Nominal[r] == 0 {
 				continue
 			}
 			prev, ok := first[r]

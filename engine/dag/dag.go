@@ -46,12 +46,6 @@ func (g *Graph[N]) id(n N) int {
 	return i
 }
 
-// Has reports whether n is a node of the graph.
-func (g *Graph[N]) Has(n N) bool {
-	_, ok := g.index[n]
-	return ok
-}
-
 // AddEdge records that from depends on to (to comes first), adding either
 // node when the graph does not have it yet. An edge from a node to itself
 // is a cycle.
@@ -59,9 +53,6 @@ func (g *Graph[N]) AddEdge(from, to N) {
 	f, t := g.id(from), g.id(to)
 	g.deps[f] = append(g.deps[f], t)
 }
-
-// Len is the number of nodes.
-func (g *Graph[N]) Len() int { return len(g.nodes) }
 
 // Nodes returns the nodes in the order they were added.
 func (g *Graph[N]) Nodes() []N {

@@ -2,18 +2,19 @@ package kinds
 
 import "k8s.io/apimachinery/pkg/runtime/schema"
 
-// API groups of the builtin kinds.
+// API groups of the builtin kinds: the only place gpuform's code names them
+// (internal/arch TestNoHandWrittenAPIVersions).
 const (
-	groupRBAC       = "rbac.authorization.k8s.io"
-	groupScheduling = "scheduling.k8s.io"
-	groupAdmission  = "admissionregistration.k8s.io"
-	groupKueue      = "kueue.x-k8s.io"
-	groupVolcano    = "scheduling.volcano.sh"
-	groupKServe     = "serving.kserve.io"
-	groupNVIDIA     = "nvidia.com"
+	GroupRBAC       = "rbac.authorization.k8s.io"
+	GroupScheduling = "scheduling.k8s.io"
+	GroupAdmission  = "admissionregistration.k8s.io"
+	GroupKueue      = "kueue.x-k8s.io"
+	GroupVolcano    = "scheduling.volcano.sh"
+	GroupKServe     = "serving.kserve.io"
+	GroupNVIDIA     = "nvidia.com"
 	groupLease      = "coordination.k8s.io"
-	groupMonitoring = "monitoring.coreos.com"
-	groupNode       = "node.k8s.io"
+	GroupMonitoring = "monitoring.coreos.com"
+	GroupNode       = "node.k8s.io"
 )
 
 // Install hints of the optional kinds.
@@ -75,45 +76,45 @@ func builtin() []Entry {
 		// A tenant's access ranks after everything that limits it (quota,
 		// admission policies and bindings, queues): created last, deleted
 		// first.
-		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 115, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupRBAC, "v1", "RoleBinding"), Namespaced: true}, Resource: "rolebindings", Use: Managed, Rank: 115, Access: managedAccess, OwnedWhole: true},
 		// priorities and the stack's admission policy,
-		{Kind: Kind{GroupVersionKind: gvk(groupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupScheduling, "v1", "PriorityClass")}, Resource: "priorityclasses", Use: Managed, Rank: 10, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(GroupAdmission, "v1", "ValidatingAdmissionPolicy")}, Resource: "validatingadmissionpolicies", Use: Managed, Rank: 80, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupAdmission, "v1", "ValidatingAdmissionPolicyBinding")}, Resource: "validatingadmissionpolicybindings", Use: Managed, Rank: 90, InstallHint: hintVAP, MinRelease: minKubernetesVAP, Access: managedAccess, OwnedWhole: true},
 		// the tenants' default priorities (only those need v1.36),
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicy")}, Resource: "mutatingadmissionpolicies", Use: Managed, Rank: 82, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
-		{Kind: Kind{GroupVersionKind: gvk(groupAdmission, "v1", "MutatingAdmissionPolicyBinding")}, Resource: "mutatingadmissionpolicybindings", Use: Managed, Rank: 92, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupAdmission, "v1", "MutatingAdmissionPolicy")}, Resource: "mutatingadmissionpolicies", Use: Managed, Rank: 82, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupAdmission, "v1", "MutatingAdmissionPolicyBinding")}, Resource: "mutatingadmissionpolicybindings", Use: Managed, Rank: 92, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
-		{Kind: Kind{GroupVersionKind: gvk(groupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk(groupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess, OwnedWhole: true},
-		{Kind: Kind{GroupVersionKind: gvk(groupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(GroupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKServe, "v1beta1", "InferenceService"), Namespaced: true, Optional: true}, Resource: "inferenceservices", Use: Managed, Rank: 130, InstallHint: hintKServe, MinRelease: minKServe, Access: managedAccess},
 		// A pool's driver pin (pin_drivers): the GPU Operator's NVIDIADriver.
-		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1alpha1", "NVIDIADriver"), Optional: true}, Resource: "nvidiadrivers", Use: Managed, Rank: 45, InstallHint: hintDriver, MinRelease: minNVIDIADriver, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(GroupNVIDIA, "v1alpha1", "NVIDIADriver"), Optional: true}, Resource: "nvidiadrivers", Use: Managed, Rank: 45, InstallHint: hintDriver, MinRelease: minNVIDIADriver, Access: managedAccess},
 		// The stack's alerting rules (the Prometheus Operator).
-		{Kind: Kind{GroupVersionKind: gvk(groupMonitoring, "v1", "PrometheusRule"), Namespaced: true, Optional: true}, Resource: "prometheusrules", Use: Managed, Rank: 125, InstallHint: hintPrometheusOperator, MinRelease: minPrometheusOperator, Access: managedAccess},
+		{Kind: Kind{GroupVersionKind: gvk(GroupMonitoring, "v1", "PrometheusRule"), Namespaced: true, Optional: true}, Resource: "prometheusrules", Use: Managed, Rank: 125, InstallHint: hintPrometheusOperator, MinRelease: minPrometheusOperator, Access: managedAccess},
 		// Nodes: pool labels and MIG annotations (server-side apply); apply
 		// GETs one for its MIG state or after a label change raced a heartbeat.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Node")}, Resource: "nodes", Use: Patched, Rank: 120,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbGet | VerbPatch}},
 		// The GPU Operator's ClusterPolicy: pointed at gpuform's ConfigMaps.
-		{Kind: Kind{GroupVersionKind: gvk(groupNVIDIA, "v1", "ClusterPolicy"), Optional: true}, Resource: "clusterpolicies", Use: Patched, Rank: 140, InstallHint: hintNVIDIA, MinRelease: minGPUOperator,
+		{Kind: Kind{GroupVersionKind: gvk(GroupNVIDIA, "v1", "ClusterPolicy"), Optional: true}, Resource: "clusterpolicies", Use: Patched, Rank: 140, InstallHint: hintNVIDIA, MinRelease: minGPUOperator,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbPatch}},
 		// The GPU pods a MIG re-partitioning would disrupt.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Pod"), Namespaced: true}, Resource: "pods", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The RuntimeClasses of the cluster: plan warns when a tenant's
 		// runtime_class names one that does not exist.
-		{Kind: Kind{GroupVersionKind: gvk(groupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
+		{Kind: Kind{GroupVersionKind: gvk(GroupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The stack's apply lock, gpuform-system/gpuform-<stack>.
 		{Kind: Kind{GroupVersionKind: gvk(groupLease, "v1", "Lease"), Namespaced: true}, Resource: "leases", Use: Auxiliary,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbGet | VerbCreate | VerbUpdate | VerbDelete}},
 		// A tenant's RoleBindings grant the built-in roles: Kubernetes lets
 		// an identity bind a role only if it holds all of it or may bind it.
-		{Kind: Kind{GroupVersionKind: gvk(groupRBAC, "v1", "ClusterRole")}, Resource: "clusterroles", Use: Auxiliary,
+		{Kind: Kind{GroupVersionKind: gvk(GroupRBAC, "v1", "ClusterRole")}, Resource: "clusterroles", Use: Auxiliary,
 			Access: Access{Apply: VerbBind, ResourceNames: []string{"admin", "edit", "view"}}},
 	}
 }

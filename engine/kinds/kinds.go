@@ -102,6 +102,12 @@ type Entry struct {
 	OwnedWhole bool
 }
 
+// GroupVersionResource is the resource the API serves the kind at, as a
+// dynamic client names it.
+func (e Entry) GroupVersionResource() schema.GroupVersionResource {
+	return e.GroupVersion().WithResource(e.Resource)
+}
+
 // DefaultInstallHint is the install hint of a kind whose entry has none.
 const DefaultInstallHint = "install the CRD that serves it"
 

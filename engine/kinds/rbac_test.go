@@ -84,14 +84,16 @@ func readClusterRole(t *testing.T, path string) *rbacv1.ClusterRole {
 	return roles[0]
 }
 
-// The ClusterRoles of examples/deploy/rbac grant exactly what the registry
-// says each role needs: a kind added to the registry without its RBAC, or
-// a YAML edited by hand, fails here.
+// The ClusterRoles of examples/deploy/rbac (the Helm chart's rendering,
+// make chart-update) grant exactly what the registry says each role needs:
+// a kind added to the registry without its RBAC in the chart's template
+// (charts/gpuform/templates/rbac), or a YAML edited by hand, fails here.
 func TestRulesMatchExampleRoles(t *testing.T) {
 	r := kinds.Builtin()
 	for _, role := range kinds.Roles() {
 		t.Run(string(role), func(t *testing.T) {
-			cr := readClusterRole(t, filepath.Join(rbacDir, role.ClusterRoleName()+".yaml"))
+			path := filepath.Join(rbacDir, role.ClusterRoleName()+".yaml")
+			cr := readClusterRole(t, path)
 			if cr.Name != role.ClusterRoleName() {
 				t.Errorf("the ClusterRole is named %q, want %q", cr.Name, role.ClusterRoleName())
 			}

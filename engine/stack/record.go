@@ -26,19 +26,18 @@ type recordingTarget struct {
 // Apply writes obj (Cluster.ApplyUID) and keeps its UID.
 func (t *recordingTarget) Apply(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
 	uid, err := t.ApplyUID(ctx, obj, force)
-	if err != nil {
-		return err
-	}
-	t.mu.Lock()
-	t.uids[engine.KeyOf(obj)] = uid
-	t.mu.Unlock()
-	return nil
+	return t.keep(obj, uid, err)
 }
 
 // ApplyWhole writes obj, of a kind owned whole (Cluster.ApplyWholeUID),
 // and keeps its UID.
 func (t *recordingTarget) ApplyWhole(ctx context.Context, obj *unstructured.Unstructured) error {
 	uid, err := t.ApplyWholeUID(ctx, obj)
+	return t.keep(obj, uid, err)
+}
+
+// keep records the UID a write of obj returned, unless it failed.
+func (t *recordingTarget) keep(obj *unstructured.Unstructured, uid string, err error) error {
 	if err != nil {
 		return err
 	}

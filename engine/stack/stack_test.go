@@ -39,7 +39,7 @@ func quickstart(t *testing.T) (string, stack.Cluster) {
 
 func openSim(t *testing.T, dir string) stack.Cluster {
 	t.Helper()
-	c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), sim.CatalogGPUs{})
+	c, err := sim.OpenIn(dir, "cluster.sim.hcl", sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,17 +80,17 @@ func newTenancy(cfg *config.Config, cat *mig.Catalog) *tenancy {
 		t.pools[p.Name] = pr
 		t.order = append(t.order, p.Name)
 	}
-	for _, tn := range cfg.Tenants {
-		t.tenants[tn.Namespace] = tn
+	for _, tq := range capacity.QuotasOf(cfg).Tenants {
+		t.tenants[tq.Tenant.Namespace] = tq.Tenant
 		q := map[string]map[string]int64{}
-		for _, qb := range tn.Quotas {
+		for _, b := range tq.Blocks {
 			res := map[string]int64{}
-			for r, n := range capacity.QuotaResources(qb) {
+			for r, n := range b.Nominal {
 				res[MetricName(r)] = n
 			}
-			q[qb.PoolName] = res
+			q[b.Pool] = res
 		}
-		t.quota[tn] = q
+		t.quota[tq.Tenant] = q
 	}
 	return t
 }

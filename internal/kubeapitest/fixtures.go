@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // ReadYAML decodes every document of a multi-document YAML file.
@@ -231,13 +233,13 @@ func CreateClusterPolicy(ctx context.Context, cfg *rest.Config, name string) err
 	if err != nil {
 		return err
 	}
+	e, _ := kinds.Builtin().Lookup(schema.GroupKind{Group: kinds.GroupNVIDIA, Kind: "ClusterPolicy"})
 	cp := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+		"apiVersion": e.GroupVersion().String(), "kind": e.Kind.Kind,
 		"metadata": map[string]any{"name": name},
 		"spec":     ClusterPolicySpec(),
 	}}
-	gvr := schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
-	_, err = dyn.Resource(gvr).Create(ctx, cp, metav1.CreateOptions{FieldManager: "gpu-operator", FieldValidation: metav1.FieldValidationStrict})
+	_, err = dyn.Resource(e.GroupVersionResource()).Create(ctx, cp, metav1.CreateOptions{FieldManager: "gpu-operator", FieldValidation: metav1.FieldValidationStrict})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}

@@ -193,17 +193,6 @@ func (r *Repo) dirty() bool {
 	return !st.IsClean()
 }
 
-// Head returns the commit the work tree holding dir is at and whether the
-// tree is dirty; ok is false when dir is not in a git repository.
-func Head(dir string) (commit string, dirty, ok bool) {
-	r, err := Open(dir)
-	if err != nil {
-		return "", false, false
-	}
-	commit, _, dirty, err = r.Head()
-	return commit, dirty, err == nil
-}
-
 // Branch returns the branch the work tree holding dir has checked out
 // ("main"); "" when dir is not in a git repository or HEAD is detached.
 func Branch(dir string) string {

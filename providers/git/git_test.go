@@ -87,12 +87,15 @@ func TestAtReadsEveryRefWithoutCheckout(t *testing.T) {
 	if _, err := repo.At("HEAD", "missing-dir"); err == nil {
 		t.Error("a missing directory was read")
 	}
-	commit, dirty, ok := git.Head(filepath.Join(root, "stack"))
-	if !ok || commit != v2 || !dirty {
-		t.Errorf("Head = %s %v %v", commit, dirty, ok)
+	head, err := git.Open(filepath.Join(root, "stack"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, ok := git.Head(t.TempDir()); ok {
-		t.Error("Head found a repository in an empty directory")
+	if commit, _, dirty, err := head.Head(); err != nil || commit != v2 || !dirty {
+		t.Errorf("Head = %s %v %v", commit, dirty, err)
+	}
+	if _, err := git.Open(t.TempDir()); err == nil {
+		t.Error("Open found a repository in an empty directory")
 	}
 }
 

@@ -36,7 +36,8 @@ type Options struct {
 	// client-side limit: gpuform bounds its requests by how many are in
 	// flight (apply's parallelism, refresh's one LIST per kind) and leaves
 	// shedding load to the API server's Priority and Fairness, whose 429s it
-	// honours. (A limit of 200 QPS capped a size-M apply at 198 objects/s.)
+	// honours: a client-side rate caps large applies below what the server
+	// can take.
 	QPS   float32
 	Burst int
 	// Timeout bounds every single request; zero means 60s.
@@ -128,9 +129,9 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 	if len(cfg.TLSClientConfig.NextProtos) == 0 {
 		// HTTP/1.1, a connection per request in flight (up to the
 		// parallelism), instead of HTTP/2 streams on one connection: for
-		// thousands of small writes it costs both ends less CPU (a size-M
-		// apply from empty: 10% less CPU in all, 8-12% less time; plans
-		// alike). A NextProtos the configuration sets is kept.
+		// thousands of small writes it costs both ends less CPU than
+		// HTTP/2's flow control and stream bookkeeping. A NextProtos the
+		// configuration sets is kept.
 		cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
 		cfg.Wrap(keepIdleConns)
 	}

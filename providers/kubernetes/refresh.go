@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -227,33 +228,17 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 			return nil
 		})
 	}
-	// The Nodes, and the ClusterPolicies and RuntimeClasses when the
-	// cluster serves them (no GPU Operator: none), whole: not by stack.
-	g.Go(func() error {
-		return c.listAll(gctx, engine.KindNode, "Nodes", false, func(items []*unstructured.Unstructured) {
-			mu.Lock()
-			defer mu.Unlock()
-			live.Nodes = items
+	// The kinds listed whole, not by stack (the Nodes, the ClusterPolicies,
+	// the RuntimeClasses): the registry's, each kept by its reader.
+	for _, rk := range engine.ReadKinds() {
+		g.Go(func() error {
+			return c.listAll(gctx, rk.Kind, plural(rk.Kind.Kind), rk.Absent, func(items []*unstructured.Unstructured) {
+				mu.Lock()
+				defer mu.Unlock()
+				rk.Keep(live, items)
+			})
 		})
-	})
-	g.Go(func() error {
-		return c.listAll(gctx, engine.KindClusterPolicy, "ClusterPolicies", true, func(items []*unstructured.Unstructured) {
-			mu.Lock()
-			defer mu.Unlock()
-			live.ClusterPolicies = items
-		})
-	})
-	g.Go(func() error {
-		return c.listAll(gctx, engine.KindRuntimeClass, "RuntimeClasses", true, func(items []*unstructured.Unstructured) {
-			names := make(map[string]bool, len(items))
-			for _, u := range items {
-				names[u.GetName()] = true
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			live.RuntimeClasses = names
-		})
-	})
+	}
 	go func() {
 		sl.err = g.Wait()
 		if sl.err != nil {
@@ -284,6 +269,18 @@ func (c *Client) listAll(ctx context.Context, k engine.Kind, what string, option
 	}
 	keep(items)
 	return nil
+}
+
+// plural is the plural of a kind's name as messages write it: Nodes,
+// ClusterPolicies, RuntimeClasses.
+func plural(kind string) string {
+	switch {
+	case strings.HasSuffix(kind, "y"):
+		return strings.TrimSuffix(kind, "y") + "ies"
+	case strings.HasSuffix(kind, "s"):
+		return kind + "es"
+	}
+	return kind + "s"
 }
 
 // largestFirst orders d's kinds by how many objects of each d wants, most

@@ -367,7 +367,7 @@ func TestAgentAppliesLayout(t *testing.T) {
 	stop := startAgent(t, n.srv, f, AgentOptions{})
 	waitFor(t, "the inventory", func() bool { return f.get(agentv1.AnnotInventory) != "" })
 
-	halves := layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2}))
+	halves := layoutAnnotation(t, "halves", "A100-80GB", allGPUs(map[string]int{"3g.40gb": 2}))
 	f.set(agentv1.AnnotMIGLayout, halves, agentv1.AnnotMIGState, agentv1.StatePending) // as gpuform apply does
 	waitState(t, f, agentv1.StateSuccess)
 	if _, states := f.snapshot(); strings.Join(states, ",") != "pending,success" {
@@ -395,7 +395,7 @@ func TestAgentAppliesLayout(t *testing.T) {
 	}
 
 	// A new layout destroys what must go and creates the rest.
-	sevens := layoutAnnotation(t, "sevens", "A100-80GB", agentv1.AllGPUs(map[string]int{"1g.10gb": 7}))
+	sevens := layoutAnnotation(t, "sevens", "A100-80GB", allGPUs(map[string]int{"1g.10gb": 7}))
 	f.set(agentv1.AnnotMIGLayout, sevens, agentv1.AnnotMIGState, agentv1.StatePending)
 	waitFor(t, "the second layout", func() bool {
 		_, states := f.snapshot()
@@ -431,7 +431,7 @@ func TestAgentAppliesLayout(t *testing.T) {
 // Busy GPUs are not changed: the state says which, and the layout is
 // applied when they are idle again, or at once with AllowBusy.
 func TestAgentBusyGPUs(t *testing.T) {
-	layout := layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2}))
+	layout := layoutAnnotation(t, "halves", "A100-80GB", allGPUs(map[string]int{"3g.40gb": 2}))
 
 	n := newSimNode(t, "A100-80GB")
 	setProcs := guardProcesses(n)
@@ -473,7 +473,7 @@ func TestAgentRebootRequired(t *testing.T) {
 	for i := range n.srv.Devices {
 		n.needsReset[i] = true
 	}
-	layout := layoutAnnotation(t, "sevens", "H100-80GB", agentv1.AllGPUs(map[string]int{"1g.10gb": 7}))
+	layout := layoutAnnotation(t, "sevens", "H100-80GB", allGPUs(map[string]int{"1g.10gb": 7}))
 	f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layout})
 	stop := startAgent(t, n.srv, f, AgentOptions{})
 	waitState(t, f, agentv1.StateRebootRequired)
@@ -503,10 +503,10 @@ func TestAgentRefusesLayouts(t *testing.T) {
 		{"not JSON", "{nope", "failed: invalid gpuform.dev/mig-layout annotation: invalid character 'n'", false},
 		{"no entries", `{"name":"x","gpu":"A100-80GB","config":[]}`, "failed: invalid gpuform.dev/mig-layout annotation: no config entries", false},
 		{"device filter", `{"name":"x","config":[{"devices":"all","device-filter":"0x20B010DE","mig-enabled":true}]}`, `failed: invalid gpuform.dev/mig-layout annotation: layout entry has a "device-filter"`, false},
-		{"other GPU model", layoutAnnotation(t, "h", "H100-80GB", agentv1.AllGPUs(map[string]int{"1g.10gb": 7})), "failed: layout h is for H100-80GB but GPU 0 is NVIDIA A100-SXM4-80GB", false},
-		{"unknown GPU model", layoutAnnotation(t, "z", "Z9000", agentv1.AllGPUs(map[string]int{"1g.10gb": 7})), `failed: layout z is for GPU model "Z9000", which this agent's catalog does not know`, false},
+		{"other GPU model", layoutAnnotation(t, "h", "H100-80GB", allGPUs(map[string]int{"1g.10gb": 7})), "failed: layout h is for H100-80GB but GPU 0 is NVIDIA A100-SXM4-80GB", false},
+		{"unknown GPU model", layoutAnnotation(t, "z", "Z9000", allGPUs(map[string]int{"1g.10gb": 7})), `failed: layout z is for GPU model "Z9000", which this agent's catalog does not know`, false},
 		{"GPU index out of range", layoutAnnotation(t, "i", "A100-80GB", agentv1.Layout{{Indexes: []int{9}, Enabled: true, Slices: map[string]int{"1g.10gb": 7}}}), "failed: layout entry 0 names GPU 9, but this machine has 8 GPUs", false},
-		{"impossible slices", layoutAnnotation(t, "big", "A100-80GB", agentv1.AllGPUs(map[string]int{"7g.80gb": 2})), "failed: GPU 0: ", true},
+		{"impossible slices", layoutAnnotation(t, "big", "A100-80GB", allGPUs(map[string]int{"7g.80gb": 2})), "failed: GPU 0: ", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -555,7 +555,7 @@ func TestAgentReconnects(t *testing.T) {
 		defer f.mu.Unlock()
 		return f.gets > gets && f.watches >= 2
 	})
-	f.set(agentv1.AnnotMIGLayout, layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2})))
+	f.set(agentv1.AnnotMIGLayout, layoutAnnotation(t, "halves", "A100-80GB", allGPUs(map[string]int{"3g.40gb": 2})))
 	waitState(t, f, agentv1.StateSuccess)
 
 	f.setDeleted(true)
@@ -578,7 +578,7 @@ func TestAgentStopsDuringApply(t *testing.T) {
 		})
 		return create(info, pl)
 	}
-	f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layoutAnnotation(t, "halves", "A100-80GB", agentv1.AllGPUs(map[string]int{"3g.40gb": 2}))})
+	f := newFakeNode(map[string]string{agentv1.AnnotMIGLayout: layoutAnnotation(t, "halves", "A100-80GB", allGPUs(map[string]int{"3g.40gb": 2}))})
 	stop := startAgent(t, n.srv, f, AgentOptions{})
 	<-started
 	go func() {

@@ -70,23 +70,6 @@ type GPUResult struct {
 	Destroyed []agentv1.Instance `json:"destroyed,omitempty"`
 }
 
-// Calls counts the NVML calls that changed something: instances created
-// and destroyed, MIG mode set. Zero means the machine already had the
-// layout.
-func (r *ApplyResult) Calls() int {
-	return r.GPUInstancesCreated + r.GPUInstancesDestroyed + r.ComputeInstancesCreated +
-		r.ComputeInstancesDestroyed + r.MIGModeChanges
-}
-
-// State sums the result up as the agent's gpuform.dev/mig-state value:
-// "reboot-required" or "success".
-func (r *ApplyResult) State() string {
-	if r.RebootRequired {
-		return string(StateRebootRequired)
-	}
-	return "success"
-}
-
 // BusyError is returned when Apply would change GPUs that run processes and
 // AllowBusy is false. Nothing was changed.
 type BusyError struct {

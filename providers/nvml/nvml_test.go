@@ -68,7 +68,7 @@ func TestOperatorConfigs(t *testing.T) {
 			t.Run(m.key+"/"+name, func(t *testing.T) {
 				n := newSimNode(t, m.key)
 				nGPUs := len(n.srv.Devices)
-				res := n.apply(agentv1.AllGPUs(slices), ApplyOptions{})
+				res := n.apply(allGPUs(slices), ApplyOptions{})
 				want := solved(t, g, slices)
 				wantCalls := counts{createGI: len(want) * nGPUs, createCI: len(want) * nGPUs}
 				if slices != nil {
@@ -99,7 +99,7 @@ func TestOperatorConfigs(t *testing.T) {
 					}
 				}
 				before := n.calls
-				again := n.apply(agentv1.AllGPUs(slices), ApplyOptions{})
+				again := n.apply(allGPUs(slices), ApplyOptions{})
 				if n.calls != before || again.Calls() != 0 || again.State() != "success" {
 					t.Errorf("second apply made calls: %+v (result %+v)", n.calls, again)
 				}
@@ -183,10 +183,10 @@ func TestLayoutChange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+sliceName(tt.from)+"->"+sliceName(tt.to), func(t *testing.T) {
 			n := newSimNode(t, tt.model)
-			n.apply(agentv1.AllGPUs(tt.from), ApplyOptions{})
+			n.apply(allGPUs(tt.from), ApplyOptions{})
 			beforeIDs := giIDs(n.read())
 			start := n.calls
-			res := n.apply(agentv1.AllGPUs(tt.to), ApplyOptions{})
+			res := n.apply(allGPUs(tt.to), ApplyOptions{})
 			nGPUs := len(n.srv.Devices)
 			if got := n.calls.destroyGI - start.destroyGI; got != len(tt.destroyed)*nGPUs {
 				t.Errorf("destroyed %d GPU instances, want %d", got, len(tt.destroyed)*nGPUs)
@@ -216,7 +216,7 @@ func TestLayoutChange(t *testing.T) {
 				}
 			}
 			start = n.calls
-			if again := n.apply(agentv1.AllGPUs(tt.to), ApplyOptions{}); again.Calls() != 0 || n.calls != start {
+			if again := n.apply(allGPUs(tt.to), ApplyOptions{}); again.Calls() != 0 || n.calls != start {
 				t.Errorf("re-apply made calls: %+v", again)
 			}
 		})
@@ -237,7 +237,7 @@ func TestConfigSequence(t *testing.T) {
 			}
 			n := newSimNode(t, m.key)
 			for _, name := range seq {
-				n.apply(agentv1.AllGPUs(cfgs[name]), ApplyOptions{})
+				n.apply(allGPUs(cfgs[name]), ApplyOptions{})
 				for _, gpu := range n.read().GPUs {
 					want := cfgs[name]
 					if len(want) == 0 {
@@ -248,7 +248,7 @@ func TestConfigSequence(t *testing.T) {
 					}
 				}
 				start := n.calls
-				if n.apply(agentv1.AllGPUs(cfgs[name]), ApplyOptions{}); n.calls != start {
+				if n.apply(allGPUs(cfgs[name]), ApplyOptions{}); n.calls != start {
 					t.Fatalf("%s: re-apply made calls", name)
 				}
 			}
@@ -262,7 +262,7 @@ func TestBusyGPU(t *testing.T) {
 	n := newSimNode(t, "A100-80GB")
 	n.procs[2] = []nvml.ProcessInfo{{Pid: 4243, UsedGpuMemory: 2 << 30, GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF}, {Pid: 4242, UsedGpuMemory: 1 << 30, GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF}}
 	n.procs[5] = []nvml.ProcessInfo{{Pid: 77, GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF}}
-	layout := agentv1.AllGPUs(map[string]int{"1g.10gb": 7})
+	layout := allGPUs(map[string]int{"1g.10gb": 7})
 
 	inv := n.read()
 	if got := inv.GPU(2).Processes; len(got) != 2 || got[0].PID != 4242 || got[0].UsedMemoryMiB != 1024 || got[1].UsedMemoryMiB != 2048 || got[0].GPUInstance != nil {
@@ -304,7 +304,7 @@ func TestBusyGPU(t *testing.T) {
 // Apply does not touch that GPU.
 func TestPermissions(t *testing.T) {
 	n := newSimNode(t, "H100-80GB")
-	n.apply(agentv1.AllGPUs(map[string]int{"3g.40gb": 2}), ApplyOptions{})
+	n.apply(allGPUs(map[string]int{"3g.40gb": 2}), ApplyOptions{})
 	n.dev(6).GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NO_PERMISSION }
 	n.dev(7).GetGpuInstancesFunc = func(*nvml.GpuInstanceProfileInfo) ([]nvml.GpuInstance, nvml.Return) {
 		return nil, nvml.ERROR_NO_PERMISSION
@@ -321,7 +321,7 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("GPU 7 = %+v", inv.GPU(7))
 	}
 	start := n.calls
-	_, err := Apply(n.srv, nil, agentv1.AllGPUs(map[string]int{"7g.80gb": 1}), ApplyOptions{})
+	_, err := Apply(n.srv, nil, allGPUs(map[string]int{"7g.80gb": 1}), ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "GPU 7: its MIG instances could not be listed") {
 		t.Errorf("err = %v", err)
 	}
@@ -387,7 +387,7 @@ func TestInitFailure(t *testing.T) {
 		"Open": func(l nvml.Interface) error { _, err := Open(l); return err },
 		"Read": func(l nvml.Interface) error { _, err := Read(l, nil); return err },
 		"Apply": func(l nvml.Interface) error {
-			_, err := Apply(l, nil, agentv1.AllGPUs(map[string]int{}), ApplyOptions{})
+			_, err := Apply(l, nil, allGPUs(map[string]int{}), ApplyOptions{})
 			return err
 		},
 	}
@@ -474,7 +474,7 @@ func TestPendingMIGMode(t *testing.T) {
 		n.needsReset[i] = true
 	}
 	nGPUs := len(n.srv.Devices)
-	layout := agentv1.AllGPUs(map[string]int{"1g.5gb": 7})
+	layout := allGPUs(map[string]int{"1g.5gb": 7})
 	steps := []struct {
 		name     string
 		before   func()
@@ -488,8 +488,8 @@ func TestPendingMIGMode(t *testing.T) {
 		{"enable needs a reset", nil, layout, "reboot-required", StateRebootRequired, counts{setMode: nGPUs}, false, true},
 		{"still pending", nil, layout, "reboot-required", StateRebootRequired, counts{}, false, true},
 		{"after the reboot", n.reboot, layout, "success", StateApplied, counts{createGI: 7 * nGPUs, createCI: 7 * nGPUs}, true, false},
-		{"disable needs a reset", nil, agentv1.AllGPUs(nil), "reboot-required", StateRebootRequired, counts{destroyGI: 7 * nGPUs, destroyCI: 7 * nGPUs, setMode: nGPUs}, true, true},
-		{"disabled after the reboot", n.reboot, agentv1.AllGPUs(nil), "success", StateUnchanged, counts{}, false, false},
+		{"disable needs a reset", nil, allGPUs(nil), "reboot-required", StateRebootRequired, counts{destroyGI: 7 * nGPUs, destroyCI: 7 * nGPUs, setMode: nGPUs}, true, true},
+		{"disabled after the reboot", n.reboot, allGPUs(nil), "success", StateUnchanged, counts{}, false, false},
 	}
 	for _, st := range steps {
 		if st.before != nil {
@@ -572,7 +572,7 @@ func TestNonMIGGPU(t *testing.T) {
 	if g := inv.GPU(0); g.Model != "T4" || g.MIGCapable || g.MIGEnabled {
 		t.Errorf("GPU 0 = %+v", g)
 	}
-	if _, err := Apply(n.srv, nil, agentv1.AllGPUs(map[string]int{"1g.10gb": 1}), ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "GPU 0: T4 (Tesla T4) does not support MIG") {
+	if _, err := Apply(n.srv, nil, allGPUs(map[string]int{"1g.10gb": 1}), ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "GPU 0: T4 (Tesla T4) does not support MIG") {
 		t.Errorf("err = %v", err)
 	}
 	if res := n.apply(agentv1.Layout{{Indexes: []int{0}}}, ApplyOptions{}); res.Calls() != 0 {
@@ -584,7 +584,7 @@ func TestNonMIGGPU(t *testing.T) {
 // without its compute instance, or with a partial one, is completed.
 func TestForeignInstances(t *testing.T) {
 	n := newSimNode(t, "A100-80GB")
-	n.apply(agentv1.AllGPUs(map[string]int{}), ApplyOptions{})
+	n.apply(allGPUs(map[string]int{}), ApplyOptions{})
 	profile := func(d *server.Device, id int) *nvml.GpuInstanceProfileInfo {
 		info, _ := d.GetGpuInstanceProfileInfo(id)
 		return &info
@@ -707,7 +707,7 @@ func TestInventorySample(t *testing.T) {
 func TestInventoryJSON(t *testing.T) {
 	n := newSimNode(t, "H200-141GB")
 	n.procs[0] = []nvml.ProcessInfo{{Pid: 1, UsedGpuMemory: 1 << 20, GpuInstanceId: 3, ComputeInstanceId: 0}}
-	n.apply(agentv1.AllGPUs(map[string]int{"1g.18gb": 7}), ApplyOptions{AllowBusy: true})
+	n.apply(allGPUs(map[string]int{"1g.18gb": 7}), ApplyOptions{AllowBusy: true})
 	inv := n.read()
 	if inv.Version != 1 || inv.DriverVersion != "550.54.15" || inv.CUDAVersion != "12.4" || len(inv.Warnings) != 0 {
 		t.Errorf("inventory = %+v", inv)

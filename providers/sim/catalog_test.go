@@ -110,7 +110,7 @@ func TestPoolOfEveryGPUPlansAndApplies(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(dir, "main.hcl"), poolConfig(gpu, layout, tc.profile))
 			open := func() stack.Cluster {
-				c, err := sim.Open(filepath.Join(dir, "cluster.sim.hcl"), sim.CatalogGPUs{})
+				c, err := openSim(filepath.Join(dir, "cluster.sim.hcl"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -157,7 +157,7 @@ func TestSimulatedInventoryIsTheCatalogs(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "cluster.sim.hcl")
 	writeFile(t, path, b.String())
-	c, err := sim.Open(path, sim.CatalogGPUs{})
+	c, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}

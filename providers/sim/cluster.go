@@ -41,31 +41,53 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 		return nil, err
 	}
 	live.Inventory = inv
-	for _, n := range c.spec.Nodes {
-		live.Nodes = append(live.Nodes, c.node(n))
+	// The kinds listed whole: the registry's, each kept by its reader.
+	for _, rk := range engine.ReadKinds() {
+		rk.Keep(live, c.readObjects(rk.GroupKind()))
 	}
-	live.RuntimeClasses = map[string]bool{}
-	for _, rc := range c.spec.RuntimeClasses {
-		live.RuntimeClasses[rc] = true
-	}
-	cp, ok := c.objects[clusterPolicyKey]
-	if !ok {
-		// The simulated cluster has the GPU Operator installed.
-		cp = &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
-			"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "1"},
-			"spec":     map[string]any{"migManager": map[string]any{"enabled": true}, "devicePlugin": map[string]any{"enabled": true}},
-		}}
-		if c.spec.NVIDIADriverCRD {
-			_ = unstructured.SetNestedField(cp.Object, true, "spec", "driver", "useNvidiaDriverCRD")
-		}
-	}
-	live.ClusterPolicies = []*unstructured.Unstructured{cp.DeepCopy()}
 	return live, nil
 }
 
+// readObjects are the simulated cluster's objects of a kind refresh lists
+// whole: its Nodes, its RuntimeClasses and the GPU Operator's
+// ClusterPolicy; none of any other kind.
+func (c *Cluster) readObjects(gk schema.GroupKind) []*unstructured.Unstructured {
+	switch gk {
+	case engine.KindNode.GroupKind():
+		out := make([]*unstructured.Unstructured, 0, len(c.spec.Nodes))
+		for _, n := range c.spec.Nodes {
+			out = append(out, c.node(n))
+		}
+		return out
+	case engine.KindRuntimeClass.GroupKind():
+		out := make([]*unstructured.Unstructured, 0, len(c.spec.RuntimeClasses))
+		for _, rc := range c.spec.RuntimeClasses {
+			out = append(out, &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": engine.KindRuntimeClass.GroupVersion().String(), "kind": engine.KindRuntimeClass.Kind,
+				"metadata": map[string]any{"name": rc}, "handler": rc,
+			}})
+		}
+		return out
+	case engine.KindClusterPolicy.GroupKind():
+		cp, ok := c.objects[clusterPolicyKey]
+		if !ok {
+			// The simulated cluster has the GPU Operator installed.
+			cp = &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": engine.KindClusterPolicy.GroupVersion().String(), "kind": engine.KindClusterPolicy.Kind,
+				"metadata": map[string]any{"name": "cluster-policy", "resourceVersion": "1"},
+				"spec":     map[string]any{"migManager": map[string]any{"enabled": true}, "devicePlugin": map[string]any{"enabled": true}},
+			}}
+			if c.spec.NVIDIADriverCRD {
+				_ = unstructured.SetNestedField(cp.Object, true, "spec", "driver", "useNvidiaDriverCRD")
+			}
+		}
+		return []*unstructured.Unstructured{cp.DeepCopy()}
+	}
+	return nil
+}
+
 // clusterPolicyKey is the simulated GPU Operator's ClusterPolicy.
-var clusterPolicyKey = engine.Key{Group: "nvidia.com", Kind: "ClusterPolicy", Name: "cluster-policy"}
+var clusterPolicyKey = engine.KeyFor(engine.KindClusterPolicy, "", "cluster-policy")
 
 // preinstalled are the namespaces of what the simulated cluster has
 // installed: the GPU Operator and a Prometheus Operator (the default

@@ -31,7 +31,7 @@ func TestApplyKeepsTheStacksRecord(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "main.hcl"), strings.Replace(string(src), `simulated = "cluster.sim.hcl"`, "", 1))
 	open := func() stack.Cluster {
-		c, err := sim.Open(path, sim.CatalogGPUs{})
+		c, err := openSim(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestApplyKeepsTheStacksRecord(t *testing.T) {
 	if res, err := stack.New(stack.Dir(dir), stack.Using(open()), stack.Options{}).Apply(ctx, opts); err != nil || !res.OK() {
 		t.Fatalf("apply: %v", err)
 	}
-	c, err := sim.Open(path, sim.CatalogGPUs{})
+	c, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestApplyKeepsTheStacksRecord(t *testing.T) {
 	}) {
 		t.Errorf("apply without the model: %+v, want the InferenceService deleted", res.Plan.Summary)
 	}
-	c, err = sim.Open(path, sim.CatalogGPUs{})
+	c, err = openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}

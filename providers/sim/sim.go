@@ -100,12 +100,6 @@ type Cluster struct {
 	gpus    map[string]agentv1.NodeGPUs // node -> its simulated GPUs
 }
 
-// Open reads the cluster description at path and its state file, both
-// confined to path's directory (see OpenIn).
-func Open(path string, sim GPUs) (*Cluster, error) {
-	return OpenIn(filepath.Dir(path), filepath.Base(path), sim)
-}
-
 // OpenIn reads the cluster description name inside directory dir and its
 // state file beside it, and rebuilds each node's simulated GPUs with the
 // MIG layout applied last. name is a relative path that may not leave dir,

@@ -34,6 +34,11 @@ node "cpu-0" {
 
 // setup writes the quickstart configuration and a simulated cluster into a
 // temp dir and returns the compiled configuration and the cluster file.
+// openSim opens the simulated cluster described at path, with simulated GPUs.
+func openSim(path string) (*sim.Cluster, error) {
+	return sim.OpenIn(filepath.Dir(path), filepath.Base(path), sim.CatalogGPUs{})
+}
+
 func setup(t *testing.T) (*config.Config, *engine.Desired, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -71,7 +76,7 @@ func plan(t *testing.T, c *sim.Cluster, d *engine.Desired) *engine.Plan {
 
 func TestApplyPersistsAndPartitions(t *testing.T) {
 	cfg, d, path := setup(t)
-	c, err := sim.Open(path, sim.CatalogGPUs{})
+	c, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +93,7 @@ func TestApplyPersistsAndPartitions(t *testing.T) {
 		t.FailNow()
 	}
 	// A new process sees the applied state and plans no change.
-	c2, err := sim.Open(path, sim.CatalogGPUs{})
+	c2, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +149,7 @@ func mustGPU(t *testing.T, cat *mig.Catalog, key string) *mig.GPU {
 
 func TestLockIsExclusive(t *testing.T) {
 	_, _, path := setup(t)
-	c, err := sim.Open(path, sim.CatalogGPUs{})
+	c, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +175,7 @@ func TestLockIsExclusive(t *testing.T) {
 
 func TestNodesAreNeverCreated(t *testing.T) {
 	_, d, path := setup(t)
-	c, err := sim.Open(path, sim.CatalogGPUs{})
+	c, err := openSim(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +197,7 @@ func TestBadClusterFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.sim.hcl")
 			_ = os.WriteFile(path, []byte(src), 0o644)
-			if _, err := sim.Open(path, sim.CatalogGPUs{}); err == nil {
+			if _, err := openSim(path); err == nil {
 				t.Error("accepted")
 			}
 		})
@@ -200,7 +205,7 @@ func TestBadClusterFiles(t *testing.T) {
 	_, _, path := setup(t)
 	state := filepath.Join(filepath.Dir(path), "cluster.sim.state.json")
 	_ = os.WriteFile(state, []byte("{"), 0o644)
-	if _, err := sim.Open(path, sim.CatalogGPUs{}); err == nil {
+	if _, err := openSim(path); err == nil {
 		t.Error("a damaged state file was accepted")
 	}
 }
@@ -211,7 +216,7 @@ func TestBadClusterFiles(t *testing.T) {
 func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
 	_, d, path := setup(t)
 	versions := func() map[string]string {
-		c, err := sim.Open(path, sim.CatalogGPUs{})
+		c, err := openSim(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,6 +65,9 @@ type bench struct {
 	log       io.Writer
 	// prepareOnly stops each size once its clusters are ready (-prepare).
 	prepareOnly bool
+	// noKubectl skips kubectl's apply and diff (-kubectl=false): their
+	// cells read "–".
+	noKubectl bool
 	// kubeletStatus gives the GPU nodes a kubelet's status (-kubelet-status).
 	kubeletStatus bool
 	// collectErr is the first error of quiet's collection, logged once.
@@ -83,6 +86,7 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "working directory for configs and clusters (default: a temporary one, removed)")
 	flag.BoolVar(&o.prepare, "prepare", false, "only prepare each size in -work: its configurations, the template cluster, and WORK/SIZE/run applied by gpuform (stopped; start it with bin/kubeapi --dir), for profiling by hand; measures nothing")
 	flag.StringVar(&o.baseline, "baseline", "", "git ref (e.g. main~5) whose gpuform is built and measured alongside this tree's, interleaved: its apply from empty and no-op plan, and the ratio this tree / baseline")
+	flag.BoolVar(&o.kubectl, "kubectl", true, "also measure kubectl (apply from empty, diff); false: gpuform, the baseline and the floor only")
 	flag.BoolVar(&o.kubeletStatus, "kubelet-status", false, "give every GPU node the status a kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster, not only its capacity")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -106,6 +110,7 @@ type options struct {
 	sizes, heavyRuns, out, work string
 	runs                        int
 	prepare, kubeletStatus      bool
+	kubectl                     bool
 	// baseline is a git ref to build and measure alongside ("": none).
 	baseline string
 }
@@ -118,7 +123,7 @@ func mainErr(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare, kubeletStatus: o.kubeletStatus}
+	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare, kubeletStatus: o.kubeletStatus, noKubectl: !o.kubectl}
 	for _, kv := range strings.Split(o.heavyRuns, ",") {
 		if kv == "" {
 			continue
@@ -147,8 +152,10 @@ func mainErr(ctx context.Context, o options) error {
 		}
 		b.logf("baseline: gpuform of %s built", b.baseline.label())
 	}
-	if b.kubectlBin, err = findKubectl(ctx, root); err != nil {
-		return err
+	if !b.noKubectl {
+		if b.kubectlBin, err = findKubectl(ctx, root); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Stat(kubeapitest.Binary()); err != nil {
 		return fmt.Errorf("the API server harness is missing: run `make kubeapi` first: %w", err)
@@ -272,7 +279,9 @@ func machine(ctx context.Context, b *bench) string {
 		}
 	}
 	kv := "kubectl"
-	if r, err := run(ctx, nil, b.kubectlBin, "version", "--client", "-o", "yaml"); err == nil {
+	if b.noKubectl {
+		kv = "kubectl not measured"
+	} else if r, err := run(ctx, nil, b.kubectlBin, "version", "--client", "-o", "yaml"); err == nil {
 		for _, line := range strings.Split(r.stdout, "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "gitVersion: "); ok {
 				kv = "kubectl " + v

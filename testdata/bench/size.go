@@ -159,8 +159,10 @@ func (b *bench) render(ctx context.Context, res *sizeResult, f sizeFiles) error 
 // starts.
 func (b *bench) measureApplies(ctx context.Context, res *sizeResult, f sizeFiles, heavy int) (*kubeapitest.Server, error) {
 	for i := range heavy {
-		if err := b.applyKubectl(ctx, res, f); err != nil {
-			return nil, err
+		if !b.noKubectl {
+			if err := b.applyKubectl(ctx, res, f); err != nil {
+				return nil, err
+			}
 		}
 		if b.baseline != nil {
 			if err := b.applyBaseline(ctx, res, f); err != nil {
@@ -194,7 +196,7 @@ func (b *bench) measurePlans(ctx context.Context, res *sizeResult, f sizeFiles, 
 			b.logf("size %s: plan no-op %s, changed %s (%d changes), load %s, raw LISTs %s (%d requests)", res.size.Name,
 				secs(res.planNoop[i]), secs(res.planChanged[i]), res.changed, secs(res.load[i]), secs(res.list[i]), res.listReqs)
 		}
-		if i < heavy {
+		if i < heavy && !b.noKubectl {
 			b.quiet(ctx, kept)
 			r, err := b.kubectl(ctx, kept, "diff", "--server-side", "--force-conflicts", "-f", f.rendered)
 			if err != nil || r.exit > 1 {

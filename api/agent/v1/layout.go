@@ -170,13 +170,3 @@ func (e *LayoutEntry) UnmarshalJSON(b []byte) error {
 	*e = out
 	return nil
 }
-
-// AllGPUs returns the layout that gives every GPU the same slices, with the
-// convention of mig.OperatorConfigs: nil slices turn MIG off, a non-nil
-// (possibly empty) map turns it on with those instances.
-func AllGPUs(slices map[string]int) Layout {
-	if slices == nil {
-		return Layout{{All: true}}
-	}
-	return Layout{{All: true, Enabled: true, Slices: slices}}
-}

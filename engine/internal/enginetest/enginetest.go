@@ -251,7 +251,7 @@ func EmptyLive(t testing.TB) *engine.Live {
 		"migManager": map[string]any{"config": map[string]any{"name": engine.MIGPartedConfig}},
 		"mig":        map[string]any{"strategy": engine.MIGStrategyMixed},
 	}
-	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
+	cp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": engine.KindClusterPolicy.GroupVersion().String(), "kind": engine.KindClusterPolicy.Kind, "metadata": map[string]any{"name": "cluster-policy"}, "spec": spec}}
 	return &engine.Live{Source: "test", ClusterPolicies: []*unstructured.Unstructured{ServerCopy(t, cp)}}
 }
 

@@ -1,0 +1,167 @@
+package capacity
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// Counts are integer amounts by extended resource name (nvidia.com/gpu, a
+// MIG profile's resource). Conversions to quantities or strings happen
+// where an object is written, not here.
+type Counts map[string]int64
+
+// Add adds every count of o to c.
+func (c Counts) Add(o Counts) {
+	for r, n := range o {
+		c[r] += n
+	}
+}
+
+// BlockQuota is what one quota block of a tenant gives it on one pool.
+type BlockQuota struct {
+	// Block is the quota block; Pool its pool's name.
+	Block *config.Quota
+	Pool  string
+	// Offered lists, in order, the resources the block's pool offers
+	// (offered); nil when the pool is unknown.
+	Offered []string
+	// Nominal is what the block claims by resource, zero amounts left out.
+	Nominal Counts
+}
+
+// TenantQuota is a tenant's GPU quota, the one value every reader of it
+// reads: the ResourceQuota, the scheduler backends, the tenancy policies,
+// capacity and usage. Its Hard counts name every resource the stack's
+// pools offer, so a resource the tenant has no quota for is 0 by
+// construction (Kubernetes does not limit a resource a ResourceQuota does
+// not name).
+type TenantQuota struct {
+	// Tenant is the tenant; Blocks its quota blocks, in order.
+	Tenant *config.Tenant
+	Blocks []BlockQuota
+	// Offered lists, in order, every resource the stack's pools offer.
+	Offered []string
+}
+
+// Quotas are the GPU quotas of every tenant of a configuration, computed
+// once from it.
+type Quotas struct {
+	// Tenants are the tenants' quotas, in the configuration's order.
+	Tenants []*TenantQuota
+	// Offered lists, in order, every resource the stack's pools offer.
+	Offered  []string
+	byTenant map[*config.Tenant]*TenantQuota
+}
+
+// QuotasOf computes the GPU quota of every tenant of cfg.
+func QuotasOf(cfg *config.Config) *Quotas {
+	all := map[string]bool{}
+	for _, p := range cfg.Pools {
+		for _, r := range offered(p) {
+			all[r] = true
+		}
+	}
+	qs := &Quotas{Offered: slices.Sorted(maps.Keys(all)), byTenant: map[*config.Tenant]*TenantQuota{}}
+	for _, t := range cfg.Tenants {
+		tq := &TenantQuota{Tenant: t, Offered: qs.Offered}
+		for _, q := range t.Quotas {
+			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(q)}
+			if q.Pool != nil {
+				b.Offered = offered(q.Pool)
+			}
+			tq.Blocks = append(tq.Blocks, b)
+		}
+		qs.Tenants = append(qs.Tenants, tq)
+		qs.byTenant[t] = tq
+	}
+	return qs
+}
+
+// Of is tenant t's quota; an empty one (nothing offered, no blocks) for a
+// tenant the configuration does not hold.
+func (qs *Quotas) Of(t *config.Tenant) *TenantQuota {
+	if tq, ok := qs.byTenant[t]; ok {
+		return tq
+	}
+	return &TenantQuota{Tenant: t}
+}
+
+// blockNominal is what quota block q claims, by GPU resource: its slices
+// as MIG resources and its gpus as its pool's GPU resource, zero amounts
+// left out.
+func blockNominal(q *config.Quota) Counts {
+	res := Counts{}
+	for prof, n := range q.Slices {
+		if n > 0 {
+			res[mig.Resource(prof)] += int64(n)
+		}
+	}
+	if q.GPUs > 0 {
+		res[GPUResource(q.Pool)] += int64(q.GPUs)
+	}
+	return res
+}
+
+// Covered lists, in order, the resources any of the tenant's blocks
+// claims (a non-zero amount of: Nominal leaves zeros out).
+func (tq *TenantQuota) Covered() []string {
+	set := map[string]bool{}
+	for _, b := range tq.Blocks {
+		for r := range b.Nominal {
+			set[r] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// Total is the sum of the tenant's blocks, by resource.
+func (tq *TenantQuota) Total() Counts {
+	out := Counts{}
+	for _, b := range tq.Blocks {
+		out.Add(b.Nominal)
+	}
+	return out
+}
+
+// Hard is the GPU limits of the tenant's ResourceQuota before its
+// scheduler adds to them: every offered resource, 0 where the tenant has
+// no quota, plus its blocks' sums.
+func (tq *TenantQuota) Hard() Counts {
+	out := Counts{}
+	for _, r := range tq.Offered {
+		out[r] = 0
+	}
+	out.Add(tq.Total())
+	return out
+}
+
+// offered lists, in order, the extended resources the nodes of pool p
+// advertise: each MIG profile of its layout (and nvidia.com/gpu for a
+// device group with MIG off), its shared replicas' resource, or whole GPUs.
+// Every tenant's quota names each of them (0 where it has none), since
+// Kubernetes does not limit a resource a ResourceQuota does not name.
+func offered(p *config.Pool) []string {
+	set := map[string]bool{}
+	switch {
+	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
+		for prof := range p.MIGLayout.Slices {
+			set[mig.Resource(prof)] = true
+		}
+	case p.MIGLayout != nil:
+		for _, g := range p.MIGLayout.Devices {
+			if !g.Enabled {
+				set[mig.ResourceGPU] = true
+				continue
+			}
+			for prof := range g.Slices {
+				set[mig.Resource(prof)] = true
+			}
+		}
+	default:
+		set[GPUResource(p)] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/engine/kinds"
+)
+
+// Every kind the registry says gpuform reads or patches has a reader (or is
+// marked as read otherwise), and every reader is of such a kind: a read
+// kind added to the registry alone fails here.
+func TestEveryReadKindHasAReader(t *testing.T) {
+	rs := readers()
+	reg := kinds.Builtin()
+	for _, e := range reg.Entries() {
+		_, ok := rs[e.GroupKind()]
+		if read := e.Use == kinds.Patched || e.Use == kinds.Read; read != ok {
+			t.Errorf("%s (%s): reader %v, want %v", e.GroupKind(), e.Use, ok, read)
+		}
+	}
+	for gk := range rs {
+		if _, ok := reg.Lookup(gk); !ok {
+			t.Errorf("a reader of %s, which the registry does not have", gk)
+		}
+	}
+}
+
+// ReadKinds gives the registry's versions, in its order, and whether the
+// kind may be absent.
+func TestReadKinds(t *testing.T) {
+	want := []struct {
+		kind   Kind
+		absent bool
+	}{{KindNode, false}, {KindClusterPolicy, true}, {KindRuntimeClass, true}}
+	got := ReadKinds()
+	if len(got) != len(want) {
+		t.Fatalf("ReadKinds() = %v, want %d kinds", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].Kind != w.kind || got[i].Absent != w.absent {
+			t.Errorf("ReadKinds()[%d] = %v (absent %v), want %v (absent %v)", i, got[i].Kind, got[i].Absent, w.kind, w.absent)
+		}
+	}
+}
+
+// Each reader keeps what the plan reads: every item, or the RuntimeClasses'
+// names (an empty, not nil, set when the cluster has none: read, none).
+func TestReadersKeep(t *testing.T) {
+	obj := func(k Kind, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(k.GroupVersion().String())
+		u.SetKind(k.Kind)
+		u.SetName(name)
+		return u
+	}
+	live := &Live{}
+	for _, rk := range ReadKinds() {
+		rk.Keep(live, []*unstructured.Unstructured{obj(rk.Kind, "a"), obj(rk.Kind, "b")})
+	}
+	if len(live.Nodes) != 2 || len(live.ClusterPolicies) != 2 {
+		t.Errorf("kept %d Nodes and %d ClusterPolicies, want 2 and 2", len(live.Nodes), len(live.ClusterPolicies))
+	}
+	if !live.RuntimeClasses["a"] || !live.RuntimeClasses["b"] || len(live.RuntimeClasses) != 2 {
+		t.Errorf("RuntimeClasses = %v, want a and b", live.RuntimeClasses)
+	}
+	rs := readers()
+	empty := &Live{}
+	rs[KindRuntimeClass.GroupKind()].Keep(empty, nil)
+	if empty.RuntimeClasses == nil {
+		t.Error("no RuntimeClass read: the set is nil, which says they were not read")
+	}
+}
