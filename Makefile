@@ -7,7 +7,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Tests get 20 minutes at most; the API server's first build is separate.
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean
+.PHONY: all build test demo bench bench-go bench-cluster lint fuzz large clean cross dist image test-release install-check
 
 include mk/kubeapi.mk
 include mk/kueue.mk
@@ -22,6 +22,44 @@ $(GPUFORM): FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/gpuform
 
 FORCE:
+
+## cross: gpuform for every release platform, without cgo (bin/cross/gpuform-OS-ARCH);
+## NVML, and so the agent, is in linux builds with cgo only (see docs/install.md): the host's
+## binary's agent must say so
+CROSS_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for t in $(CROSS_TARGETS); do os=$${t%/*}; arch=$${t#*/}; \
+		echo "build $$t"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -o $(BIN)/cross/gpuform-$$os-$$arch ./cmd/gpuform || exit 1; \
+	done
+	@host=$(BIN)/cross/gpuform-$$($(GO) env GOOS)-$$($(GO) env GOARCH); \
+	if $$host agent --node x 2>&1 | grep -q 'gpuform agent needs NVML'; then echo "$$host agent: says it needs NVML"; \
+	else echo "$$host agent: no word of NVML"; exit 1; fi
+
+## dist: the release in dist/: a reproducible archive per platform (tar.gz, zip for windows),
+## SHA256SUMS and an SPDX SBOM (tools/dist); entries dated the commit's time
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 946684800)
+dist:
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./tools/dist -version $(VERSION) -out dist README.md docs/install.md
+
+## image: the CLI's OCI image layout in dist/image, built offline without a container daemon
+## (tools/image, go-containerregistry): the static gpuform and the CA bundle IMAGE_CA
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+IMAGE_CA ?= /etc/ssl/certs/ca-certificates.crt
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/image/gpuform ./cmd/gpuform
+	cd tools/image && SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run . -binary $(CURDIR)/$(BIN)/image/gpuform -arch $(IMAGE_ARCH) -ca $(IMAGE_CA) -ref gpuform:$(VERSION) -out $(CURDIR)/dist/image
+
+## test-release: tools/image's test (a module of its own): gpuform run from the image it made
+## (tools/dist's, the release built twice and compared, is in the main module's ./...)
+test-release:
+	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## install-check: `go install` without cgo, as a workstation without a C compiler does it,
+## then the installed gpuform's version and shell completion
+install-check:
+	@gobin=$$(mktemp -d) && CGO_ENABLED=0 GOBIN=$$gobin $(GO) install ./cmd/gpuform && \
+		$$gobin/gpuform version && $$gobin/gpuform completion bash >/dev/null && rm -rf $$gobin
 
 ## demo: the main job on the embedded simulated cluster (no cluster, no GPU needed):
 ## validate, plan saved to a file, apply of that file (the CI flow), plan again (no changes)
@@ -38,13 +76,13 @@ demo: build
 
 ## test: every test (with the benchmark driver's, which ./... skips under testdata, the
 ## device plugin's config code on gpuform's configs, the Helm chart's and actionlint's modules),
-## vet and formatting. First it checks every prerequisite (mk/prereqs.sh: Go, git, bash, each
+## the image builder's, vet and formatting. First it checks every prerequisite (mk/prereqs.sh: Go, git, bash, each
 ## missing one named with what to install), then builds what the tests run and is not built yet
 ## (bin/kubeapi, bin/kueue, bin/prometheus and bin/promtool, at once), and a headless Chromium
 ## for the usage report's screenshot (mk/chromium.mk: no root; fetched only when none is there)
 test: prereqs
 	@$(MAKE) --no-print-directory -j $(TEST_JOBS) test-tools
-	@$(MAKE) --no-print-directory lint test-deviceplugin test-chart test-actionlint
+	@$(MAKE) --no-print-directory lint test-deviceplugin test-chart test-actionlint test-release
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) KUEUE_BIN=$(CURDIR)/$(KUEUE_BIN) PROMETHEUS_BIN=$(CURDIR)/$(PROMETHEUS_BIN) PROMTOOL_BIN=$(CURDIR)/$(PROMTOOL_BIN) CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... ./testdata/bench/...
 
 # How many of the harness builds and Chromium's fetch run at once. Each go

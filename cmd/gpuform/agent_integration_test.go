@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package main
 
 import (
@@ -169,24 +171,6 @@ func agentKubeconfig(t *testing.T, node string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // runAgent runs `gpuform agent` in-process until the returned stop is

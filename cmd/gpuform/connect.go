@@ -7,7 +7,6 @@ import (
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/git"
 	"github.com/gpuform/gpuform/providers/kubernetes"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -46,7 +45,7 @@ func (g *globals) connect(c connection) stack.Connect {
 			return nil, err
 		}
 		if t.Simulated != "" {
-			s, err := sim.OpenIn(t.SimulatedDir, t.Simulated, nvml.SimulatedGPUs{})
+			s, err := sim.OpenIn(t.SimulatedDir, t.Simulated, sim.CatalogGPUs{})
 			if err != nil {
 				return nil, err
 			}

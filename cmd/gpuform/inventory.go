@@ -4,10 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/engine/capacity"
-	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 func newInventoryCommand(g *globals) *cobra.Command {
@@ -21,11 +19,7 @@ func newInventoryCommand(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if local {
-				lib, err := nvml.Local()
-				if err != nil {
-					return err
-				}
-				inv, err := nvml.Read(lib, mig.Default())
+				inv, err := localInventory()
 				if err != nil {
 					return err
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/mig"
+	buildversion "github.com/gpuform/gpuform/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of TestInvalidConfigs and docs/cli.md")
@@ -322,7 +323,7 @@ func TestCatalog(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	r := runGpuform(t, nil, "version")
-	if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "gpuform "+version+" (go") {
+	if r.code != 0 || r.stderr != "" || r.stdout != buildversion.Line(version, commit)+"\n" || !strings.HasPrefix(r.stdout, "gpuform dev (") {
 		t.Errorf("version: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

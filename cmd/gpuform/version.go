@@ -1,16 +1,15 @@
 package main
 
 import (
-	"runtime"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/textsafe"
+	ver "github.com/gpuform/gpuform/internal/version"
 )
 
-// version is the release version, set at build time with
-// -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version and commit, set at link time (-ldflags "-X main.version=v1.2.3
+// -X main.commit=SHA"), override the build information's (internal/version).
+var version, commit string
 
 func newVersionCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
@@ -18,7 +17,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 		Short: "Print the gpuform version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := textsafe.Fprintf(g.stdout, "gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := textsafe.Fprintf(g.stdout, "%s\n", ver.Line(version, commit))
 			return err
 		},
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -40,7 +39,7 @@ func quickstart(t *testing.T) (string, stack.Cluster) {
 
 func openSim(t *testing.T, dir string) stack.Cluster {
 	t.Helper()
-	c, err := sim.OpenIn(dir, "cluster.sim.hcl", nvml.SimulatedGPUs{})
+	c, err := sim.OpenIn(dir, "cluster.sim.hcl", sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package nvml
 
 import (
@@ -296,7 +298,7 @@ func (a *agent) check(want string) (_ agentv1.Layout, permanent bool, _ error) {
 	if len(inv.GPUs) == 0 {
 		return nil, true, errors.New("NVML reports no GPU on this node")
 	}
-	targets, err := resolve(l.Config, len(inv.GPUs))
+	targets, err := l.Config.Resolve(len(inv.GPUs))
 	if err != nil {
 		return nil, true, err
 	}

@@ -1,9 +1,10 @@
+//go:build linux && cgo
+
 package nvml
 
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"sort"
 	"strings"
 
@@ -144,7 +145,7 @@ func apply(lib nvml.Interface, cat *mig.Catalog, layout agentv1.Layout, opts App
 	if err != nil {
 		return nil, err
 	}
-	targets, err := resolve(layout, len(devs))
+	targets, err := layout.Resolve(len(devs))
 	if err != nil {
 		return nil, err
 	}
@@ -368,186 +369,22 @@ func instanceOf(in mig.Instance) agentv1.Instance {
 }
 
 // choose decides which existing GPU instances to keep and where to create
-// the missing ones, so that the GPU ends up with slices. It keeps as many
-// existing instances as a valid placement allows, preferring those at the
-// solver's placements; the missing ones go to the solver's placements
-// where those are free. From an empty GPU the result is exactly sol.
+// the missing ones (mig.Relayout, which the simulated cluster's GPUs share).
 func choose(g *mig.GPU, slices map[string]int, sol []mig.Instance, existing []*liveGI) (keep, destroy []*liveGI, create []agentv1.Instance) {
-	inSol := map[agentv1.Instance]bool{}
-	for _, in := range sol {
-		inSol[instanceOf(in)] = true
+	ins := make([]mig.Instance, len(existing))
+	known := make([]bool, len(existing))
+	for i, l := range existing {
+		ins[i], known[i] = mig.Instance{Profile: l.inst.Profile, Placement: placement(l.inst)}, l.prof.known
 	}
-	var cand []*liveGI
-	for _, l := range existing {
-		if l.prof.known && slices[l.inst.Profile] > 0 && allowed(g, l.inst) && len(cand) < 16 {
-			cand = append(cand, l)
-		}
+	k, d, c := mig.Relayout(g, slices, sol, ins, known)
+	for _, i := range k {
+		keep = append(keep, existing[i])
 	}
-	type option struct{ mask, size, matches int }
-	opts := make([]option, 0, 1<<len(cand))
-	for m := 0; m < 1<<len(cand); m++ {
-		o := option{mask: m, size: bits.OnesCount(uint(m))}
-		for i, l := range cand {
-			if m&(1<<i) != 0 && inSol[l.inst] {
-				o.matches++
-			}
-		}
-		opts = append(opts, o)
+	for _, i := range d {
+		destroy = append(destroy, existing[i])
 	}
-	sort.SliceStable(opts, func(i, j int) bool {
-		if opts[i].size != opts[j].size {
-			return opts[i].size > opts[j].size
-		}
-		return opts[i].matches > opts[j].matches
-	})
-	for _, o := range opts {
-		remaining := map[string]int{}
-		for k, v := range slices {
-			remaining[k] = v
-		}
-		var occ uint64
-		ok := true
-		var kept []*liveGI
-		for i, l := range cand {
-			if o.mask&(1<<i) == 0 {
-				continue
-			}
-			m := slotMask(placement(l.inst))
-			if remaining[l.inst.Profile] == 0 || occ&m != 0 {
-				ok = false
-				break
-			}
-			remaining[l.inst.Profile]--
-			occ |= m
-			kept = append(kept, l)
-		}
-		if !ok {
-			continue
-		}
-		placed, ok := complete(g, occ, remaining, sol)
-		if !ok {
-			continue
-		}
-		keptSet := map[*liveGI]bool{}
-		for _, l := range kept {
-			keptSet[l] = true
-		}
-		for _, l := range existing {
-			if !keptSet[l] {
-				destroy = append(destroy, l)
-			}
-		}
-		return kept, destroy, placed
-	}
-	// Unreachable: the empty option always completes with sol.
-	for _, in := range sol {
+	for _, in := range c {
 		create = append(create, instanceOf(in))
 	}
-	return nil, existing, create
-}
-
-// allowed reports whether in is at a placement the catalog allows for its
-// profile.
-func allowed(g *mig.GPU, in agentv1.Instance) bool {
-	p, ok := g.Profile(in.Profile)
-	if !ok {
-		return false
-	}
-	for _, pl := range p.Placements {
-		if pl == placement(in) {
-			return true
-		}
-	}
-	return false
-}
-
-func slotMask(pl mig.Placement) uint64 {
-	if pl.Size <= 0 || pl.Start < 0 || pl.Start+pl.Size > 64 {
-		return ^uint64(0)
-	}
-	return ((uint64(1) << pl.Size) - 1) << pl.Start
-}
-
-// complete places remaining (profile -> count) on the memory slots free in
-// occ, trying the solver's placements of each profile first. It returns the
-// placed instances sorted by start.
-func complete(g *mig.GPU, occ uint64, remaining map[string]int, sol []mig.Instance) ([]agentv1.Instance, bool) {
-	type item struct {
-		prof  *mig.Profile
-		cands []mig.Placement
-	}
-	var names []string
-	for name, c := range remaining {
-		if c > 0 {
-			names = append(names, name)
-		}
-	}
-	profs := map[string]*mig.Profile{}
-	for _, name := range names {
-		p, ok := g.Profile(name)
-		if !ok {
-			return nil, false
-		}
-		profs[name] = p
-	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := profs[names[i]], profs[names[j]]
-		if a.MemorySlices != b.MemorySlices {
-			return a.MemorySlices > b.MemorySlices
-		}
-		return a.Name < b.Name
-	})
-	var items []item
-	for _, name := range names {
-		p := profs[name]
-		var cands []mig.Placement
-		seen := map[mig.Placement]bool{}
-		for _, in := range sol {
-			if in.Profile == p.Name && !seen[in.Placement] {
-				seen[in.Placement] = true
-				cands = append(cands, in.Placement)
-			}
-		}
-		for _, pl := range p.Placements {
-			if !seen[pl] {
-				seen[pl] = true
-				cands = append(cands, pl)
-			}
-		}
-		for k := 0; k < remaining[name]; k++ {
-			items = append(items, item{prof: p, cands: cands})
-		}
-	}
-	chosen := make([]int, len(items))
-	var rec func(i int, occ uint64) bool
-	rec = func(i int, occ uint64) bool {
-		if i == len(items) {
-			return true
-		}
-		from := 0
-		if i > 0 && items[i-1].prof == items[i].prof {
-			from = chosen[i-1] + 1 // identical instances: one order only
-		}
-		for c := from; c < len(items[i].cands); c++ {
-			m := slotMask(items[i].cands[c])
-			if occ&m != 0 {
-				continue
-			}
-			chosen[i] = c
-			if rec(i+1, occ|m) {
-				return true
-			}
-		}
-		return false
-	}
-	if !rec(0, occ) {
-		return nil, false
-	}
-	out := make([]agentv1.Instance, len(items))
-	for i, it := range items {
-		pl := it.cands[chosen[i]]
-		out[i] = agentv1.Instance{Profile: it.prof.Name, Start: pl.Start, Size: pl.Size}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
-	return out, true
+	return keep, destroy, create
 }

@@ -15,5 +15,9 @@
 // target are kept, and a second apply of the same layout makes no call that
 // changes anything.
 //
-// The package needs cgo, as go-nvml does.
+// The package needs cgo, as go-nvml does (its types are declared in cgo
+// files): every file but this one builds for linux with cgo only, and only
+// cmd/gpuform/agent_nvml.go imports it, so that gpuform builds with
+// CGO_ENABLED=0 on every platform. The simulated cluster's GPUs without cgo
+// are providers/sim.CatalogGPUs, held to SimulatedGPUs by a test.
 package nvml

@@ -1,7 +1,8 @@
+//go:build linux && cgo
+
 package nvml
 
 import (
-	"crypto/sha256"
 	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -82,41 +83,47 @@ func Simulated(cat *mig.Catalog, model string, count int, driver, node string) (
 	return s, nil
 }
 
-// SimulatedUUID is the UUID of the simulated GPU index of node: "GPU-" and
-// a version-8 UUID (RFC 9562) of the SHA-256 of the node's name and the
-// index.
-func SimulatedUUID(node string, index int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("gpuform simulated GPU\x00%s\x00%d", node, index)))
-	h[6] = h[6]&0x0f | 0x80 // version 8: custom
-	h[8] = h[8]&0x3f | 0x80 // variant RFC 9562
-	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
+// SimulatedUUID is the UUID of the simulated GPU index of node
+// (agentv1.SimulatedUUID).
+func SimulatedUUID(node string, index int) string { return agentv1.SimulatedUUID(node, index) }
 
 // SimulatedGPUs is the agent's MIG logic over go-nvml's simulated servers,
 // as the simulated cluster (providers/sim.GPUs) drives it: the caller
 // passes it to the simulator, so that neither provider imports the other.
+// providers/sim.CatalogGPUs does the same without cgo; a test holds the
+// two to the same results.
 type SimulatedGPUs struct{}
 
 // Simulate returns the simulated server of a node's count GPUs of model
 // (Simulated), or nil when go-nvml does not simulate the model.
-func (SimulatedGPUs) Simulate(cat *mig.Catalog, model string, count int, driver, node string) (nvml.Interface, error) {
+func (SimulatedGPUs) Simulate(cat *mig.Catalog, model string, count int, driver, node string) (agentv1.NodeGPUs, error) {
 	if !CanSimulate(cat, model) {
 		return nil, nil
 	}
-	return Simulated(cat, model, count, driver, node)
+	lib, err := Simulated(cat, model, count, driver, node)
+	if err != nil {
+		return nil, err
+	}
+	return simulatedNode{lib: lib, cat: cat}, nil
 }
 
-// Apply applies layout to lib's GPUs as the agent does (Apply);
+// simulatedNode is one node's go-nvml simulated server.
+type simulatedNode struct {
+	lib nvml.Interface
+	cat *mig.Catalog
+}
+
+// Apply applies layout to the node's GPUs as the agent does (Apply);
 // rebootRequired says a GPU needs a reset before the layout holds.
-func (SimulatedGPUs) Apply(lib nvml.Interface, cat *mig.Catalog, layout agentv1.Layout) (rebootRequired bool, err error) {
-	res, err := Apply(lib, cat, layout, ApplyOptions{})
+func (n simulatedNode) Apply(layout agentv1.Layout) (rebootRequired bool, err error) {
+	res, err := Apply(n.lib, n.cat, layout, ApplyOptions{})
 	if err != nil {
 		return false, err
 	}
 	return res.RebootRequired, nil
 }
 
-// Read reads lib's inventory as the agent publishes it (Read).
-func (SimulatedGPUs) Read(lib nvml.Interface, cat *mig.Catalog) (*agentv1.Inventory, error) {
-	return Read(lib, cat)
+// Read reads the node's inventory as the agent publishes it (Read).
+func (n simulatedNode) Read() (*agentv1.Inventory, error) {
+	return Read(n.lib, n.cat)
 }

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package nvml
 
 import (
@@ -10,6 +12,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
@@ -42,4 +45,29 @@ func StampedLogger(w io.Writer) func(string, ...any) {
 		defer mu.Unlock()
 		textsafe.Fprintf(w, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 	}
+}
+
+// OpenSpec returns the GPUs of FromSpec after checking that NVML opens on
+// them (Open, then Close), so that the agent fails first and clearly
+// (*UnavailableError) where NVML is missing.
+func OpenSpec(spec, node string) (nvml.Interface, error) {
+	lib, err := FromSpec(spec, node)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(lib)
+	if err == nil {
+		err = s.Close()
+	}
+	return lib, err
+}
+
+// ReadLocal reads this machine's GPUs through NVML (gpuform inventory
+// --local).
+func ReadLocal(cat *mig.Catalog) (*agentv1.Inventory, error) {
+	lib, err := Local()
+	if err != nil {
+		return nil, err
+	}
+	return Read(lib, cat)
 }

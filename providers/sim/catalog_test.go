@@ -15,7 +15,6 @@ import (
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/stack"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -178,7 +177,7 @@ func TestSimulatedInventoryIsTheCatalogs(t *testing.T) {
 		}
 		a := n.GetAnnotations()[agentv1.AnnotInventory]
 		if a == "" {
-			if nvml.CanSimulate(cat, g.Key) {
+			if sim.CanSimulate(cat, g.Key) {
 				t.Errorf("%s: no inventory annotation though go-nvml simulates it", g.Key)
 			}
 			continue

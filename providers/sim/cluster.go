@@ -250,7 +250,7 @@ func (c *Cluster) reconcileMIG(spec NodeSpec, ns *nodeState) error {
 		c.st.Layouts[name] = layout
 		return nil
 	}
-	rebootRequired, err := c.sim.Apply(lib, c.cat, layout)
+	rebootRequired, err := lib.Apply(layout)
 	switch {
 	case err != nil:
 		ns.System[stateKey] = "failed"

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/internal/files"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -95,7 +94,7 @@ func TestSimulatedFilesAreConfinedOnRead(t *testing.T) {
 				tt.setup(t, dir, outside)
 			}
 			var err error
-			within(t, func() { _, err = sim.OpenIn(dir, tt.open, nvml.SimulatedGPUs{}) })
+			within(t, func() { _, err = sim.OpenIn(dir, tt.open, sim.CatalogGPUs{}) })
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("OpenIn: %v, want %v", err, tt.want)
 			}
@@ -114,7 +113,7 @@ func TestSimulatedStateWriteFollowsNoLink(t *testing.T) {
 	_, d, _ := setup(t)
 	dir, outside := confined(t)
 	symlink(t, outside, filepath.Join(dir, "cluster.sim.state.json.tmp"))
-	c, err := sim.OpenIn(dir, "cluster.sim.hcl", nvml.SimulatedGPUs{})
+	c, err := sim.OpenIn(dir, "cluster.sim.hcl", sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func TestSimulatedStateWriteFollowsNoLink(t *testing.T) {
 	if err != nil || !st.Mode().IsRegular() {
 		t.Fatalf("state file: %v, %v; want a regular file", st, err)
 	}
-	if c2, err := sim.OpenIn(dir, "cluster.sim.hcl", nvml.SimulatedGPUs{}); err != nil || plan(t, c2, d).HasChanges() {
+	if c2, err := sim.OpenIn(dir, "cluster.sim.hcl", sim.CatalogGPUs{}); err != nil || plan(t, c2, d).HasChanges() {
 		t.Fatalf("reopened after apply: %v (or the plan has changes)", err)
 	}
 }
@@ -138,7 +137,7 @@ func TestSimulatedStateWriteFollowsNoLink(t *testing.T) {
 // apply, and force-unlock of a link leading out reads nothing outside.
 func TestSimulatedLockFileIsConfined(t *testing.T) {
 	dir, outside := confined(t)
-	c, err := sim.OpenIn(dir, "cluster.sim.hcl", nvml.SimulatedGPUs{})
+	c, err := sim.OpenIn(dir, "cluster.sim.hcl", sim.CatalogGPUs{})
 	if err != nil {
 		t.Fatal(err)
 	}

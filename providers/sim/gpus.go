@@ -5,30 +5,22 @@ import (
 	"sort"
 	"strconv"
 
-	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
 
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
 // GPUs is what the simulated cluster needs of the gpuform agent's MIG
-// logic: nodes' GPUs as go-nvml simulated servers, a layout applied to
-// them and their inventory read back, as the agent does on a real node.
-// providers/nvml.SimulatedGPUs is it; the caller passes it in, so that no
-// provider imports another.
+// logic: a node's GPUs, a layout applied to them and their inventory read
+// back, as the agent does on a real node. CatalogGPUs is it without cgo
+// (what gpuform uses); providers/nvml.SimulatedGPUs is it over go-nvml's
+// simulated servers (cgo), and a test holds the two to the same results.
 type GPUs interface {
-	// Simulate returns the simulated server of a node's count GPUs of
-	// model, or nil for GPU models go-nvml does not simulate (L4, L40S,
-	// T4, H100-94GB and the other Hopper and Blackwell boards it lacks):
-	// those nodes carry GPU Feature Discovery labels only, and
-	// solveLayout stands in for their MIG.
-	Simulate(cat *mig.Catalog, model string, count int, driver, node string) (gonvml.Interface, error)
-	// Apply applies layout to lib's GPUs; rebootRequired says a GPU needs
-	// a reset before the layout holds.
-	Apply(lib gonvml.Interface, cat *mig.Catalog, layout agentv1.Layout) (rebootRequired bool, err error)
-	// Read reads lib's inventory as the agent publishes it.
-	Read(lib gonvml.Interface, cat *mig.Catalog) (*agentv1.Inventory, error)
+	// Simulate returns a node's count GPUs of model, or nil for GPU models
+	// go-nvml does not simulate (L4, L40S, T4, H100-94GB and the other
+	// Hopper and Blackwell boards it lacks): those nodes carry GPU Feature
+	// Discovery labels only, and solveLayout stands in for their MIG.
+	Simulate(cat *mig.Catalog, model string, count int, driver, node string) (agentv1.NodeGPUs, error)
 }
 
 // solveLayout applies a MIG layout to a node whose GPUs go-nvml does not

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/gpuform/gpuform/engine"
@@ -129,9 +128,4 @@ func (c *Cluster) ForceUnlock(_ context.Context, stack, id string) error {
 		return fmt.Errorf("the lock of stack %s has ID %s, not %s; nothing was unlocked", stack, cur.ID, id)
 	}
 	return c.removeLock()
-}
-
-// alive reports whether process pid exists.
-func alive(pid int) bool {
-	return pid > 0 && syscall.Kill(pid, 0) == nil
 }

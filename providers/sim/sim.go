@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 
-	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,8 +97,7 @@ type Cluster struct {
 	mu      sync.Mutex
 	st      *state
 	objects map[engine.Key]*unstructured.Unstructured
-	gpus    map[string]gonvml.Interface // node -> simulated NVML server
-	sim     GPUs                        // what drives gpus
+	gpus    map[string]agentv1.NodeGPUs // node -> its simulated GPUs
 }
 
 // OpenIn reads the cluster description name inside directory dir and its
@@ -135,8 +133,7 @@ func OpenIn(dir, name string, sim GPUs) (*Cluster, error) {
 		spec:      spec,
 		cat:       mig.Default(),
 		objects:   map[engine.Key]*unstructured.Unstructured{},
-		gpus:      map[string]gonvml.Interface{},
-		sim:       sim,
+		gpus:      map[string]agentv1.NodeGPUs{},
 	}
 	seen := map[string]bool{}
 	for _, n := range spec.Nodes {
@@ -169,7 +166,7 @@ func OpenIn(dir, name string, sim GPUs) (*Cluster, error) {
 		}
 		c.gpus[n.Name] = lib
 		if l, ok := c.st.Layouts[n.Name]; ok {
-			if _, err := sim.Apply(lib, c.cat, l); err != nil {
+			if _, err := lib.Apply(l); err != nil {
 				return nil, fmt.Errorf("restore MIG layout of simulated node %s: %w", n.Name, err)
 			}
 		}
@@ -295,7 +292,7 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 		}
 	}
 	if lib := c.gpus[spec.Name]; lib != nil {
-		if inv, err := c.sim.Read(lib, c.cat); err == nil {
+		if inv, err := lib.Read(); err == nil {
 			inv.DriverVersion = driver
 			b, _ := json.Marshal(inv)
 			annotations[agentv1.AnnotInventory] = string(b)

@@ -16,7 +16,6 @@ import (
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
-	"github.com/gpuform/gpuform/providers/nvml"
 	"github.com/gpuform/gpuform/providers/sim"
 )
 
@@ -37,7 +36,7 @@ node "cpu-0" {
 // temp dir and returns the compiled configuration and the cluster file.
 // openSim opens the simulated cluster described at path, with simulated GPUs.
 func openSim(path string) (*sim.Cluster, error) {
-	return sim.OpenIn(filepath.Dir(path), filepath.Base(path), nvml.SimulatedGPUs{})
+	return sim.OpenIn(filepath.Dir(path), filepath.Base(path), sim.CatalogGPUs{})
 }
 
 func setup(t *testing.T) (*config.Config, *engine.Desired, string) {
@@ -244,7 +243,7 @@ func TestNodesReadTheSameOnEveryOpen(t *testing.T) {
 	seen := map[string]string{}
 	for _, node := range []string{"gpu-0", "gpu-1"} {
 		for i := range 8 {
-			u := nvml.SimulatedUUID(node, i)
+			u := agentv1.SimulatedUUID(node, i)
 			if other, dup := seen[u]; dup {
 				t.Errorf("GPU %d of %s has the UUID of %s: %s", i, node, other, u)
 			}
@@ -262,7 +261,7 @@ var uuidRE = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab
 // one's diagnostics never print "<nil>" for a diagnostic without a place.
 func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
 	dir := t.TempDir()
-	_, err := sim.OpenIn(dir, "missing.hcl", nvml.SimulatedGPUs{})
+	_, err := sim.OpenIn(dir, "missing.hcl", sim.CatalogGPUs{})
 	if err == nil {
 		t.Fatal("no error for a missing file")
 	}
@@ -274,7 +273,7 @@ func TestOpenErrorsNameTheFileWithoutNil(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cluster.txt"), []byte("node \"a\" {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sim.OpenIn(dir, "cluster.txt", nvml.SimulatedGPUs{})
+	_, err = sim.OpenIn(dir, "cluster.txt", sim.CatalogGPUs{})
 	if err == nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "cluster.txt") {
 		t.Errorf("error for an unsupported suffix = %v, want one naming the file without <nil>", err)
 	}

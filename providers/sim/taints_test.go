@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/engine"
-	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 // TestNodeTaints: a simulated node's taints, written key[=value]:Effect,
@@ -33,7 +32,7 @@ func TestNodeTaints(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "c.sim.hcl"), []byte(src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c, err := OpenIn(dir, "c.sim.hcl", nvml.SimulatedGPUs{})
+			c, err := OpenIn(dir, "c.sim.hcl", CatalogGPUs{})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), "node n: ") || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("open: %v, want an error with %q", err, tt.err)

@@ -1,14 +1,13 @@
-package nvml
+package v1
 
-import (
-	"fmt"
+import "fmt"
 
-	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
-)
-
-// resolve maps each GPU index below n that the layout names to its entry.
-func resolve(l agentv1.Layout, n int) (map[int]agentv1.LayoutEntry, error) {
-	out := map[int]agentv1.LayoutEntry{}
+// Resolve maps each GPU index below n that the layout names to its entry,
+// as the agent applies it: an entry that turns MIG off may ask for no
+// instance, an entry names its GPUs by All or Indexes (not both), and an
+// index must exist on the machine (n GPUs).
+func (l Layout) Resolve(n int) (map[int]LayoutEntry, error) {
+	out := map[int]LayoutEntry{}
 	for i, e := range l {
 		if !e.Enabled {
 			for prof, c := range e.Slices {
