@@ -35,16 +35,23 @@ type applyFlags struct {
 func newApplyCommand(g *globals) *cobra.Command {
 	var f applyFlags
 	cmd := &cobra.Command{
-		Use:   "apply [PLANFILE]",
+		Use:   "apply [PLANFILE | DIR]",
 		Short: "Apply the configuration (or a saved plan) to the cluster",
 		Long: "apply takes the stack's lock, plans, shows the plan and asks for confirmation (unless\n" +
 			"--auto-approve), then applies the changes in dependency order with --parallelism changes in\n" +
 			"flight. Given a plan file saved by plan --out, it applies exactly that plan without reading\n" +
-			"the configuration, after checking that nothing it read has changed since.\n\n" +
+			"the configuration, after checking that nothing it read has changed since. Given a directory\n" +
+			"(or .hcl files), it applies the configuration there, as --chdir DIR does.\n\n" +
 			"A failed change skips its dependents and lets independent changes go on; apply then prints\n" +
 			"what was applied, failed and skipped and exits 1. Running apply again converges.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && g.isConfigArg(args[0]) {
+				if err := g.useDirArg(args, ""); err != nil {
+					return err
+				}
+				args = nil
+			}
 			if len(args) == 1 {
 				return g.applySaved(cmd.Context(), args[0], &f)
 			}

@@ -30,7 +30,7 @@ var fixOnlyFlags = []string{"auto-approve", "parallelism", "lock-timeout", "allo
 func newDriftCommand(g *globals) *cobra.Command {
 	var f driftFlags
 	cmd := &cobra.Command{
-		Use:   "drift",
+		Use:   "drift [DIR]",
 		Short: "Report how the cluster differs from the configuration at a git ref",
 		Long: "drift reads the configuration at a git ref (default: the working directory), plans it against\n" +
 			"the live cluster and classifies every difference: live-edit (a managed object changed by hand),\n" +
@@ -40,8 +40,11 @@ func newDriftCommand(g *globals) *cobra.Command {
 			"Exit status: 0 in sync, 2 drift found, 1 error. --fix applies the configuration at the ref\n" +
 			"under the stack's lock, as apply --auto-approve would, and exits 0 if the cluster is in sync\n" +
 			"afterwards. See docs/drift.md.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.useDirArg(args, f.repo); err != nil {
+				return err
+			}
 			if !f.fix {
 				for _, name := range fixOnlyFlags {
 					if cmd.Flags().Changed(name) {

@@ -43,15 +43,18 @@ type planFlags struct {
 func newPlanCommand(g *globals) *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan",
+		Use:   "plan [DIR]",
 		Short: "Show what apply would change in the cluster",
 		Long: "plan validates the configuration, reads the live cluster with one LIST per kind, and prints\n" +
 			"the ordered change set. It never writes. With --detailed-exitcode it exits 0 when there is\n" +
 			"nothing to do, 2 when there are changes, 1 on error.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := f.outputFormat()
 			if err != nil {
+				return err
+			}
+			if err := g.useDirArg(args, f.repo); err != nil {
 				return err
 			}
 			if f.outDir != "" && (f.base == "" || format != formatMarkdown) {

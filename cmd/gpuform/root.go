@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -60,7 +62,11 @@ func newRoot(g *globals) *cobra.Command {
 		Long:          "gpuform reads HCL files that describe tenants, GPU pools, MIG layouts, priorities and models,\nvalidates them against the GPU catalog, and plans and applies them on a Kubernetes cluster.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version, as terraform and helm take it: what gpuform version prints.
+		Version: version,
 	}
+	root.SetVersionTemplate(versionLine())
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
@@ -122,6 +128,17 @@ func sayTimeout(c *cobra.Command) {
 	}
 }
 
+// noColorEnv reports whether env sets NO_COLOR to a non-empty value
+// (no-color.org): the same as --no-color.
+func noColorEnv(env []string) bool {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "NO_COLOR="); ok && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // dir is the configuration directory: --chdir, or the working directory.
 // Relative paths on the command line (--var-file) are taken from it, as
 // Terraform's -chdir does, without changing the process's directory.
@@ -140,9 +157,10 @@ func (g *globals) path(p string) string {
 	return filepath.Join(g.dir(), p)
 }
 
-// color reports whether output to w should carry ANSI colours.
+// color reports whether output to w should carry ANSI colours: not with
+// --no-color or $NO_COLOR, nor on anything but a terminal.
 func (g *globals) color(w io.Writer) bool {
-	return !g.noColor && textsafe.IsTerminal(w)
+	return !g.noColor && !noColorEnv(g.env) && textsafe.IsTerminal(w)
 }
 
 // loadOptions gathers variables from flags and the environment.
@@ -175,4 +193,9 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 		files = cfg.Files
 	}
 	_ = configDiagWriter(g, files).Write(g.stderr, diags)
+}
+
+// versionLine is what --version prints, the line of gpuform version.
+func versionLine() string {
+	return fmt.Sprintf("gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
