@@ -85,7 +85,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 		return renderPlan(g, g.stdout, p, cfg.Files, formatText)
 	}
 	if !f.autoApprove {
-		opts.Approve = func(ctx context.Context, _ *engine.Plan) error { return g.confirm(ctx) }
+		opts.Approve = func(ctx context.Context, p *engine.Plan) error { return g.confirm(ctx, p) }
 	}
 	res, err := st.Apply(ctx, opts)
 	return g.applied(res, err, pr, "")
@@ -100,6 +100,10 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)
 	opts.PlanKey, opts.Binding = key, &f.binding
+	opts.Planned = func(_ *config.Config, p *engine.Plan) error {
+		_, err := textsafe.Fprintf(g.stdout, "Applying the saved plan %s to stack %s on cluster %s.\n\n", path, p.Stack, pf.Source)
+		return err
+	}
 	f.binding.Ref = git.RefName(g.dir(), g.env, f.binding.Ref, "")
 	res, err := st.ApplyPlan(ctx, pf, opts)
 	return g.applied(res, err, pr, path)
@@ -150,14 +154,15 @@ func (g *globals) fail(err error, path string) error {
 	return &exitError{code: 1}
 }
 
-// confirm asks for "yes" on a terminal; Ctrl-C cancels.
-func (g *globals) confirm(ctx context.Context) error {
+// confirm asks for "yes" on a terminal, naming the stack and cluster of
+// p; Ctrl-C cancels.
+func (g *globals) confirm(ctx context.Context, p *engine.Plan) error {
 	in, ok := g.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		textsafe.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
 		return &exitError{code: 1}
 	}
-	textsafe.Fprint(g.stdout, "\nDo you want to perform these actions?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ")
+	textsafe.Fprint(g.stdout, confirmPrompt(p))
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(in).ReadString('\n')
@@ -197,4 +202,10 @@ func (g *globals) readPlanFile(path string) (*engine.PlanFile, engine.PlanKey, e
 		textsafe.Fprintf(g.stderr, "Warning: %s %s.\n", path, engine.UnsignedWarning)
 	}
 	return pf, key, err
+}
+
+// confirmPrompt is apply's question, which names the stack and the
+// cluster it acts on (kubectl users look for the context).
+func confirmPrompt(p *engine.Plan) textsafe.Styled {
+	return textsafe.Sprintf("\nDo you want to perform these actions on stack %s in cluster %s?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ", p.Stack, p.Source)
 }

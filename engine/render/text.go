@@ -79,6 +79,10 @@ func groups(changes []*engine.Change) [][]*engine.Change {
 }
 
 func (r *textRenderer) plan(p *engine.Plan) {
+	if p.Source != "" {
+		// The cluster first, as kubectl users look for the context.
+		textsafe.Fprintf(r.w, "%s %s\n\n", r.title("Cluster:"), p.Source)
+	}
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
 		textsafe.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
 		r.capacity(p)
