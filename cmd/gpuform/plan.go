@@ -63,16 +63,20 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.base != "" {
 				return g.preview(cmd.Context(), &f, format)
 			}
+			if format == formatJSON {
+				g.jsonDiags = &hcl.Diagnostics{}
+			}
 			st, done, err := g.newStack(f.repo, f.ref, connection{})
 			if err != nil {
-				return err
+				return g.diagsAsJSON(err)
 			}
 			defer done()
 			res, err := st.Plan(cmd.Context(), stack.PlanOptions{Adopt: f.adopt})
 			if err != nil {
-				return g.fail(err, "")
+				return g.diagsAsJSON(g.fail(err, ""))
 			}
 			p := res.Plan
+			refused := warnApplyRefuses(p)
 			if err := renderPlan(g, g.stdout, p, res.Config.Files, format); err != nil {
 				return err
 			}
@@ -81,7 +85,11 @@ func newPlanCommand(g *globals) *cobra.Command {
 					return err
 				}
 				if format == formatText {
-					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply %s\n", f.out, f.out)
+					flag := ""
+					if refused {
+						flag = " --allow-destroy"
+					}
+					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply%s %s\n", f.out, flag, f.out)
 				}
 			}
 			return g.planExit(p, f.detailedExitCode)
@@ -156,4 +164,21 @@ func (g *globals) planExit(p *engine.Plan, detailed bool) error {
 		return &exitError{code: 2}
 	}
 	return nil
+}
+
+// warnApplyRefuses adds to p's warnings what apply, with its default
+// safety flags, would refuse of p (a protected tenant's namespace deleted,
+// more deletes than --max-deletes), so that plan and a saved plan say it
+// before apply does. Re-partitioning under running pods is a warning of
+// the plan already. It reports whether there was any.
+func warnApplyRefuses(p *engine.Plan) bool {
+	reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDisruption: true, MaxDeletes: engine.DefaultMaxDeletes})
+	for _, r := range reasons {
+		p.Warnings = append(p.Warnings, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Apply will refuse this plan",
+			Detail:   "Without --allow-destroy, apply refuses it: " + r + ".",
+		})
+	}
+	return len(reasons) > 0
 }

@@ -50,6 +50,10 @@ func newUsageCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if rep.NoInput() {
+				render.UsageNoInput(g.stderr, rep)
+				return &exitError{code: 1}
+			}
 			render.UsageWarnings(g.stderr, rep)
 			if out == "" {
 				return write(g.stdout, rep)
