@@ -11,7 +11,8 @@ import (
 )
 
 func newInventoryCommand(g *globals) *cobra.Command {
-	var local, asJSON bool
+	var local bool
+	var o output
 	cmd := &cobra.Command{
 		Use:   "inventory",
 		Short: "Show the GPUs: the cluster's published inventory, or this machine's (--local)",
@@ -20,6 +21,11 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			"labels say. With --local it reads this machine's GPUs through NVML instead (read-only).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			asJSON := format == formatJSON
 			if local {
 				lib, err := nvml.Local()
 				if err != nil {
@@ -54,6 +60,6 @@ func newInventoryCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&local, "local", false, "read this machine's GPUs through NVML (read-only)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addOutput(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd
 }

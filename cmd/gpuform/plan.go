@@ -25,8 +25,7 @@ const (
 
 // planFlags are the flags plan shares with apply.
 type planFlags struct {
-	asJSON           bool
-	format           string
+	output           output
 	detailedExitCode bool
 	adopt            bool
 	out              string
@@ -96,8 +95,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")
-	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	addOutput(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
 	fl.BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
 	fl.StringVar(&f.out, "out", "", "save the plan to `FILE` for gpuform apply FILE")
@@ -110,16 +108,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func (f *planFlags) outputFormat() (string, error) {
-	if f.asJSON {
-		return formatJSON, nil
-	}
-	switch f.format {
-	case formatText, formatJSON, formatMarkdown:
-		return f.format, nil
-	}
-	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
-}
+func (f *planFlags) outputFormat() (string, error) { return f.output.format() }
 
 // savePlan writes p to --out as a plan file with its ref, signed when a plan key is set.
 func (g *globals) savePlan(f *planFlags, cfg *config.Config, p *engine.Plan, context string) error {

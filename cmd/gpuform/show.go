@@ -23,7 +23,6 @@ func newShowCommand(g *globals) *cobra.Command {
 			return renderPlan(g, g.stdout, pf.Plan(), nil, format)
 		},
 	}
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")
-	cmd.Flags().StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	addOutput(cmd.Flags(), &f.output, true, formatText, formatJSON, formatMarkdown)
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func newValidateCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var o output
 	cmd := &cobra.Command{
 		Use:   "validate [DIR | FILE.hcl...]",
 		Short: "Check the configuration offline: syntax, types, references, MIG layouts, names",
@@ -18,6 +18,11 @@ func newValidateCommand(g *globals) *cobra.Command {
 			"FILE.hcl arguments (a directory is a configuration, as in Terraform), and checks it against the GPU\n" +
 			"catalog without contacting any cluster. It prints every problem at once and exits 1 on an error.",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			asJSON := format == formatJSON
 			dir, err := config.ArgDir(g.chdir, args)
 			if err != nil {
 				return err
@@ -44,6 +49,6 @@ func newValidateCommand(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
+	addOutput(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd
 }
