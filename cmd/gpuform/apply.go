@@ -82,7 +82,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	defer done()
 	opts, pr := g.applyOptions(f, g.stdout)
 	opts.Planned = func(cfg *config.Config, p *engine.Plan) error {
-		return renderPlan(g, g.stdout, p, cfg.Files, formatText)
+		return renderPlan(g, g.stdout, p, cfg.Files, formatText, false)
 	}
 	if !f.autoApprove {
 		opts.Approve = func(ctx context.Context, p *engine.Plan) error { return g.confirm(ctx, p) }

@@ -26,6 +26,7 @@ const (
 // planFlags are the flags plan shares with apply.
 type planFlags struct {
 	output           output
+	detail           bool
 	detailedExitCode bool
 	adopt            bool
 	out              string
@@ -76,7 +77,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 			}
 			p := res.Plan
 			refused := warnApplyRefuses(p)
-			if err := renderPlan(g, g.stdout, p, res.Config.Files, format); err != nil {
+			if err := renderPlan(g, g.stdout, p, res.Config.Files, format, f.detail); err != nil {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
@@ -96,6 +97,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	addOutput(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
+	fl.BoolVar(&f.detail, "detail", false, "print every field of created PrometheusRules (the text plan gives one line per rule group)")
 	fl.BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
 	fl.StringVar(&f.out, "out", "", "save the plan to `FILE` for gpuform apply FILE")
@@ -128,8 +130,9 @@ func (g *globals) savePlan(f *planFlags, cfg *config.Config, p *engine.Plan, con
 }
 
 // renderPlan writes p in format. Text starts with where the configuration
-// came from when it is in git.
-func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.File, format string) error {
+// came from when it is in git; detail prints every field of created
+// PrometheusRules.
+func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.File, format string, detail bool) error {
 	switch format {
 	case formatJSON:
 		return render.JSON(w, p)
@@ -139,7 +142,7 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.F
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		textsafe.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
-	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files})
+	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files, Detail: detail})
 }
 
 // planExit is plan's exit status: 1 with objects in the way, 2 with

@@ -20,9 +20,10 @@ func newShowCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return renderPlan(g, g.stdout, pf.Plan(), nil, format)
+			return renderPlan(g, g.stdout, pf.Plan(), nil, format, f.detail)
 		},
 	}
 	addOutput(cmd.Flags(), &f.output, true, formatText, formatJSON, formatMarkdown)
+	cmd.Flags().BoolVar(&f.detail, "detail", false, "print every field of created PrometheusRules (the text plan gives one line per rule group)")
 	return cmd
 }
