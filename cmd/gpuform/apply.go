@@ -46,7 +46,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 			"what was applied, failed and skipped and exits 1. Running apply again converges.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 && g.isConfigArg(args[0]) {
+			if len(args) == 1 && config.IsConfigArg(g.chdir, args[0]) {
 				if err := g.useDirArg(args, ""); err != nil {
 					return err
 				}
@@ -162,7 +162,7 @@ func (g *globals) confirm(ctx context.Context, p *engine.Plan) error {
 		textsafe.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
 		return &exitError{code: 1}
 	}
-	textsafe.Fprint(g.stdout, confirmPrompt(p))
+	textsafe.Fprint(g.stdout, render.ApplyQuestion(p))
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(in).ReadString('\n')
@@ -202,10 +202,4 @@ func (g *globals) readPlanFile(path string) (*engine.PlanFile, engine.PlanKey, e
 		textsafe.Fprintf(g.stderr, "Warning: %s %s.\n", path, engine.UnsignedWarning)
 	}
 	return pf, key, err
-}
-
-// confirmPrompt is apply's question, which names the stack and the
-// cluster it acts on (kubectl users look for the context).
-func confirmPrompt(p *engine.Plan) textsafe.Styled {
-	return textsafe.Sprintf("\nDo you want to perform these actions on stack %s in cluster %s?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ", p.Stack, p.Source)
 }

@@ -5,16 +5,17 @@ import (
 
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
+	"github.com/gpuform/gpuform/internal/cliflags"
 )
 
 func newCatalogCommand(g *globals) *cobra.Command {
-	var o output
+	var o cliflags.Output
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "List the GPU models with their MIG profiles, max instances and placements",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			format, err := o.format()
+			format, err := o.Format()
 			if err != nil {
 				return err
 			}
@@ -25,6 +26,6 @@ func newCatalogCommand(g *globals) *cobra.Command {
 			return render.Catalog(g.stdout, gpus)
 		},
 	}
-	addOutput(cmd.Flags(), &o, false, formatText, formatJSON)
+	cliflags.Add(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd
 }

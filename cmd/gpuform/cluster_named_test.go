@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/render"
 )
 
 // Every output that acts on a cluster names it first: the text plan, the
@@ -30,7 +31,7 @@ func TestClusterNamed(t *testing.T) {
 		}
 	}
 	p := &engine.Plan{Stack: "prod", Source: "https://10.0.0.1:6443 (context prod-admin)"}
-	if got := string(confirmPrompt(p)); !strings.Contains(got, "on stack prod in cluster https://10.0.0.1:6443 (context prod-admin)?") || !strings.HasSuffix(got, `Enter "yes" to apply: `) {
+	if got := string(render.ApplyQuestion(p)); !strings.Contains(got, "on stack prod in cluster https://10.0.0.1:6443 (context prod-admin)?") || !strings.HasSuffix(got, `Enter "yes" to apply: `) {
 		t.Errorf("prompt %q does not name the cluster", got)
 	}
 }

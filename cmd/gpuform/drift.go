@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ import (
 
 type driftFlags struct {
 	repo, ref   string
-	output      output
+	output      cliflags.Output
 	metricsFile string
 	fix         bool
 	apply       applyFlags
@@ -57,7 +58,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.repo, "repo", "", "read the configuration from the git repository at `PATH` or URL (default: the working directory's)")
 	fl.StringVar(&f.ref, "ref", "", "compare with the configuration at git `REF` (branch, tag, commit; default: the working directory, or HEAD of --repo)")
-	addOutput(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
+	cliflags.Add(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
 	fl.StringVar(&f.metricsFile, "metrics-file", "", "also write Prometheus text-format gauges to `FILE`, atomically (node-exporter's textfile collector)")
 	fl.BoolVar(&f.fix, "fix", false, "apply the configuration at the ref to remove the drift (takes the lock; implies --auto-approve)")
 	fl.Bool("auto-approve", false, "with --fix: accepted as apply's habit and ignored, since --fix already applies without asking")
@@ -71,7 +72,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 
 // drift checks, reports, optionally fixes, and sets the exit status.
 func (g *globals) drift(ctx context.Context, f *driftFlags) error {
-	format, err := f.output.format()
+	format, err := f.output.Format()
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,13 @@ import (
 	"github.com/gpuform/gpuform/engine/mig"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"github.com/gpuform/gpuform/providers/nvml"
 )
 
 func newInventoryCommand(g *globals) *cobra.Command {
 	var local bool
-	var o output
+	var o cliflags.Output
 	cmd := &cobra.Command{
 		Use:   "inventory",
 		Short: "Show the GPUs: the cluster's published inventory, or this machine's (--local)",
@@ -21,7 +22,7 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			"labels say. With --local it reads this machine's GPUs through NVML instead (read-only).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
+			format, err := o.Format()
 			if err != nil {
 				return err
 			}
@@ -60,6 +61,6 @@ func newInventoryCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&local, "local", false, "read this machine's GPUs through NVML (read-only)")
-	addOutput(cmd.Flags(), &o, false, formatText, formatJSON)
+	cliflags.Add(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"github.com/hashicorp/hcl/v2"
 	"io"
 
@@ -25,7 +26,7 @@ const (
 
 // planFlags are the flags plan shares with apply.
 type planFlags struct {
-	output           output
+	output           cliflags.Output
 	detail           bool
 	detailedExitCode bool
 	adopt            bool
@@ -76,7 +77,6 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return g.diagsAsJSON(g.fail(err, ""))
 			}
 			p := res.Plan
-			refused := warnApplyRefuses(p)
 			if err := renderPlan(g, g.stdout, p, res.Config.Files, format, f.detail); err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				}
 				if format == formatText {
 					flag := ""
-					if refused {
+					if res.Refused {
 						flag = " --allow-destroy"
 					}
 					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply%s %s\n", f.out, flag, f.out)
@@ -96,7 +96,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	addOutput(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
+	cliflags.Add(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
 	fl.BoolVar(&f.detail, "detail", false, "print every field of created PrometheusRules (the text plan gives one line per rule group)")
 	fl.BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
@@ -110,7 +110,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func (f *planFlags) outputFormat() (string, error) { return f.output.format() }
+func (f *planFlags) outputFormat() (string, error) { return f.output.Format() }
 
 // savePlan writes p to --out as a plan file with its ref, signed when a plan key is set.
 func (g *globals) savePlan(f *planFlags, cfg *config.Config, p *engine.Plan, context string) error {
@@ -156,21 +156,4 @@ func (g *globals) planExit(p *engine.Plan, detailed bool) error {
 		return &exitError{code: 2}
 	}
 	return nil
-}
-
-// warnApplyRefuses adds to p's warnings what apply, with its default
-// safety flags, would refuse of p (a protected tenant's namespace deleted,
-// more deletes than --max-deletes), so that plan and a saved plan say it
-// before apply does. Re-partitioning under running pods is a warning of
-// the plan already. It reports whether there was any.
-func warnApplyRefuses(p *engine.Plan) bool {
-	reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDisruption: true, MaxDeletes: engine.DefaultMaxDeletes})
-	for _, r := range reasons {
-		p.Warnings = append(p.Warnings, &hcl.Diagnostic{
-			Severity: hcl.DiagWarning,
-			Summary:  "Apply will refuse this plan",
-			Detail:   "Without --allow-destroy, apply refuses it: " + r + ".",
-		})
-	}
-	return len(reasons) > 0
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"io"
 	"net/http"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -70,7 +70,7 @@ func newRoot(g *globals) *cobra.Command {
 		Version: version,
 	}
 	root.SetVersionTemplate(versionLine())
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cliflags.FlagError)
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
@@ -106,6 +106,7 @@ func newRoot(g *globals) *cobra.Command {
 		newCatalogCommand(g),
 		newUsageCommand(g),
 		newGraphCommand(g),
+		newStateCommand(g),
 		newVersionCommand(g),
 	)
 	for _, c := range root.Commands() {
@@ -132,17 +133,6 @@ func sayTimeout(c *cobra.Command) {
 	}
 }
 
-// noColorEnv reports whether env sets NO_COLOR to a non-empty value
-// (no-color.org): the same as --no-color.
-func noColorEnv(env []string) bool {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "NO_COLOR="); ok && v != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // dir is the configuration directory: --chdir, or the working directory.
 // Relative paths on the command line (--var-file) are taken from it, as
 // Terraform's -chdir does, without changing the process's directory.
@@ -164,7 +154,7 @@ func (g *globals) path(p string) string {
 // color reports whether output to w should carry ANSI colours: not with
 // --no-color or $NO_COLOR, nor on anything but a terminal.
 func (g *globals) color(w io.Writer) bool {
-	return !g.noColor && !noColorEnv(g.env) && textsafe.IsTerminal(w)
+	return !g.noColor && !cliflags.NoColor(g.env) && textsafe.IsTerminal(w)
 }
 
 // loadOptions gathers variables from flags and the environment.

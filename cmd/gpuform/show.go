@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/internal/cliflags"
 )
 
 func newShowCommand(g *globals) *cobra.Command {
@@ -23,7 +25,7 @@ func newShowCommand(g *globals) *cobra.Command {
 			return renderPlan(g, g.stdout, pf.Plan(), nil, format, f.detail)
 		},
 	}
-	addOutput(cmd.Flags(), &f.output, true, formatText, formatJSON, formatMarkdown)
+	cliflags.Add(cmd.Flags(), &f.output, true, formatText, formatJSON, formatMarkdown)
 	cmd.Flags().BoolVar(&f.detail, "detail", false, "print every field of created PrometheusRules (the text plan gives one line per rule group)")
 	return cmd
 }

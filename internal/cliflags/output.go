@@ -1,4 +1,4 @@
-package main
+package cliflags
 
 import (
 	"fmt"
@@ -8,18 +8,18 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// output is the one format flag of every command that prints a format:
+// Output is the one format flag of every command that prints a format:
 // -o/--output, as kubectl and Helm spell it. Today's spellings stay as
 // hidden aliases for scripts: --format (plan, show, drift) and --json.
-type output struct {
+type Output struct {
 	value   string
 	asJSON  bool
 	formats []string
 }
 
-// addOutput registers -o/--output over formats (the first the default),
+// Add registers -o/--output over formats (the first the default),
 // with the hidden --json and, when withFormat, the hidden --format.
-func addOutput(fs *pflag.FlagSet, o *output, withFormat bool, formats ...string) {
+func Add(fs *pflag.FlagSet, o *Output, withFormat bool, formats ...string) {
 	o.formats = formats
 	usage := "output format: " + strings.Join(formats, ", ")
 	fs.StringVarP(&o.value, "output", "o", formats[0], usage)
@@ -31,10 +31,10 @@ func addOutput(fs *pflag.FlagSet, o *output, withFormat bool, formats ...string)
 	_ = fs.MarkHidden("json")
 }
 
-// format is the format asked for: --json, else -o/--output (or --format).
-func (o *output) format() (string, error) {
+// Format is the format asked for: --json, else -o/--output (or --format).
+func (o *Output) Format() (string, error) {
 	if o.asJSON {
-		return formatJSON, nil
+		return "json", nil
 	}
 	if slices.Contains(o.formats, o.value) {
 		return o.value, nil
