@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/gpuform/gpuform/internal/cliflags"
 	"github.com/hashicorp/hcl/v2"
@@ -64,17 +65,18 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.base != "" {
 				return g.preview(cmd.Context(), &f, format)
 			}
-			if format == formatJSON {
-				g.jsonDiags = &hcl.Diagnostics{}
-			}
 			st, done, err := g.newStack(f.repo, f.ref, connection{})
 			if err != nil {
-				return g.diagsAsJSON(err)
+				return err
 			}
 			defer done()
 			res, err := st.Plan(cmd.Context(), stack.PlanOptions{Adopt: f.adopt})
 			if err != nil {
-				return g.diagsAsJSON(g.fail(err, ""))
+				// A program asked for JSON gets JSON: validate --json's document.
+				if ce := (*engine.ConfigError)(nil); format == formatJSON && errors.As(err, &ce) {
+					_ = config.WriteJSON(g.stdout, ce.Diags)
+				}
+				return g.fail(err, "")
 			}
 			p := res.Plan
 			if err := renderPlan(g, g.stdout, p, res.Config.Files, format, f.detail); err != nil {

@@ -43,10 +43,6 @@ type globals struct {
 	// stopTimeout releases the --timeout timer (it also ends with the run).
 	stopTimeout context.CancelFunc
 
-	// jsonDiags, when set, also collects the diagnostics written, for a
-	// command that prints them as JSON on standard output (plan --json).
-	jsonDiags *hcl.Diagnostics
-
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -177,14 +173,10 @@ func configDiagWriter(g *globals, files map[string]*hcl.File) *config.Diagnostic
 	return &config.DiagnosticWriter{Files: files, Color: g.color(g.stderr), Width: 100}
 }
 
-// writeDiags prints diagnostics Terraform-style to stderr (and collects
-// them in jsonDiags when set).
+// writeDiags prints diagnostics Terraform-style to stderr.
 func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 	if len(diags) == 0 {
 		return
-	}
-	if g.jsonDiags != nil {
-		*g.jsonDiags = append(*g.jsonDiags, diags...)
 	}
 	var files map[string]*hcl.File
 	if cfg != nil {
@@ -196,18 +188,4 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 // versionLine is what --version prints, the line of gpuform version.
 func versionLine() string {
 	return fmt.Sprintf("gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
-
-// diagsAsJSON prints the collected diagnostics as validate --json's
-// document on standard output when they hold an error, so that a command
-// asked for JSON prints JSON even when the configuration is invalid; err
-// is returned as it is.
-func (g *globals) diagsAsJSON(err error) error {
-	if err == nil || g.jsonDiags == nil || !g.jsonDiags.HasErrors() {
-		return err
-	}
-	if werr := config.WriteJSON(g.stdout, *g.jsonDiags); werr != nil {
-		return werr
-	}
-	return err
 }
