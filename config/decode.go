@@ -176,7 +176,7 @@ func (l *loader) decodeMIGLayout(d *decoder, content *hcl.BodyContent, ctx *hcl.
 	meta := d.meta
 	m := &MIGLayout{Meta: *meta}
 	m.GPU = d.str("gpu", "")
-	m.Slices = d.intMap("slices")
+	m.Slices = d.layoutSlices("slices")
 	m.Devices = l.decodeDevices(d, content, ctx, schema)
 	if d.has("slices") && len(m.Devices) > 0 {
 		d.fail("Conflicting MIG layout", "A mig_layout takes either slices (the same on every GPU) or device blocks, not both.", meta.Range("slices"))
@@ -278,6 +278,9 @@ func (l *loader) decodeModel(d *decoder, content *hcl.BodyContent, ctx *hcl.Eval
 		m.Pool = lookup(l.insts, l.insts.pools, addr)
 	}
 	m.Slice = d.str("slice", "")
+	if m.Slice != "" {
+		d.checkProfile("slice", m.Slice, meta.Range("slice"))
+	}
 	m.GPUs = d.int("gpus", 0)
 	if m.Slice == "" && !d.has("gpus") {
 		m.GPUs = 1
@@ -336,7 +339,7 @@ func (l *loader) decodeDevices(d *decoder, content *hcl.BodyContent, ctx *hcl.Ev
 		for _, v := range gd.intList("indexes") {
 			g.Indexes = append(g.Indexes, v)
 		}
-		g.Slices = gd.intMap("slices")
+		g.Slices = gd.layoutSlices("slices")
 		g.Enabled = gd.bool("enabled", true)
 		if !g.Enabled && gd.has("slices") && len(g.Slices) > 0 {
 			gd.fail("Conflicting device group", "A device group with enabled = false has MIG off and takes no slices.", g.Range("slices"))
@@ -404,7 +407,7 @@ func (l *loader) decodeQuotas(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 		q.setRange(d.l.insts, "pool", b.LabelRanges[0])
 		vals, ok := d.l.attrValues(&q.Meta, qs, c, ctx, "")
 		qd := decoder{l: d.l, meta: &q.Meta, vals: vals, ok: true}
-		q.Slices = qd.intMap("slices")
+		q.Slices = qd.profileMap("slices")
 		q.GPUs = qd.int("gpus", 0)
 		q.BorrowingLimit = qd.intMap("borrowing_limit")
 		q.LendingLimit = qd.intMap("lending_limit")

@@ -46,3 +46,17 @@ func ArgDir(chdir string, args []string) (string, error) {
 	}
 	return dir, nil
 }
+
+// IsConfigArg reports whether a command's argument names a configuration
+// (a directory, or a .hcl file) rather than another file (apply's saved
+// plan), taken relative to chdir.
+func IsConfigArg(chdir, arg string) bool {
+	if strings.HasSuffix(arg, ".hcl") {
+		return true
+	}
+	if chdir != "" && !filepath.IsAbs(arg) {
+		arg = filepath.Join(chdir, arg)
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.IsDir()
+}

@@ -35,16 +35,23 @@ type applyFlags struct {
 func newApplyCommand(g *globals) *cobra.Command {
 	var f applyFlags
 	cmd := &cobra.Command{
-		Use:   "apply [PLANFILE]",
+		Use:   "apply [PLANFILE | DIR]",
 		Short: "Apply the configuration (or a saved plan) to the cluster",
 		Long: "apply takes the stack's lock, plans, shows the plan and asks for confirmation (unless\n" +
 			"--auto-approve), then applies the changes in dependency order with --parallelism changes in\n" +
 			"flight. Given a plan file saved by plan --out, it applies exactly that plan without reading\n" +
-			"the configuration, after checking that nothing it read has changed since.\n\n" +
+			"the configuration, after checking that nothing it read has changed since. Given a directory\n" +
+			"(or .hcl files), it applies the configuration there, as --chdir DIR does.\n\n" +
 			"A failed change skips its dependents and lets independent changes go on; apply then prints\n" +
 			"what was applied, failed and skipped and exits 1. Running apply again converges.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && config.IsConfigArg(g.chdir, args[0]) {
+				if err := g.useDirArg(args, ""); err != nil {
+					return err
+				}
+				args = nil
+			}
 			if len(args) == 1 {
 				return g.applySaved(cmd.Context(), args[0], &f)
 			}
@@ -75,10 +82,10 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	defer done()
 	opts, pr := g.applyOptions(f, g.stdout)
 	opts.Planned = func(cfg *config.Config, p *engine.Plan) error {
-		return renderPlan(g, g.stdout, p, cfg.Files, formatText)
+		return renderPlan(g, g.stdout, p, cfg.Files, formatText, false)
 	}
 	if !f.autoApprove {
-		opts.Approve = func(ctx context.Context, _ *engine.Plan) error { return g.confirm(ctx) }
+		opts.Approve = func(ctx context.Context, p *engine.Plan) error { return g.confirm(ctx, p) }
 	}
 	res, err := st.Apply(ctx, opts)
 	return g.applied(res, err, pr, "")
@@ -93,6 +100,10 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)
 	opts.PlanKey, opts.Binding = key, &f.binding
+	opts.Planned = func(_ *config.Config, p *engine.Plan) error {
+		_, err := textsafe.Fprintf(g.stdout, "Applying the saved plan %s to stack %s on cluster %s.\n\n", path, p.Stack, pf.Source)
+		return err
+	}
 	f.binding.Ref = git.RefName(g.dir(), g.env, f.binding.Ref, "")
 	res, err := st.ApplyPlan(ctx, pf, opts)
 	return g.applied(res, err, pr, path)
@@ -143,14 +154,15 @@ func (g *globals) fail(err error, path string) error {
 	return &exitError{code: 1}
 }
 
-// confirm asks for "yes" on a terminal; Ctrl-C cancels.
-func (g *globals) confirm(ctx context.Context) error {
+// confirm asks for "yes" on a terminal, naming the stack and cluster of
+// p; Ctrl-C cancels.
+func (g *globals) confirm(ctx context.Context, p *engine.Plan) error {
 	in, ok := g.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		textsafe.Fprintln(g.stderr, "Error: apply needs confirmation, but standard input is not a terminal. Review the plan above and run apply with --auto-approve, or apply a saved plan file.")
 		return &exitError{code: 1}
 	}
-	textsafe.Fprint(g.stdout, "\nDo you want to perform these actions?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter \"yes\" to apply: ")
+	textsafe.Fprint(g.stdout, render.ApplyQuestion(p))
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(in).ReadString('\n')

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -17,8 +18,7 @@ import (
 
 type driftFlags struct {
 	repo, ref   string
-	asJSON      bool
-	format      string
+	output      cliflags.Output
 	metricsFile string
 	fix         bool
 	apply       applyFlags
@@ -30,7 +30,7 @@ var fixOnlyFlags = []string{"auto-approve", "parallelism", "lock-timeout", "allo
 func newDriftCommand(g *globals) *cobra.Command {
 	var f driftFlags
 	cmd := &cobra.Command{
-		Use:   "drift",
+		Use:   "drift [DIR]",
 		Short: "Report how the cluster differs from the configuration at a git ref",
 		Long: "drift reads the configuration at a git ref (default: the working directory), plans it against\n" +
 			"the live cluster and classifies every difference: live-edit (a managed object changed by hand),\n" +
@@ -40,8 +40,11 @@ func newDriftCommand(g *globals) *cobra.Command {
 			"Exit status: 0 in sync, 2 drift found, 1 error. --fix applies the configuration at the ref\n" +
 			"under the stack's lock, as apply --auto-approve would, and exits 0 if the cluster is in sync\n" +
 			"afterwards. See docs/drift.md.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.useDirArg(args, f.repo); err != nil {
+				return err
+			}
 			if !f.fix {
 				for _, name := range fixOnlyFlags {
 					if cmd.Flags().Changed(name) {
@@ -55,8 +58,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.repo, "repo", "", "read the configuration from the git repository at `PATH` or URL (default: the working directory's)")
 	fl.StringVar(&f.ref, "ref", "", "compare with the configuration at git `REF` (branch, tag, commit; default: the working directory, or HEAD of --repo)")
-	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON (same as --format json)")
-	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	cliflags.Add(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
 	fl.StringVar(&f.metricsFile, "metrics-file", "", "also write Prometheus text-format gauges to `FILE`, atomically (node-exporter's textfile collector)")
 	fl.BoolVar(&f.fix, "fix", false, "apply the configuration at the ref to remove the drift (takes the lock; implies --auto-approve)")
 	fl.Bool("auto-approve", false, "with --fix: accepted as apply's habit and ignored, since --fix already applies without asking")
@@ -70,7 +72,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 
 // drift checks, reports, optionally fixes, and sets the exit status.
 func (g *globals) drift(ctx context.Context, f *driftFlags) error {
-	format, err := (&planFlags{asJSON: f.asJSON, format: f.format}).outputFormat()
+	format, err := f.output.Format()
 	if err != nil {
 		return err
 	}

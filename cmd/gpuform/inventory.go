@@ -6,10 +6,12 @@ import (
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/cliflags"
 )
 
 func newInventoryCommand(g *globals) *cobra.Command {
-	var local, asJSON bool
+	var local bool
+	var o cliflags.Output
 	cmd := &cobra.Command{
 		Use:   "inventory",
 		Short: "Show the GPUs: the cluster's published inventory, or this machine's (--local)",
@@ -18,6 +20,11 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			"labels say. With --local it reads this machine's GPUs through NVML instead (read-only).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := o.Format()
+			if err != nil {
+				return err
+			}
+			asJSON := format == formatJSON
 			if local {
 				inv, err := localInventory()
 				if err != nil {
@@ -48,6 +55,6 @@ func newInventoryCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&local, "local", false, "read this machine's GPUs through NVML (read-only)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cliflags.Add(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd
 }

@@ -28,7 +28,7 @@ func TestIsolationExampleOnSimulatedCluster(t *testing.T) {
 	if r.code != 2 {
 		t.Fatalf("plan: exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	golden(t, filepath.Join("..", "..", "testdata", "plan", "isolation-create.txt"), r.stdout)
+	golden(t, filepath.Join("..", "..", "testdata", "plan", "isolation-create.txt"), strings.ReplaceAll(r.stdout, dir, "DIR"))
 	if strings.Contains(r.stdout+r.stderr, "Warning") {
 		t.Errorf("plan warns on the example's own cluster:\n%s", r.stderr)
 	}

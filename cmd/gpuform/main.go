@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"io"
 	"os"
 	"os/signal"
@@ -24,6 +25,7 @@ func main() {
 	env := os.Environ()
 	_ = os.Unsetenv(engine.PlanKeyEnv) // read from env; no program gpuform runs inherits it
 	root := newRootCommand(os.Stdin, os.Stdout, os.Stderr, env)
+	root.SetArgs(cliflags.Normalize(root, os.Args[1:]))
 	// A container's memory limit becomes the runtime's soft limit, set once
 	// for the process, unless GOMEMLIMIT is set (docs/performance.md).
 	memlimit.Set(os.DirFS("/"), os.Getenv)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ func runGpuform(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd := newRootCommand(nil, &out, &errb, env)
-	cmd.SetArgs(args)
+	cmd.SetArgs(cliflags.Normalize(cmd, args)) // as main does
 	// Run first: arguments are evaluated left to right, so reading the
 	// buffers in the same call would see them empty.
 	err := cmd.ExecuteContext(context.Background())

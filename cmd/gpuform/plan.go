@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"github.com/hashicorp/hcl/v2"
 	"io"
 
@@ -25,8 +27,8 @@ const (
 
 // planFlags are the flags plan shares with apply.
 type planFlags struct {
-	asJSON           bool
-	format           string
+	output           cliflags.Output
+	detail           bool
 	detailedExitCode bool
 	adopt            bool
 	out              string
@@ -43,15 +45,18 @@ type planFlags struct {
 func newPlanCommand(g *globals) *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan",
+		Use:   "plan [DIR]",
 		Short: "Show what apply would change in the cluster",
 		Long: "plan validates the configuration, reads the live cluster with one LIST per kind, and prints\n" +
 			"the ordered change set. It never writes. With --detailed-exitcode it exits 0 when there is\n" +
 			"nothing to do, 2 when there are changes, 1 on error.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := f.outputFormat()
 			if err != nil {
+				return err
+			}
+			if err := g.useDirArg(args, f.repo); err != nil {
 				return err
 			}
 			if f.outDir != "" && (f.base == "" || format != formatMarkdown) {
@@ -67,10 +72,14 @@ func newPlanCommand(g *globals) *cobra.Command {
 			defer done()
 			res, err := st.Plan(cmd.Context(), stack.PlanOptions{Adopt: f.adopt})
 			if err != nil {
+				// A program asked for JSON gets JSON: validate --json's document.
+				if ce := (*engine.ConfigError)(nil); format == formatJSON && errors.As(err, &ce) {
+					_ = config.WriteJSON(g.stdout, ce.Diags)
+				}
 				return g.fail(err, "")
 			}
 			p := res.Plan
-			if err := renderPlan(g, g.stdout, p, res.Config.Files, format); err != nil {
+			if err := renderPlan(g, g.stdout, p, res.Config.Files, format, f.detail); err != nil {
 				return err
 			}
 			if f.out != "" && p.Summary.Conflicts == 0 {
@@ -78,15 +87,19 @@ func newPlanCommand(g *globals) *cobra.Command {
 					return err
 				}
 				if format == formatText {
-					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply %s\n", f.out, f.out)
+					flag := ""
+					if res.Refused {
+						flag = " --allow-destroy"
+					}
+					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply%s %s\n", f.out, flag, f.out)
 				}
 			}
 			return g.planExit(p, f.detailedExitCode)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")
-	fl.StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	cliflags.Add(fl, &f.output, true, formatText, formatJSON, formatMarkdown)
+	fl.BoolVar(&f.detail, "detail", false, "print every field of created PrometheusRules (the text plan gives one line per rule group)")
 	fl.BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	fl.BoolVar(&f.adopt, "adopt", false, "plan to take over existing objects that are in the way instead of failing")
 	fl.StringVar(&f.out, "out", "", "save the plan to `FILE` for gpuform apply FILE")
@@ -99,16 +112,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func (f *planFlags) outputFormat() (string, error) {
-	if f.asJSON {
-		return formatJSON, nil
-	}
-	switch f.format {
-	case formatText, formatJSON, formatMarkdown:
-		return f.format, nil
-	}
-	return "", fmt.Errorf("unknown --format %q: use text, json or markdown", f.format)
-}
+func (f *planFlags) outputFormat() (string, error) { return f.output.Format() }
 
 // savePlan writes p to --out as a plan file with its ref, signed when a plan key is set.
 func (g *globals) savePlan(f *planFlags, cfg *config.Config, p *engine.Plan, context string) error {
@@ -128,8 +132,9 @@ func (g *globals) savePlan(f *planFlags, cfg *config.Config, p *engine.Plan, con
 }
 
 // renderPlan writes p in format. Text starts with where the configuration
-// came from when it is in git.
-func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.File, format string) error {
+// came from when it is in git; detail prints every field of created
+// PrometheusRules.
+func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.File, format string, detail bool) error {
 	switch format {
 	case formatJSON:
 		return render.JSON(w, p)
@@ -139,7 +144,7 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.F
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		textsafe.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
-	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files})
+	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files, Detail: detail})
 }
 
 // planExit is plan's exit status: 1 with objects in the way, 2 with

@@ -175,7 +175,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
 		}
-		golden(t, filepath.Join(goldenDir, "bank-create.txt"), r.stdout)
+		golden(t, filepath.Join(goldenDir, "bank-create.txt"), normalize(r.stdout))
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
 		if !strings.Contains(r.stdout, "Plan: 47 to add, 4 to change, 0 to destroy.") {
@@ -222,7 +222,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
 		}
-		golden(t, filepath.Join(goldenDir, "bank-quota.txt"), r.stdout)
+		golden(t, filepath.Join(goldenDir, "bank-quota.txt"), normalize(r.stdout))
 		j := runWith(t, nil, "--chdir", dir, "--var", "risk_gpus=1", "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-quota.json"), normalize(j.stdout))
 	})
@@ -239,7 +239,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
 		}
-		golden(t, filepath.Join(goldenDir, "bank-remove-model.txt"), r.stdout)
+		golden(t, filepath.Join(goldenDir, "bank-remove-model.txt"), normalize(r.stdout))
 		j := runWith(t, nil, "--chdir", removed, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-remove-model.json"), normalize(j.stdout))
 	})
@@ -259,7 +259,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("exit %d, want 2; stderr:\n%s", r.code, r.stderr)
 		}
-		golden(t, filepath.Join(goldenDir, "bank-hand-edit.txt"), r.stdout)
+		golden(t, filepath.Join(goldenDir, "bank-hand-edit.txt"), normalize(r.stdout))
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-hand-edit.json"), normalize(j.stdout))
 		applyOK(t, nil, dir)
@@ -375,12 +375,12 @@ func TestPlanBankLifecycle(t *testing.T) {
 		if !strings.Contains(r.stderr, "in the way") {
 			t.Errorf("stderr does not explain the conflict:\n%s", r.stderr)
 		}
-		golden(t, filepath.Join(goldenDir, "bank-conflict.txt"), r.stdout)
+		golden(t, filepath.Join(goldenDir, "bank-conflict.txt"), normalize(r.stdout))
 		a := runWith(t, nil, "--chdir", withAudit, "plan", "--adopt", "--detailed-exitcode")
 		if a.code != 2 {
 			t.Fatalf("--adopt: exit %d, want 2; stderr:\n%s", a.code, a.stderr)
 		}
-		golden(t, filepath.Join(goldenDir, "bank-adopt.txt"), a.stdout)
+		golden(t, filepath.Join(goldenDir, "bank-adopt.txt"), normalize(a.stdout))
 		j := runWith(t, nil, "--chdir", withAudit, "plan", "--adopt", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-adopt.json"), normalize(j.stdout))
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -60,7 +62,11 @@ func newRoot(g *globals) *cobra.Command {
 		Long:          "gpuform reads HCL files that describe tenants, GPU pools, MIG layouts, priorities and models,\nvalidates them against the GPU catalog, and plans and applies them on a Kubernetes cluster.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version, as terraform and helm take it: what gpuform version prints.
+		Version: version,
 	}
+	root.SetVersionTemplate(versionLine())
+	root.SetFlagErrorFunc(cliflags.FlagError)
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
@@ -96,6 +102,7 @@ func newRoot(g *globals) *cobra.Command {
 		newCatalogCommand(g),
 		newUsageCommand(g),
 		newGraphCommand(g),
+		newStateCommand(g),
 		newVersionCommand(g),
 	)
 	for _, c := range root.Commands() {
@@ -140,9 +147,10 @@ func (g *globals) path(p string) string {
 	return filepath.Join(g.dir(), p)
 }
 
-// color reports whether output to w should carry ANSI colours.
+// color reports whether output to w should carry ANSI colours: not with
+// --no-color or $NO_COLOR, nor on anything but a terminal.
 func (g *globals) color(w io.Writer) bool {
-	return !g.noColor && textsafe.IsTerminal(w)
+	return !g.noColor && !cliflags.NoColor(g.env) && textsafe.IsTerminal(w)
 }
 
 // loadOptions gathers variables from flags and the environment.
@@ -175,4 +183,9 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 		files = cfg.Files
 	}
 	_ = configDiagWriter(g, files).Write(g.stderr, diags)
+}
+
+// versionLine is what --version prints, the line of gpuform version.
+func versionLine() string {
+	return fmt.Sprintf("gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

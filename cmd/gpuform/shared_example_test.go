@@ -37,7 +37,7 @@ func TestSharedExampleOnSimulatedCluster(t *testing.T) {
 		return r
 	}
 	r := run(2, "plan", "--detailed-exitcode")
-	golden(t, filepath.Join("..", "..", "testdata", "plan", "shared-create.txt"), r.stdout)
+	golden(t, filepath.Join("..", "..", "testdata", "plan", "shared-create.txt"), strings.ReplaceAll(r.stdout, dir, "DIR"))
 	for _, want := range []string{
 		"Plan: 34 to add, 5 to change, 0 to destroy.",
 		`spec.hard["requests.nvidia.com/gpu.shared"] = "12"`,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/internal/cliflags"
 )
 
 func newShowCommand(g *globals) *cobra.Command {
@@ -20,10 +22,10 @@ func newShowCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return renderPlan(g, g.stdout, pf.Plan(), nil, format)
+			return renderPlan(g, g.stdout, pf.Plan(), nil, format, f.detail)
 		},
 	}
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the plan as JSON (same as --format json)")
-	cmd.Flags().StringVar(&f.format, "format", formatText, "output format: text, json or markdown")
+	cliflags.Add(cmd.Flags(), &f.output, true, formatText, formatJSON, formatMarkdown)
+	cmd.Flags().BoolVar(&f.detail, "detail", false, "print every field of created PrometheusRules (the text plan gives one line per rule group)")
 	return cmd
 }

@@ -50,6 +50,10 @@ func newUsageCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if rep.NoInput() {
+				render.UsageNoInput(g.stderr, rep)
+				return &exitError{code: 1}
+			}
 			render.UsageWarnings(g.stderr, rep)
 			if out == "" {
 				return write(g.stdout, rep)
@@ -66,7 +70,7 @@ func newUsageCommand(g *globals) *cobra.Command {
 	f.StringVar(&from, "from", "", "report from `TIME` (RFC 3339) instead of --window")
 	f.StringVar(&to, "to", "", "report up to `TIME` (RFC 3339; default now)")
 	f.DurationVar(&step, "step", 5*time.Minute, "the sampling interval: each sample stands for one step")
-	f.StringVar(&output, "output", "text", "output format: "+strings.Join(render.UsageFormats(), ", "))
+	f.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(render.UsageFormats(), ", "))
 	f.StringVar(&out, "out", "", "write the report to `FILE` instead of standard output")
 	return cmd
 }

@@ -6,11 +6,12 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/cliflags"
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
 func newValidateCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var o cliflags.Output
 	cmd := &cobra.Command{
 		Use:   "validate [DIR | FILE.hcl...]",
 		Short: "Check the configuration offline: syntax, types, references, MIG layouts, names",
@@ -18,6 +19,11 @@ func newValidateCommand(g *globals) *cobra.Command {
 			"FILE.hcl arguments (a directory is a configuration, as in Terraform), and checks it against the GPU\n" +
 			"catalog without contacting any cluster. It prints every problem at once and exits 1 on an error.",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.Format()
+			if err != nil {
+				return err
+			}
+			asJSON := format == formatJSON
 			dir, err := config.ArgDir(g.chdir, args)
 			if err != nil {
 				return err
@@ -44,6 +50,6 @@ func newValidateCommand(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
+	cliflags.Add(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd
 }

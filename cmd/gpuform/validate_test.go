@@ -291,32 +291,65 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("A100-80GB 1g.10gb row = %q; want 1 compute, 1 memory slot, max 7, placements at slots 0 .. 6", row)
 	}
 
-	js := runGpuform(t, nil, "catalog", "--json")
+	for _, args := range [][]string{{"catalog", "-o", "json"}, {"catalog", "--json"}} {
+		checkCatalogJSON(t, args)
+	}
+}
+
+// checkCatalogJSON checks the catalog's JSON of gpuform args: every GPU,
+// snake_case names and PCI device IDs as hex strings.
+func checkCatalogJSON(t *testing.T, args []string) {
+	t.Helper()
+	js := runGpuform(t, nil, args...)
 	if js.code != 0 || js.stderr != "" {
-		t.Fatalf("catalog --json: exit %d, stderr:\n%s", js.code, js.stderr)
+		t.Fatalf("%v: exit %d, stderr:\n%s", args, js.code, js.stderr)
+	}
+	for _, goName := range []string{`"Key"`, `"PCIDeviceIDs"`, `"MaxInstances"`, `"Start"`} {
+		if strings.Contains(js.stdout, goName) {
+			t.Errorf("%v has the Go field name %s; gpuform's JSON is snake_case", args, goName)
+		}
 	}
 	var parsed struct {
-		GPUs []mig.GPU `json:"gpus"`
+		GPUs []struct {
+			Key          string   `json:"key"`
+			PCIDeviceIDs []string `json:"pci_device_ids"`
+			MIG          bool     `json:"mig"`
+			Profiles     []struct {
+				MaxInstances int `json:"max_instances"`
+			} `json:"profiles"`
+		} `json:"gpus"`
 	}
 	if err := json.Unmarshal([]byte(js.stdout), &parsed); err != nil {
-		t.Fatalf("catalog --json is not JSON: %v", err)
+		t.Fatalf("%v is not JSON: %v", args, err)
 	}
-	got := map[string]mig.GPU{}
-	for _, g := range parsed.GPUs {
-		got[g.Key] = g
+	got := map[string]int{}
+	for i, g := range parsed.GPUs {
+		got[g.Key] = i
 	}
 	for _, want := range mig.Default().GPUs() {
-		g, ok := got[want.Key]
+		i, ok := got[want.Key]
 		if !ok {
-			t.Errorf("catalog --json lacks %s", want.Key)
+			t.Errorf("%v lacks %s", args, want.Key)
 			continue
 		}
-		if g.MIG != want.MIG || len(g.Profiles) != len(want.Profiles) {
-			t.Errorf("catalog --json %s: MIG %v with %d profiles; want %v with %d", want.Key, g.MIG, len(g.Profiles), want.MIG, len(want.Profiles))
+		g := parsed.GPUs[i]
+		if g.MIG != want.MIG || len(g.Profiles) != len(want.Profiles) || len(g.PCIDeviceIDs) != len(want.PCIDeviceIDs) {
+			t.Errorf("%v %s: MIG %v with %d profiles, %d PCI IDs; want %v with %d, %d", args, want.Key, g.MIG, len(g.Profiles), len(g.PCIDeviceIDs), want.MIG, len(want.Profiles), len(want.PCIDeviceIDs))
+			continue
+		}
+		for j, id := range want.PCIDeviceIDs {
+			if g.PCIDeviceIDs[j] != mig.FormatPCIDeviceID(id) {
+				t.Errorf("%v %s: PCI device ID %q, want %q", args, want.Key, g.PCIDeviceIDs[j], mig.FormatPCIDeviceID(id))
+			}
+		}
+		for j, p := range want.Profiles {
+			if g.Profiles[j].MaxInstances != p.MaxInstances {
+				t.Errorf("%v %s %s: max_instances %d, want %d", args, want.Key, p.Name, g.Profiles[j].MaxInstances, p.MaxInstances)
+			}
 		}
 	}
 	if len(parsed.GPUs) != len(mig.Default().GPUs()) {
-		t.Errorf("catalog --json has %d GPUs; the catalog has %d", len(parsed.GPUs), len(mig.Default().GPUs()))
+		t.Errorf("%v has %d GPUs; the catalog has %d", args, len(parsed.GPUs), len(mig.Default().GPUs()))
 	}
 }
 

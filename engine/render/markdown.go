@@ -14,6 +14,9 @@ import (
 func Markdown(w io.Writer, p *engine.Plan) error {
 	bw := bufio.NewWriter(w)
 	textsafe.Fprintf(bw, "### gpuform plan for stack %s\n\n", mdCode(p.Stack))
+	if p.Source != "" {
+		textsafe.Fprintf(bw, "Cluster: %s\n\n", mdCode(p.Source))
+	}
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
 		textsafe.Fprintf(bw, "**No changes.** The cluster matches the configuration.\n")
 		writeMarkdownWarnings(bw, p)

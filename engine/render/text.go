@@ -22,13 +22,16 @@ type TextOptions struct {
 	// Files are the configuration's parsed files, for the source line of a
 	// warning that carries a position; nil shows the file and line only.
 	Files map[string]*hcl.File
+	// Detail prints every field of a created PrometheusRule instead of a
+	// line per rule group (rules_summary.go).
+	Detail bool
 }
 
 // Text writes the plan the way Terraform does: changes grouped by
 // config address with + ~ - symbols and field paths, then a summary line.
 func Text(w io.Writer, p *engine.Plan, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
-	r := textRenderer{w: bw, color: opts.Color, files: opts.Files}
+	r := textRenderer{w: bw, color: opts.Color, files: opts.Files, detail: opts.Detail}
 	r.plan(p)
 	return bw.Flush()
 }
@@ -38,6 +41,8 @@ type textRenderer struct {
 	color bool
 	// files are TextOptions.Files.
 	files map[string]*hcl.File
+	// detail is TextOptions.Detail.
+	detail bool
 }
 
 // paint styles s (escaped) with an SGR code when colours are on.
@@ -79,6 +84,10 @@ func groups(changes []*engine.Change) [][]*engine.Change {
 }
 
 func (r *textRenderer) plan(p *engine.Plan) {
+	if p.Source != "" {
+		// The cluster first, as kubectl users look for the context.
+		textsafe.Fprintf(r.w, "%s %s\n\n", r.title("Cluster:"), p.Source)
+	}
 	if !p.HasChanges() && p.Summary.Conflicts == 0 {
 		textsafe.Fprintf(r.w, "%s\n\ngpuform compared the configuration of stack %s with the cluster and found no differences.\n", r.paint("1;32", "No changes. The cluster matches the configuration."), p.Stack)
 		r.capacity(p)
@@ -168,6 +177,10 @@ func (r *textRenderer) change(c *engine.Change) {
 	switch c.Action {
 	case engine.ActionCreate:
 		for _, f := range flatten(c.After.Object) {
+			if !r.detail && f.path == "spec.groups" && isRuleKind(gvk) {
+				r.ruleGroups(f.value)
+				continue
+			}
 			r.field(engine.FieldDiff{Path: f.path, Op: engine.FieldAdd, After: f.value}, c.Sensitive, gvk)
 		}
 	case engine.ActionUpdate, engine.ActionAdopt:

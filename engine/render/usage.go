@@ -133,4 +133,20 @@ func UsageWarnings(w io.Writer, rep *usage.Report) {
 	if rep.Dropped > 0 {
 		textsafe.Fprintf(w, "Warning: Prometheus answered %d samples that were NaN, infinite, negative or above %g; the report leaves them out.\n", rep.Dropped, usage.MaxSampleValue)
 	}
+	if rep.NoInput() {
+		return
+	}
+	for _, in := range rep.MissingExporters() {
+		textsafe.Fprintf(w, "Warning: Prometheus has no series of %s over the window (%s); the figures made of them are 0. Check that Prometheus scrapes it (none is expected only if no pod ran on a GPU).\n", in.Exporter, strings.Join(in.Series, ", "))
+	}
+}
+
+// UsageNoInput writes the error of a report none of whose series
+// Prometheus has: which series, of which exporter.
+func UsageNoInput(w io.Writer, rep *usage.Report) {
+	textsafe.Fprintf(w, "Error: Prometheus has none of the series gpuform usage reads over the window, so every figure would be 0:\n")
+	for _, in := range rep.MissingExporters() {
+		textsafe.Fprintf(w, "  %s: %s\n", in.Exporter, strings.Join(in.Series, ", "))
+	}
+	textsafe.Fprintf(w, "Check that --prometheus is the server that scrapes these exporters, and the window (--window, --from, --to).\n")
 }

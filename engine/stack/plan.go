@@ -31,6 +31,10 @@ type PlanResult struct {
 	Plan *engine.Plan
 	// Context names the cluster, for a saved plan (engine.NewPlanFile).
 	Context string
+	// Refused says apply, with its default safety flags, would refuse
+	// the plan (a protected tenant's namespace, too many deletes); the
+	// reasons are among the plan's warnings (refusals.go).
+	Refused bool
 }
 
 // Plan loads, validates and compiles the configuration, reads the cluster
@@ -64,7 +68,7 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 	if err := s.assess(ctx, cl, head.cfg, d); err != nil {
 		return nil, err
 	}
-	return &PlanResult{Config: head.cfg, Plan: d.plan, Context: cl.Context()}, nil
+	return &PlanResult{Config: head.cfg, Plan: d.plan, Context: cl.Context(), Refused: warnApplyRefuses(d.plan)}, nil
 }
 
 // diffed is a plan just made from a refresh, with what assess adds to it

@@ -52,13 +52,17 @@ func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalo
 	results := map[string][]Series{}
 	dropped := 0
 	last := w.To.Add(-w.Step)
-	for _, query := range []string{QueryNodes, QueryAllocated, QueryUsed, QueryUsedMIG, QueryQuota} {
-		s, err := q.QueryRange(ctx, query, w.From, last, w.Step)
+	var missing []Input
+	for _, in := range Inputs() {
+		s, err := q.QueryRange(ctx, in.Query, w.From, last, w.Step)
 		if err != nil {
-			return nil, fmt.Errorf("querying Prometheus for %s: %w", query, err)
+			return nil, fmt.Errorf("querying Prometheus for %s: %w", in.Query, err)
+		}
+		if len(s) == 0 {
+			missing = append(missing, in)
 		}
 		dropped += dropBad(s)
-		results[query] = s
+		results[in.Query] = s
 	}
 	t := newTenancy(cfg, cat)
 	a := &accumulator{t: t, w: w, nodes: t.nodePools(results[QueryNodes]), rows: map[[2]string]*Row{}, lines: map[string]*Timeline{}, idle: map[[2]string][]float64{}, dropped: dropped}
@@ -79,7 +83,9 @@ func Compute(ctx context.Context, q Querier, cfg *config.Config, cat *mig.Catalo
 	for _, s := range results[QueryQuota] {
 		a.quota(s)
 	}
-	return a.report(cfg), nil
+	rep := a.report(cfg)
+	rep.Missing = missing
+	return rep, nil
 }
 
 // accumulator adds samples up per row and per tenant timeline.

@@ -80,6 +80,9 @@ type Report struct {
 	// Dropped counts the samples left out as NaN, infinite, negative or
 	// above MaxSampleValue; the command warns of them.
 	Dropped int
+	// Missing are the inputs whose query returned no series over the
+	// window, in the order of Inputs.
+	Missing []Input
 }
 
 // Row is one tenant's figures on one pool over the window. Hours are
