@@ -167,7 +167,7 @@ func TestConfigDiffFromNothing(t *testing.T) {
 		}
 		addrs = append(addrs, c.Address)
 	}
-	want := "gpuform var.model_bucket var.risk_gpus priority.batch priority.realtime mig_layout.balanced pool.a100 pool.h100 tenant.chatbot tenant.ocr tenant.risk model.fraud-detector model.invoice-reader model.support-assistant alert.AssistantPowerHigh"
+	want := "gpuform cluster var.model_bucket var.risk_gpus priority.batch priority.realtime mig_layout.balanced pool.a100 pool.h100 tenant.chatbot tenant.ocr tenant.risk model.fraud-detector model.invoice-reader model.support-assistant alert.AssistantPowerHigh"
 	if got := strings.Join(addrs, " "); got != want {
 		t.Errorf("blocks:\n%s\nwant:\n%s", got, want)
 	}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gpuform/gpuform/internal/cliflags"
+	ver "github.com/gpuform/gpuform/internal/version"
 	"io"
 	"net/http"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -62,10 +62,11 @@ func newRoot(g *globals) *cobra.Command {
 		Long:          "gpuform reads HCL files that describe tenants, GPU pools, MIG layouts, priorities and models,\nvalidates them against the GPU catalog, and plans and applies them on a Kubernetes cluster.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// --version, as terraform and helm take it: what gpuform version prints.
-		Version: version,
+		// --version, as terraform and helm take it: what gpuform version
+		// prints (cobra adds the flag only for a non-empty Version).
+		Version: ver.Line(version, commit),
 	}
-	root.SetVersionTemplate(versionLine())
+	root.SetVersionTemplate(ver.Line(version, commit) + "\n")
 	root.SetFlagErrorFunc(cliflags.FlagError)
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
@@ -183,9 +184,4 @@ func (g *globals) writeDiags(cfg *config.Config, diags hcl.Diagnostics) {
 		files = cfg.Files
 	}
 	_ = configDiagWriter(g, files).Write(g.stderr, diags)
-}
-
-// versionLine is what --version prints, the line of gpuform version.
-func versionLine() string {
-	return fmt.Sprintf("gpuform %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
