@@ -57,6 +57,7 @@ tenant "payments" {
 
 tenant "others" {
   namespace = "iso-others-%[1]s"
+  admins    = ["user:others-admin"]
   protect   = false
   quota "open-%[1]s" {
     gpus = 2
@@ -130,7 +131,9 @@ func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
 	}
 	modelOnTaintedNode(t, "none")
 	// Another tenant's pod aimed at the pool, even with the pool's
-	// toleration, is refused: that tenant has no quota there.
+	// toleration, is refused: that tenant has no quota there. Its admin
+	// tries (impersonation), with the access gpuform granted once the
+	// policies were enforced in its namespace.
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "intruder", Namespace: "iso-others-none"},
 		Spec: corev1.PodSpec{
@@ -139,7 +142,7 @@ func TestTaintedPoolOnlyForItsTenant(t *testing.T) {
 			Containers:   []corev1.Container{container(map[string]string{"nvidia.com/gpu": "1"})},
 		},
 	}
-	_, err := cs.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
+	_, err := asTenant(t, "others-admin").CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(fmt.Sprint(err), "nodeSelector gpuform.dev/pool naming a pool the tenant has quota on") {
 		t.Errorf("the other tenant's pod on the tainted pool: %v, want refused by the GPU-pools policy", err)
 	}
