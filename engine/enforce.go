@@ -72,8 +72,7 @@ func enforces(k Key) bool { return k.Group == kindVAP.Group }
 // matchResources), so that a namespace where the API server enforces one
 // of them, once each was seen enforced, is one where it enforces all.
 func StackPolicies(d *Desired) (names []string, boundAlike bool) {
-	var match []any
-	boundAlike = true
+	var matches []any
 	for _, o := range d.Objects {
 		k := o.Key()
 		switch {
@@ -81,12 +80,12 @@ func StackPolicies(d *Desired) (names []string, boundAlike bool) {
 			names = append(names, k.Name)
 		case sameKind(k, kindVAPBinding):
 			m, _, _ := unstructured.NestedFieldNoCopy(o.Object.Object, "spec", "matchResources")
-			if match == nil {
-				match = []any{m}
-			} else if !equality.Semantic.DeepEqual(match[0], m) {
-				boundAlike = false
-			}
+			matches = append(matches, m)
 		}
+	}
+	boundAlike = true
+	for _, m := range matches {
+		boundAlike = boundAlike && equality.Semantic.DeepEqual(matches[0], m)
 	}
 	sort.Strings(names)
 	return names, boundAlike

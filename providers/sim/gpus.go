@@ -17,8 +17,7 @@ import (
 // simulated servers (cgo), and a test holds the two to the same results.
 type GPUs interface {
 	// Simulate returns a node's count GPUs of model, or nil for GPU models
-	// go-nvml does not simulate (L4, L40S, T4, H100-94GB and the other
-	// Hopper and Blackwell boards it lacks): those nodes carry GPU Feature
+	// go-nvml's simulated servers do not cover: those nodes carry GPU Feature
 	// Discovery labels only, and solveLayout stands in for their MIG.
 	Simulate(cat *mig.Catalog, model string, count int, driver, node string) (agentv1.NodeGPUs, error)
 }
