@@ -183,7 +183,7 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
-	ex.prover = &prover{t: t, policies: p.Policies, boundAlike: p.PoliciesBoundAlike, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}, proven: map[string]bool{}}
+	ex.prover = &prover{t: t, sem: ex.sem, policies: p.Policies, boundAlike: p.PoliciesBoundAlike, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}, proven: map[string]bool{}}
 	ex.walk(ctx, w.graph)
 	rep := &Report{}
 	for _, j := range w.changes {
@@ -195,7 +195,8 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 // walk runs every job of g, each once the jobs it depends on ended, on
 // opts.Parallelism goroutines (plus one): a job is handed to them only when
 // it is ready, so a large apply holds a few dozen goroutines, not one
-// waiting, with its stack, per change.
+// waiting, with its stack, per change (a job waiting for its namespace's
+// proof of enforcement is parked by the prover, which hands it back).
 func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 	nodes := g.Nodes()
 	dependents := make(map[*job][]*job, len(nodes))
@@ -206,7 +207,8 @@ func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 			dependents[d] = append(dependents[d], j)
 		}
 	}
-	// Every job is sent once, so the buffer never blocks a sender.
+	// A job is in the buffer at most once at a time (the prover sends one
+	// again only after it was taken), so the buffer never blocks a sender.
 	ready := make(chan *job, len(nodes))
 	for _, j := range nodes {
 		if len(j.deps) == 0 {
@@ -225,6 +227,9 @@ func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 	for range ex.opts.Parallelism + 1 {
 		wg.Go(func() {
 			for j := range ready {
+				if ex.awaitProof(ctx, j, ready) {
+					continue
+				}
 				ex.run(ctx, j)
 				for _, dj := range dependents[j] {
 					if dj.waiting.Add(-1) == 0 {
@@ -238,6 +243,21 @@ func (ex *executor) walk(ctx context.Context, g *dag.Graph[*job]) {
 		})
 	}
 	wg.Wait()
+}
+
+// awaitProof reports whether j waits for the proof that its namespace
+// enforces the stack's policies (prover.await): only a job that grants
+// access and will run, its dependencies having succeeded.
+func (ex *executor) awaitProof(ctx context.Context, j *job, ready chan<- *job) bool {
+	if j.barrier || !grantsAccess(j.c) {
+		return false
+	}
+	for _, d := range j.deps {
+		if !d.succeeded() {
+			return false
+		}
+	}
+	return ex.prover.await(ctx, j, ready)
 }
 
 // withDefaults fills in the zero options.
@@ -441,6 +461,16 @@ func (ex *executor) run(ctx context.Context, j *job) {
 		ex.finish(j.result)
 		return
 	}
+	if grantsAccess(j.c) {
+		if err := ex.prover.result(j.c.Key.Namespace); err != nil {
+			j.result = &Result{Change: j.c, Outcome: OutcomeFailed, Err: err}
+			if ctx.Err() != nil {
+				j.result.Outcome, j.result.Err = OutcomeSkipped, notStarted(ctx)
+			}
+			ex.finish(j.result)
+			return
+		}
+	}
 	select {
 	case ex.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -466,16 +496,6 @@ func (ex *executor) run(ctx context.Context, j *job) {
 	}
 	ex.event(Event{Kind: EventStart, Change: j.c})
 	start := time.Now()
-	if grantsAccess(j.c) {
-		if err := ex.prover.prove(ctx, j.c.Key.Namespace); err != nil {
-			j.result = &Result{Change: j.c, Outcome: OutcomeFailed, Err: err, Elapsed: time.Since(start)}
-			if ctx.Err() != nil {
-				j.result.Outcome, j.result.Err = OutcomeSkipped, notStarted(ctx)
-			}
-			ex.finish(j.result)
-			return
-		}
-	}
 	attempts, err := ex.withRetry(ctx, func(actx context.Context) error { return ex.do(actx, j.c) })
 	if err == nil && j.c.Wait != "" {
 		wctx, cancel := context.WithTimeout(ctx, ex.opts.MIGTimeout)

@@ -141,8 +141,17 @@ func subjectsOf(u *unstructured.Unstructured) []string {
 // when all were: the API server enforces a policy it was seen enforcing
 // wherever its binding matches, and a binding's match of a namespace,
 // which one probe shows, is every binding's.
+//
+// A proof waits between its tries (the API server's policy informer and
+// quota controller catch up a moment after the writes), and no waiting
+// holds one of the walk's goroutines or one of its slots: a try is made by
+// the walk's goroutine that took a job of the namespace, and the next try
+// is that job handed back to the walk by a timer.
 type prover struct {
-	t          Target
+	t Target
+	// sem is the apply's slots for requests in flight: a probe holds one
+	// while it asks.
+	sem        chan struct{}
 	policies   []string
 	boundAlike bool
 	timeout    time.Duration
@@ -152,24 +161,100 @@ type prover struct {
 	proven map[string]bool
 }
 
-// proof is the proof of one namespace, made once.
+// proof is where the proof of one namespace stands.
 type proof struct {
-	once sync.Once
+	// done is set once the proof ended, with err its outcome.
+	done bool
 	err  error
+	// asking is set while a try is in flight or its timer runs.
+	asking bool
+	start  time.Time
+	delay  time.Duration
+	// parked are the namespace's jobs taken while asking, handed back to
+	// the walk when the proof ends.
+	parked []*job
 }
 
-// prove returns nil once the API server denied the probe of every policy in
-// namespace, a *NotEnforcedError when one was still admitted after the
-// timeout, or the error that ended the tries (ctx's, a permanent one).
-func (p *prover) prove(ctx context.Context, namespace string) error {
+// await takes j, a job that grants access in its namespace, from the walk:
+// false when the namespace's proof ended (run reads it with result); true
+// when j waits for it, to be handed back to ready at its next try or once
+// it ended.
+func (p *prover) await(ctx context.Context, j *job, ready chan<- *job) bool {
+	namespace := j.c.Key.Namespace
 	p.mu.Lock()
 	pr := p.byNS[namespace]
 	if pr == nil {
-		pr = &proof{}
+		pr = &proof{start: time.Now(), delay: 50 * time.Millisecond}
 		p.byNS[namespace] = pr
 	}
+	switch {
+	case pr.done:
+		p.mu.Unlock()
+		return false
+	case pr.asking:
+		pr.parked = append(pr.parked, j)
+		p.mu.Unlock()
+		return true
+	}
+	pr.asking = true
 	p.mu.Unlock()
-	pr.once.Do(func() { pr.err = p.try(ctx, namespace) })
+
+	err := p.probe(ctx, namespace)
+	var ne *NotEnforcedError
+	if err != nil && (errors.As(err, &ne) || Transient(err)) && ctx.Err() == nil && time.Since(pr.start)+pr.delay < p.timeout {
+		p.again(ctx, pr, j, ready)
+		return true
+	}
+	switch {
+	case err == nil:
+	case ne != nil:
+		ne.Waited = time.Since(pr.start)
+	default:
+		err = fmt.Errorf("prove the stack's admission policies enforced in namespace %s: %w", namespace, err)
+	}
+	p.mu.Lock()
+	pr.done, pr.err, pr.asking = true, err, false
+	parked := pr.parked
+	pr.parked = nil
+	p.mu.Unlock()
+	for _, pj := range parked {
+		ready <- pj
+	}
+	return false
+}
+
+// again hands j back to ready after the proof's delay, or at once when ctx
+// ends first, and doubles the delay up to two seconds.
+func (p *prover) again(ctx context.Context, pr *proof, j *job, ready chan<- *job) {
+	p.mu.Lock()
+	delay := pr.delay
+	pr.delay = min(2*delay, 2*time.Second)
+	p.mu.Unlock()
+	var stop func() bool
+	back := func() {
+		stop()
+		p.mu.Lock()
+		pr.asking = false
+		p.mu.Unlock()
+		ready <- j
+	}
+	timer := time.AfterFunc(delay, back)
+	stop = context.AfterFunc(ctx, func() {
+		if timer.Stop() {
+			back()
+		}
+	})
+}
+
+// result is the outcome of namespace's proof: an error unless it ended
+// with every policy enforced.
+func (p *prover) result(namespace string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := p.byNS[namespace]
+	if pr == nil || !pr.done {
+		return fmt.Errorf("the stack's admission policies were not proven enforced in namespace %s", namespace)
+	}
 	return pr.err
 }
 
@@ -192,40 +277,25 @@ func (p *prover) toProbe() []string {
 	return out
 }
 
-// try probes until every policy denies its probe, with backoff, for at most
-// the timeout.
-func (p *prover) try(ctx context.Context, namespace string) error {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	delay := 50 * time.Millisecond
-	policies := p.toProbe()
-	for {
-		err := p.t.ProbeEnforced(ctx, namespace, policies)
-		var ne *NotEnforcedError
-		switch {
-		case err == nil:
-			p.mu.Lock()
-			for _, name := range policies {
-				p.proven[name] = true
-			}
-			p.mu.Unlock()
-			return nil
-		case errors.As(err, &ne), Transient(err):
-		default:
-			return fmt.Errorf("prove the stack's admission policies enforced in namespace %s: %w", namespace, err)
-		}
-		select {
-		case <-ctx.Done():
-			if ne != nil {
-				ne.Waited = time.Since(start)
-				return ne
-			}
-			return fmt.Errorf("prove the stack's admission policies enforced in namespace %s: %w", namespace, err)
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 2*time.Second)
+// probe asks the target once, holding one of the apply's slots, about the
+// policies toProbe names then, and records them proven when it may.
+func (p *prover) probe(ctx context.Context, namespace string) error {
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+	defer func() { <-p.sem }()
+	policies := p.toProbe()
+	if err := p.t.ProbeEnforced(ctx, namespace, policies); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	for _, name := range policies {
+		p.proven[name] = true
+	}
+	p.mu.Unlock()
+	return nil
 }
 
 // accessAfterEnforcement makes each RoleBinding of applies wait for the

@@ -103,6 +103,44 @@ func TestAccessWaitsForEnforcement(t *testing.T) {
 	}
 }
 
+// TestProofWaitsWithoutASlot: a namespace whose policies are not enforced
+// yet holds no slot while its proof waits for the next try, so the other
+// changes go on meanwhile; here the API server enforces the policies only
+// once every change but the RoleBindings was written, at parallelism 1.
+func TestProofWaitsWithoutASlot(t *testing.T) {
+	d := bank(t)
+	p := enginetest.MustDiff(t, d, enginetest.EmptyLive(t), engine.DiffOptions{})
+	others := 0
+	for _, c := range p.Changes {
+		if !isRoleBinding(c.Key) {
+			others++
+		}
+	}
+	r := newRecorder()
+	tries := 0
+	r.probe = func(ns string, _ []string) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		tries++
+		if len(r.finished) < others {
+			return &engine.NotEnforcedError{Policy: "p", Namespace: ns}
+		}
+		return nil
+	}
+	rep := engine.Apply(context.Background(), p, r, engine.ApplyOptions{Parallelism: 1, EnforceTimeout: 3 * time.Second})
+	if !rep.OK() {
+		for _, res := range rep.Results {
+			if res.Err != nil {
+				t.Errorf("%s: %v", res.Change.Key, res.Err)
+			}
+		}
+		t.Fatal("apply failed: a waiting proof kept the only slot from the changes it waited for")
+	}
+	if tries < 2 {
+		t.Errorf("%d probes: the proof never waited", tries)
+	}
+}
+
 // TestProbesAskEachPolicyOnce: when the policies' bindings match alike, the
 // first namespace's probe asks for every policy and each later one for a
 // single policy; when they do not, every namespace asks for all.

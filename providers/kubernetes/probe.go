@@ -13,15 +13,20 @@ import (
 	"github.com/gpuform/gpuform/engine"
 )
 
-// ProbeEnforced proves that the API server enforces each named
-// ValidatingAdmissionPolicy in namespace: for each, a server-side dry-run
+// ProbeEnforced proves that the API server enforces the stack's quota and
+// each named ValidatingAdmissionPolicy in namespace. First the stack's
+// ResourceQuota there must have its status computed (quotaComputed: one
+// request, which spares the probes while the quota controller catches
+// up); then for each policy, a server-side dry-run
 // create (nothing is written, and a dry run is admitted exactly as a write
 // would be) of a ConfigMap labelled engine.LabelAdmissionProbe with the
 // policy's name, which the policy denies once the API server enforces it.
 // Admitted: a *engine.NotEnforcedError. Denied by anything else (another
-// policy, a webhook, RBAC): that error, for the caller to report. Then the
-// stack's ResourceQuota there must have its status computed (quotaComputed).
+// policy, a webhook, RBAC): that error, for the caller to report.
 func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies []string) error {
+	if err := c.quotaComputed(ctx, namespace); err != nil {
+		return err
+	}
 	for _, policy := range policies {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "gpuform-admission-probe-",
@@ -39,7 +44,7 @@ func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies [
 		}
 		return c.explain(fmt.Sprintf("dry-run the admission probe of policy %s in namespace %s", policy, namespace), err)
 	}
-	return c.quotaComputed(ctx, namespace)
+	return nil
 }
 
 // quotaComputed is nil when the stack's ResourceQuota in namespace is
