@@ -59,14 +59,15 @@ test-release:
 ## make dist for every target, then tools/dist -check (exactly the six archives, SHA256SUMS and
 ## the SBOM; each archive's entries, its binary a program for its platform; the SBOM's packages
 ## the modules the binaries link; the host archive's gpuform version) and sha256sum -c; then
-## make image and tools/image -check (the layout read back, unpacked, its gpuform version run).
-## .ci/run runs it; make test does not (six cross-builds of a cold cache take minutes)
+## make image and tools/image -check (the layout read back, unpacked, its gpuform version run),
+## all with one VERSION. .ci/run runs it; make test does not (six cross-builds of a cold cache
+## take minutes)
 .PHONY: release-check
 release-check:
-	@$(MAKE) --no-print-directory dist
+	@$(MAKE) --no-print-directory dist VERSION=$(VERSION)
 	$(GO) run ./tools/dist -check -version $(VERSION) -out dist README.md docs/install.md
 	cd dist && sha256sum -c --strict SHA256SUMS
-	@$(MAKE) --no-print-directory image
+	@$(MAKE) --no-print-directory image VERSION=$(VERSION)
 	cd tools/image && $(GO) run . -check $(CURDIR)/dist/image -ref gpuform:$(VERSION) -version $(VERSION) -ca $(IMAGE_CA)
 
 ## install-check: `go install` without cgo, as a workstation without a C compiler does it,
