@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,28 @@ func resum(t *testing.T, dir string) {
 	}
 	if err := writeSums(dir, names); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestModulesOfEveryBinary: the SBOM's modules are those of every binary
+// together, each once (the replacement where a module is replaced), sorted.
+func TestModulesOfEveryBinary(t *testing.T) {
+	linux := &debug.BuildInfo{Deps: []*debug.Module{
+		{Path: "github.com/spf13/cobra", Version: "v1.9.1", Sum: "h1:a"},
+		{Path: "github.com/prometheus/procfs", Version: "v0.16.0", Sum: "h1:b"},
+		{Path: "example.com/old", Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/new", Version: "v1.0.1", Sum: "h1:c"}},
+	}}
+	windows := &debug.BuildInfo{Deps: []*debug.Module{
+		{Path: "github.com/inconshreveable/mousetrap", Version: "v1.1.0", Sum: "h1:d"},
+		{Path: "github.com/spf13/cobra", Version: "v1.9.1", Sum: "h1:a"},
+	}}
+	var got []string
+	for _, m := range modules(linux, windows) {
+		got = append(got, m.path+"@"+m.version+" "+m.sum)
+	}
+	want := []string{"example.com/new@v1.0.1 h1:c", "github.com/inconshreveable/mousetrap@v1.1.0 h1:d",
+		"github.com/prometheus/procfs@v0.16.0 h1:b", "github.com/spf13/cobra@v1.9.1 h1:a"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("modules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
