@@ -55,11 +55,28 @@ image:
 test-release:
 	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+## release-check: the release and the image end to end, offline, as a user meets them:
+## make dist for every target, then tools/dist -check (exactly the six archives, SHA256SUMS and
+## the SBOM; each archive's entries, its binary a program for its platform; the SBOM's packages
+## the modules the binaries link; the host archive's gpuform version) and sha256sum -c; then
+## make image and tools/image -check (the layout read back, unpacked, its gpuform version run),
+## all with one VERSION. .ci/run runs it; make test does not (six cross-builds of a cold cache
+## take minutes)
+.PHONY: release-check
+release-check:
+	@$(MAKE) --no-print-directory dist VERSION=$(VERSION)
+	$(GO) run ./tools/dist -check -version $(VERSION) -out dist README.md docs/install.md
+	cd dist && sha256sum -c --strict SHA256SUMS
+	@$(MAKE) --no-print-directory image VERSION=$(VERSION)
+	cd tools/image && $(GO) run . -check $(CURDIR)/dist/image -ref gpuform:$(VERSION) -version $(VERSION) -ca $(IMAGE_CA)
+
 ## install-check: `go install` without cgo, as a workstation without a C compiler does it,
-## then the installed gpuform's version and shell completion
+## then the installed gpuform's version and its shell completion for bash, zsh, fish and PowerShell
 install-check:
 	@gobin=$$(mktemp -d) && CGO_ENABLED=0 GOBIN=$$gobin $(GO) install ./cmd/gpuform && \
-		$$gobin/gpuform version && $$gobin/gpuform completion bash >/dev/null && rm -rf $$gobin
+		$$gobin/gpuform version && for sh in bash zsh fish powershell; do \
+		$$gobin/gpuform completion $$sh | grep -q gpuform || { echo "gpuform completion $$sh wrote no script"; exit 1; }; done && \
+		echo "completion: bash zsh fish powershell" && rm -rf $$gobin
 
 ## demo: the main job on the embedded simulated cluster (no cluster, no GPU needed):
 ## validate, plan saved to a file, apply of that file (the CI flow), plan again (no changes)

@@ -35,7 +35,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer os.RemoveAll(tmp)
 	var archives []string
-	var sbomFrom string
+	var bins []string
 	for _, t := range o.targets {
 		goos, goarch, ok := strings.Cut(t, "/")
 		if !ok {
@@ -45,16 +45,14 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		if sbomFrom == "" {
-			sbomFrom = bin
-		}
+		bins = append(bins, bin)
 		name, err := archive(o, bin, goos, goarch)
 		if err != nil {
 			return fmt.Errorf("archive %s: %w", t, err)
 		}
 		archives = append(archives, name)
 	}
-	if err := writeSBOM(o, sbomFrom, filepath.Join(o.out, "gpuform_"+o.version+".spdx.json")); err != nil {
+	if err := writeSBOM(o, bins, filepath.Join(o.out, "gpuform_"+o.version+".spdx.json")); err != nil {
 		return err
 	}
 	return writeSums(o.out, append(archives, "gpuform_"+o.version+".spdx.json"))

@@ -14,9 +14,10 @@ import (
 // The SBOM is SPDX 2.3 JSON (https://spdx.github.io/spdx-spec/v2.3/) made
 // from the module graph Go records in the binary (debug/buildinfo, what
 // `go version -m` prints): one package for gpuform, one per module it
-// links, each with its version, its go.sum hash (h1:) and a purl. Go
-// records the same modules for every target of one commit, so one SBOM
-// covers the release.
+// links, each with its version, its go.sum hash (h1:) and a purl. The
+// targets of one commit share one module graph but link different parts of
+// it (windows binaries link go-winio, linux ones procfs), so the one SBOM of
+// the release lists the modules of every target's binary.
 
 type spdxDoc struct {
 	SPDXVersion       string         `json:"spdxVersion"`
@@ -59,13 +60,22 @@ type spdxRelation struct {
 	Related string `json:"relatedSpdxElement"`
 }
 
-// writeSBOM writes the SPDX document of the binary bin to path.
-func writeSBOM(o options, bin, path string) error {
-	info, err := buildinfo.ReadFile(bin)
-	if err != nil {
-		return fmt.Errorf("read the build information of %s: %w", bin, err)
+// writeSBOM writes the SPDX document of the binaries bins to path: their
+// modules together, since a module one target links may be missing from
+// another's (cobra's mousetrap and go-winio are windows-only).
+func writeSBOM(o options, bins []string, path string) error {
+	var infos []*buildinfo.BuildInfo
+	for _, bin := range bins {
+		info, err := buildinfo.ReadFile(bin)
+		if err != nil {
+			return fmt.Errorf("read the build information of %s: %w", bin, err)
+		}
+		infos = append(infos, info)
 	}
-	doc := sbom(o, info.Main.Path, info.GoVersion, modules(info))
+	if len(infos) == 0 {
+		return fmt.Errorf("no binary to describe")
+	}
+	doc := sbom(o, infos[0].Main.Path, infos[0].GoVersion, modules(infos...))
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
@@ -76,14 +86,21 @@ func writeSBOM(o options, bin, path string) error {
 // module is one module of the graph: path, version, go.sum hash.
 type module struct{ path, version, sum string }
 
-func modules(info *buildinfo.BuildInfo) []module {
+// modules are the modules the binaries link, each once, sorted by path.
+func modules(infos ...*buildinfo.BuildInfo) []module {
+	seen := map[string]bool{}
 	var out []module
-	for _, d := range info.Deps {
-		m := d
-		if d.Replace != nil {
-			m = d.Replace
+	for _, info := range infos {
+		for _, d := range info.Deps {
+			m := d
+			if d.Replace != nil {
+				m = d.Replace
+			}
+			if !seen[m.Path] {
+				seen[m.Path] = true
+				out = append(out, module{path: m.Path, version: m.Version, sum: m.Sum})
+			}
 		}
-		out = append(out, module{path: m.Path, version: m.Version, sum: m.Sum})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"io"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
 // TestImageRunsGpuform builds gpuform static (CGO_ENABLED=0) for this
@@ -56,78 +50,13 @@ func TestImageRunsGpuform(t *testing.T) {
 	if digests[0] != digests[1] {
 		t.Errorf("two builds of the image differ:\n%s\n%s", digests[0], digests[1])
 	}
-	p, err := layout.FromPath(out)
-	if err != nil {
-		t.Fatal(err)
+	if err := checkLayout(context.Background(), out, "gpuform:test", "v0.0.0-imagetest", ca); err != nil {
+		t.Error(err)
 	}
-	ii, err := p.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := ii.IndexManifest()
-	if err != nil || len(im.Manifests) != 1 || im.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "gpuform:test" {
-		t.Fatalf("index: %+v, %v", im, err)
-	}
-	img, err := ii.Image(im.Manifests[0].Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Config.User != "65532:65532" || len(cfg.Config.Entrypoint) != 1 || cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH {
-		t.Errorf("config: user %q, entrypoint %q, platform %s/%s", cfg.Config.User, cfg.Config.Entrypoint, cfg.OS, cfg.Architecture)
-	}
-	root := filepath.Join(tmp, "rootfs")
-	unpack(t, mutate.Extract(img), root)
-	got, err := os.ReadFile(filepath.Join(root, caPath))
-	if err != nil || !bytes.Equal(got, caPEM) {
-		t.Errorf("CA bundle in the image: %q, %v", got, err)
-	}
-	run := exec.Command(filepath.Join(root, cfg.Config.Entrypoint[0]), "version")
-	run.Env = cfg.Config.Env
-	b, err := run.CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(b), "gpuform v0.0.0-imagetest (") {
-		t.Errorf("gpuform version from the image: %q, %v", b, err)
-	}
-}
-
-// unpack writes the regular files and directories of the tar stream r
-// under dir.
-func unpack(t *testing.T, r io.ReadCloser, dir string) {
-	t.Helper()
-	defer r.Close()
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(path, dir+string(filepath.Separator)) {
-			t.Fatalf("entry %q leaves the root", h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(f, tr); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
+	// The check can fail: another version, another name, another CA bundle.
+	for _, bad := range [][3]string{{"gpuform:test", "v0.0.0-other", ca}, {"gpuform:other", "v0.0.0-imagetest", ca}, {"gpuform:test", "v0.0.0-imagetest", bin}} {
+		if err := checkLayout(context.Background(), out, bad[0], bad[1], bad[2]); err == nil {
+			t.Errorf("checkLayout(%q, %q, %q) passed", bad[0], bad[1], bad[2])
 		}
 	}
 }

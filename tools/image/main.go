@@ -16,6 +16,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -47,13 +48,23 @@ const (
 func main() {
 	var o options
 	var epoch int64
+	var check, version string
 	flag.StringVar(&o.binary, "binary", "", "the static linux gpuform `FILE` (CGO_ENABLED=0)")
 	flag.StringVar(&o.ca, "ca", "/etc/ssl/certs/ca-certificates.crt", "the CA bundle `FILE` (PEM) to put in the image")
 	flag.StringVar(&o.out, "out", "dist/image", "the OCI image layout `DIR` to write (emptied first)")
 	flag.StringVar(&o.ref, "ref", "gpuform:dev", "the image's reference name in the layout (org.opencontainers.image.ref.name)")
 	flag.StringVar(&o.arch, "arch", "amd64", "the binary's `GOARCH`")
 	flag.Int64Var(&epoch, "epoch", 0, "the image's time in `SECONDS` since 1970 (default $SOURCE_DATE_EPOCH, else 2000-01-01)")
+	flag.StringVar(&check, "check", "", "check the image layout `DIR` instead of building one: read it back, unpack it, run its gpuform version (with -ref, -ca, -version)")
+	flag.StringVar(&version, "version", "", "with -check: the `VERSION` the image's gpuform must print")
 	flag.Parse()
+	if check != "" {
+		if err := checkLayout(context.Background(), check, o.ref, version, o.ca); err != nil {
+			fmt.Fprintln(os.Stderr, "image:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if epoch == 0 {
 		epoch, _ = strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64)
 	}

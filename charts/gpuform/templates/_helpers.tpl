@@ -21,20 +21,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/*
-gpuform.agentImage: the agent's image. The agent needs a build with cgo on
-a glibc base, which may be another image than the static CLI's:
-agent.image.repository names it (with its own tag, default appVersion, and
-digest); without it, image, with agent.image's tag or digest where set.
+gpuform.agentImage: the agent's image, agent.image.repository (with its own
+tag, default appVersion, or digest). Never image's: the agent needs gpuform
+built with cgo on a glibc base (build/agent.Dockerfile), the CLI's image is
+static. The schema requires it while the agent is enabled; required says so
+again where the schema is skipped.
 */}}
 {{- define "gpuform.agentImage" -}}
 {{- $a := .Values.agent.image -}}
-{{- $own := ne $a.repository "" -}}
-{{- $repo := $a.repository | default .Values.image.repository -}}
-{{- $digest := $a.digest | default (ternary "" .Values.image.digest $own) -}}
-{{- $tag := $a.tag | default (ternary .Chart.AppVersion (.Values.image.tag | default .Chart.AppVersion) $own) -}}
-{{- if $digest -}}
-{{ $repo }}@{{ $digest }}
+{{- $repo := required "agent.image.repository: the agent needs its own image, gpuform built with cgo from build/agent.Dockerfile and pushed to your registry (docs/helm.md#the-agents-image); or set agent.enabled=false" $a.repository -}}
+{{- if $a.digest -}}
+{{ $repo }}@{{ $a.digest }}
 {{- else -}}
-{{ $repo }}:{{ $tag }}
+{{ $repo }}:{{ $a.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
