@@ -78,9 +78,10 @@ func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructur
 }
 
 // settledSpec returns the field of the spec that a settled live object of
-// kind k keeps, "" for none: capacity.CheckFrom (appliedQuotas) reads the
-// quota a stack applied from ResourceQuotas' spec.hard and ClusterQueues'
-// spec.resourceGroups of every live object, changed or not.
+// kind k keeps, "" for none: compile.AppliedQuota (each scheduler
+// backend's Applied) reads the quota a stack applied from ResourceQuotas'
+// spec.hard and ClusterQueues' spec.resourceGroups of every live object,
+// changed or not.
 func settledSpec(k Key) string {
 	switch {
 	case k.Group == KindResourceQuota.Group && k.Kind == KindResourceQuota.Kind:

@@ -2,7 +2,6 @@ package capacity
 
 import (
 	"fmt"
-	"iter"
 	"maps"
 	"slices"
 	"sort"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine/kinds"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -48,11 +46,10 @@ type Report struct {
 // as diagnostics on the configuration: a pool that selects no node, nodes
 // whose GPUs are not the pool's model, drivers outside the pool's
 // driver_version, and quotas beyond capacity x overcommit. With the
-// stack's applied objects (nil for none) it also gives the figures before
-// the change: the nodes' current MIG instances and the quotas the applied
-// ResourceQuotas claim.
-func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied iter.Seq[*unstructured.Unstructured], cat *mig.Catalog) (*Report, hcl.Diagnostics) {
-	quotaNow := appliedQuotas(applied)
+// quota the stack's applied objects claim, by resource (nil for none), it
+// also gives the figures before the change: the nodes' current MIG
+// instances and that quota.
+func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow Counts, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	offeredBy := map[string]int{}
 	for _, p := range cfg.Pools {
 		for r := range poolTotals(p, map[string]int{"": 1}) {
@@ -78,7 +75,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, applied i
 		rows, rdiags := poolRows(cfg, quotas, p, gpusPerNode, before)
 		diags = append(diags, rdiags...)
 		for _, row := range rows {
-			row.QuotaBefore = quotaNow[row.Resource]
+			row.QuotaBefore = int(quotaNow[row.Resource])
 			if offeredBy[row.Resource] > 1 {
 				row.QuotaBefore = -1
 			}
@@ -305,101 +302,4 @@ func SelectorString(sel map[string]string) string {
 		parts[i] = k + "=" + sel[k]
 	}
 	return strings.Join(parts, ",")
-}
-
-// ClaimsQuota reports whether an applied object of group and kind claims
-// GPU quota, and so is read by CheckFrom: a ResourceQuota or a Kueue
-// ClusterQueue. A caller may pass CheckFrom only those.
-func ClaimsQuota(group, kind string) bool {
-	return (group == "" && kind == "ResourceQuota") || (group == kinds.GroupKueue && kind == "ClusterQueue")
-}
-
-// appliedQuotas sums the GPU resources the stack's applied quotas claim,
-// by resource: the nominal quotas of its Kueue ClusterQueues when it has
-// any (under Kueue a ResourceQuota also allows what the tenant may borrow),
-// else the hard limits of its ResourceQuotas.
-func appliedQuotas(applied iter.Seq[*unstructured.Unstructured]) map[string]int {
-	fromRQ, fromCQ := map[string]int{}, map[string]int{}
-	if applied == nil {
-		return fromRQ
-	}
-	queues := false
-	for u := range applied {
-		// Read in place: a caller may pass every object a plan refreshed.
-		kind, _ := u.Object["kind"].(string)
-		apiVersion, _ := u.Object["apiVersion"].(string)
-		group := ""
-		if g, _, ok := strings.Cut(apiVersion, "/"); ok {
-			group = g
-		}
-		if !ClaimsQuota(group, kind) {
-			continue
-		}
-		switch kind {
-		case "ResourceQuota":
-			hard, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "hard")
-			for name, v := range stringsOnly(hard) {
-				if r, ok := strings.CutPrefix(name, "requests."); ok {
-					addQuota(fromRQ, r, v)
-				}
-			}
-		case "ClusterQueue":
-			queues = true
-			for _, g := range sliceAt(u.Object, "spec", "resourceGroups") {
-				for _, f := range sliceAt(g, "flavors") {
-					for _, r := range sliceAt(f, "resources") {
-						m, _ := r.(map[string]any)
-						name, _ := m["name"].(string)
-						quota, _ := m["nominalQuota"].(string)
-						addQuota(fromCQ, name, quota)
-					}
-				}
-			}
-		}
-	}
-	if queues {
-		return fromCQ
-	}
-	return fromRQ
-}
-
-// stringsOnly returns v as a map of strings, or nil when it is not a map
-// whose every value is a string (as unstructured.NestedStringMap reads it).
-func stringsOnly(v any) map[string]string {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		s, ok := v.(string)
-		if !ok {
-			return nil
-		}
-		out[k] = s
-	}
-	return out
-}
-
-// sliceAt returns the list at path in obj (a map), without copying it; nil
-// when there is none.
-func sliceAt(obj any, path ...string) []any {
-	m, ok := obj.(map[string]any)
-	if !ok {
-		return nil
-	}
-	v, _, _ := unstructured.NestedFieldNoCopy(m, path...)
-	s, _ := v.([]any)
-	return s
-}
-
-// addQuota adds quantity v of GPU resource r (an nvidia.com/ resource) to out.
-func addQuota(out map[string]int, r, v string) {
-	if !strings.HasPrefix(r, "nvidia.com/") {
-		return
-	}
-	var n int
-	if _, err := fmt.Sscan(v, &n); err == nil {
-		out[r] += n
-	}
 }

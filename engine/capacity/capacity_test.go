@@ -2,7 +2,6 @@ package capacity_test
 
 import (
 	"bytes"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -179,47 +178,25 @@ func TestInventoryAnnotationIsChecked(t *testing.T) {
 	}
 }
 
-// TestQuotaBeforeReadsKueueNominalQuotas: the capacity table's quota
-// "now" is what the applied quota blocks claim. Under Kueue a tenant's
-// ResourceQuota also allows what it may borrow, so the applied
-// ClusterQueues' nominal quotas count instead; without ClusterQueues the
-// ResourceQuotas do.
-func TestQuotaBeforeReadsKueueNominalQuotas(t *testing.T) {
+// TestQuotaBeforeIsTheAppliedQuota: the capacity table's quota "now" is
+// the quota the caller read from the applied objects (compile.AppliedQuota).
+func TestQuotaBeforeIsTheAppliedQuota(t *testing.T) {
 	cfg := capacityConfig(t, 10, 4, "1.0", ">= 535")
 	nodes := []*unstructured.Unstructured{
 		enginetest.GPUNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
 		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "550.54.15"),
 	}
-	rq := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "gpuform", "namespace": "a"},
-		"spec": map[string]any{"hard": map[string]any{"requests.nvidia.com/mig-1g.10gb": "14", "requests.nvidia.com/gpu": "6", "requests.cpu": "8"}},
-	}}
-	cq := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": "a"},
-		"spec": map[string]any{"resourceGroups": []any{
-			map[string]any{"flavors": []any{
-				map[string]any{"name": "a100", "resources": []any{map[string]any{"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "7"}}},
-				map[string]any{"name": "h100", "resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "3"}}},
-			}},
-			map[string]any{"flavors": []any{map[string]any{"name": "cap.any-node", "resources": []any{map[string]any{"name": "cpu", "nominalQuota": "8"}}}}},
-		}},
-	}}
-	for _, tt := range []struct {
-		name    string
-		applied []*unstructured.Unstructured
-		want    map[string]int
-	}{
-		{"ResourceQuotas only", []*unstructured.Unstructured{rq}, map[string]int{"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6}},
-		{"with ClusterQueues", []*unstructured.Unstructured{rq, cq}, map[string]int{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}},
-	} {
-		c, diags := capacity.CheckFrom(cfg, nodes, slices.Values(tt.applied), mig.Default())
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		for _, r := range c.Rows {
-			if r.QuotaBefore != tt.want[r.Resource] {
-				t.Errorf("%s: %s quota now %d, want %d", tt.name, r.Resource, r.QuotaBefore, tt.want[r.Resource])
-			}
+	now := capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}
+	c, diags := capacity.CheckFrom(cfg, nodes, now, mig.Default())
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if len(c.Rows) == 0 {
+		t.Fatal("no capacity rows")
+	}
+	for _, r := range c.Rows {
+		if int64(r.QuotaBefore) != now[r.Resource] {
+			t.Errorf("%s quota now %d, want %d", r.Resource, r.QuotaBefore, now[r.Resource])
 		}
 	}
 }

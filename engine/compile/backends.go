@@ -2,8 +2,10 @@ package compile
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -43,6 +45,11 @@ type Scheduler interface {
 	// Validate reports what this scheduler's API would refuse in cfg,
 	// whose tenants' quotas are quotas, beyond the checks of every stack.
 	Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics
+	// Applied sums the GPU quota the stack's applied objects claim under
+	// this scheduler, by resource, reading the objects it writes quota
+	// into among objs (the applied objects ClaimsQuota picks); ok
+	// is false when objs hold none of them (AppliedQuota).
+	Applied(objs iter.Seq[*unstructured.Unstructured]) (quota capacity.Counts, ok bool)
 	// Arguments lists the arguments of the language that only some
 	// schedulers read and this one does, as block path and name
 	// ("tenant.cohort", "tenant.quota.borrowing_limit"). Validate refuses

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,6 +69,10 @@ type fakeScheduler struct{ stack string }
 
 func (f fakeScheduler) object(kind, name, address string) *engine.Object {
 	return &engine.Object{Object: newObject(engine.Kind{GroupVersionKind: schema.GroupVersionKind{Group: "fake.example", Version: "v1", Kind: kind}}, "", name, f.stack, address)}
+}
+
+func (fakeScheduler) Applied(iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
+	return nil, false
 }
 
 func (f fakeScheduler) Priority(p *config.Priority) []*engine.Object {

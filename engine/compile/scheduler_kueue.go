@@ -2,8 +2,11 @@ package compile
 
 import (
 	"cmp"
+	"iter"
 	"maps"
 	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -151,6 +154,23 @@ func limitsOf(q *config.Quota, limits map[string]int) capacity.Counts {
 		out[limitResource(q, k)] = int64(v)
 	}
 	return out
+}
+
+// Applied reads the ClusterQueues' nominal quotas: under Kueue a tenant's
+// ResourceQuota also allows what it may borrow in its cohort.
+func (k *kueue) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
+	return appliedOf(objs, engine.KindClusterQueue, func(obj map[string]any, add func(string, string)) {
+		for _, g := range listAt(obj, "spec", "resourceGroups") {
+			for _, f := range listAt(g, "flavors") {
+				for _, r := range listAt(f, "resources") {
+					m, _ := r.(map[string]any)
+					name, _ := m["name"].(string)
+					quota, _ := m["nominalQuota"].(string)
+					add(name, quota)
+				}
+			}
+		}
+	})
 }
 
 // Objects is the ResourceFlavor of cpu, memory and pods, when there are

@@ -1,7 +1,11 @@
 package compile
 
 import (
+	"iter"
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -35,6 +39,19 @@ func (noScheduler) Model(*Workload) {}
 
 // Arguments: scheduler none reads no scheduler-specific argument.
 func (noScheduler) Arguments() []string { return nil }
+
+// Applied reads the ResourceQuotas' requests.<resource> limits.
+func (noScheduler) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
+	return appliedOf(objs, engine.KindResourceQuota, func(obj map[string]any, add func(string, string)) {
+		hard, _, _ := unstructured.NestedMap(obj, "spec", "hard")
+		for name, v := range hard {
+			q, ok := v.(string)
+			if r, found := strings.CutPrefix(name, "requests."); found && ok {
+				add(r, q)
+			}
+		}
+	})
+}
 
 // Validate has nothing to check.
 func (noScheduler) Validate(*config.Config, *capacity.Quotas) hcl.Diagnostics { return nil }

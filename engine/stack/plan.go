@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
+	"github.com/gpuform/gpuform/engine/compile"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
@@ -109,17 +110,17 @@ type capacityCheck struct {
 // checkCapacity checks the capacity of cfg's pools on the nodes and the
 // quotas live holds (capacity.CheckFrom).
 func checkCapacity(cfg *config.Config, live *engine.Live, cat *mig.Catalog) capacityCheck {
-	r, diags := capacity.CheckFrom(cfg, live.Nodes, quotaClaims(live.Objects), cat)
+	r, diags := capacity.CheckFrom(cfg, live.Nodes, compile.AppliedQuota(cfg, quotaClaims(live.Objects)), cat)
 	return capacityCheck{r, diags}
 }
 
-// quotaClaims yields the objects of objs that capacity.CheckFrom reads
-// quotas from (capacity.ClaimsQuota), picked by their keys: the others,
+// quotaClaims yields the objects of objs that compile.AppliedQuota reads
+// quotas from (compile.ClaimsQuota), picked by their keys: the others,
 // most of a stack, are not read at all.
 func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstructured.Unstructured] {
 	return func(yield func(*unstructured.Unstructured) bool) {
 		for k, u := range objs {
-			if capacity.ClaimsQuota(k.Group, k.Kind) && !yield(u) {
+			if compile.ClaimsQuota(k.Group, k.Kind) && !yield(u) {
 				return
 			}
 		}

@@ -1,0 +1,58 @@
+package compile_test
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/capacity"
+	"github.com/gpuform/gpuform/engine/compile"
+)
+
+// TestAppliedQuotaReadsTheBackendsObjects: the quota a stack applied is
+// read by its scheduler backend from the objects that backend writes it
+// into. Under Kueue a tenant's ResourceQuota also allows what it may
+// borrow, so the ClusterQueues' nominal quotas count, or the ResourceQuotas
+// where no ClusterQueue was applied yet; every other scheduler reads the
+// ResourceQuotas, whatever other objects the cluster holds.
+func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
+	rq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "gpuform", "namespace": "a"},
+		"spec": map[string]any{"hard": map[string]any{"requests.nvidia.com/mig-1g.10gb": "14", "requests.nvidia.com/gpu": "6", "requests.cpu": "8", "limits.nvidia.com/gpu": "9"}},
+	}}
+	cq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": "a"},
+		"spec": map[string]any{"resourceGroups": []any{
+			map[string]any{"flavors": []any{
+				map[string]any{"name": "a100", "resources": []any{map[string]any{"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "7"}}},
+				map[string]any{"name": "h100", "resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "3"}}},
+			}},
+			map[string]any{"flavors": []any{map[string]any{"name": "cap.any-node", "resources": []any{map[string]any{"name": "cpu", "nominalQuota": "8"}}}}},
+		}},
+	}}
+	fromRQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6}
+	fromCQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}
+	for _, tt := range []struct {
+		name      string
+		scheduler string
+		applied   []*unstructured.Unstructured
+		want      capacity.Counts
+	}{
+		{"none", config.SchedulerNone, []*unstructured.Unstructured{rq, cq}, fromRQ},
+		{"volcano", config.SchedulerVolcano, []*unstructured.Unstructured{rq}, fromRQ},
+		{"kueue", config.SchedulerKueue, []*unstructured.Unstructured{rq, cq}, fromCQ},
+		{"kueue before its first apply", config.SchedulerKueue, []*unstructured.Unstructured{rq}, fromRQ},
+		{"nothing applied", config.SchedulerKueue, nil, capacity.Counts{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &config.Config{Settings: &config.Settings{Scheduler: tt.scheduler}}
+			got := compile.AppliedQuota(cfg, slices.Values(tt.applied))
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("AppliedQuota = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
