@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -102,27 +101,11 @@ type catalogPlan struct {
 // Apply applies layout as the agent does: every GPU's change is decided
 // first, and nothing changes when one of them cannot take its entry.
 func (n *catalogNode) Apply(layout agentv1.Layout) (bool, error) {
-	targets, err := layout.Resolve(len(n.gpus))
+	plans, err := agentv1.PlanGPUs(layout, len(n.gpus), func(i int, e agentv1.LayoutEntry) (catalogPlan, error) {
+		return n.gpus[i].plan(e)
+	})
 	if err != nil {
 		return false, err
-	}
-	indexes := make([]int, 0, len(targets))
-	for i := range targets {
-		indexes = append(indexes, i)
-	}
-	sort.Ints(indexes)
-	var plans []catalogPlan
-	var errs []error
-	for _, i := range indexes {
-		p, err := n.gpus[i].plan(targets[i])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("GPU %d: %w", i, err))
-			continue
-		}
-		plans = append(plans, p)
-	}
-	if len(errs) > 0 {
-		return false, errors.Join(errs...)
 	}
 	for _, p := range plans {
 		p.execute()
@@ -140,16 +123,7 @@ func (c *catalogGPU) plan(e agentv1.LayoutEntry) (catalogPlan, error) {
 	if !c.g.MIG {
 		return p, fmt.Errorf("%s (%s) does not support MIG", c.g.Key, c.name)
 	}
-	slices := map[string]int{}
-	for name, k := range e.Slices {
-		if k == 0 {
-			continue
-		}
-		if prof, ok := c.g.Profile(name); ok {
-			name = prof.Name
-		}
-		slices[name] += k
-	}
+	slices := c.g.Slices(e.Slices)
 	sol, err := mig.Solve(c.g, slices)
 	if err != nil {
 		return p, err
