@@ -5,7 +5,6 @@ import (
 	"iter"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -295,11 +294,7 @@ func quotaRange(cfg *config.Config, p *config.Pool, r string) hcl.Range {
 // SelectorString renders a node selector as k=v,k=v in key order: the same
 // selector always reads the same.
 func SelectorString(sel map[string]string) string {
-	keys := make([]string, 0, len(sel))
-	for k := range sel {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(sel))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + sel[k]

@@ -3,6 +3,8 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -538,11 +540,7 @@ func sortedKeys(m map[string]bool) string {
 }
 
 func firstKey(m map[string]bool) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	if len(keys) == 0 {
 		return "1g.10gb"
 	}

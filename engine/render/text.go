@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -261,11 +262,7 @@ func flatten(obj map[string]any) []flatField {
 	var out []flatField
 	var walk func(path []string, m map[string]any)
 	walk = func(path []string, m map[string]any) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			p := append(append([]string(nil), path...), k)
 			if skipFlat(p) {
