@@ -64,10 +64,10 @@ func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
 			rule["for"] = r.For
 		}
 		if len(r.Labels) > 0 {
-			rule["labels"] = stringMap(r.Labels)
+			rule["labels"] = engine.AnyMap(r.Labels)
 		}
 		if len(r.Annotations) > 0 {
-			rule["annotations"] = stringMap(r.Annotations)
+			rule["annotations"] = engine.AnyMap(r.Annotations)
 		}
 		out = append(out, rule)
 	}
@@ -81,13 +81,4 @@ func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
 		}
 	}
 	c.add(address, &engine.Object{Object: pr, DependsOn: deps})
-}
-
-// stringMap converts a map for an unstructured object.
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
