@@ -252,19 +252,19 @@ func totalExplained(p *config.Pool, gpusPerNode map[string]int, r string) string
 	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
 		for prof, n := range p.MIGLayout.Slices {
 			if mig.Resource(prof) == r {
-				return fmt.Sprintf("%s, %s x %d %s each", count(len(gpusPerNode), "node"), count(gpus, "GPU"), n, prof)
+				return fmt.Sprintf("%s, %s x %d %s each", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"), n, prof)
 			}
 		}
 	case p.TimeSlicing != nil:
-		return fmt.Sprintf("%s, %s x %d time-slicing replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.TimeSlicing.Replicas)
+		return fmt.Sprintf("%s, %s x %d time-slicing replicas", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"), p.TimeSlicing.Replicas)
 	case p.MPS != nil:
-		return fmt.Sprintf("%s, %s x %d MPS replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.MPS.Replicas)
+		return fmt.Sprintf("%s, %s x %d MPS replicas", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"), p.MPS.Replicas)
 	}
-	return fmt.Sprintf("%s, %s", count(len(gpusPerNode), "node"), count(gpus, "GPU"))
+	return fmt.Sprintf("%s, %s", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"))
 }
 
-// count renders n things, with a plural s.
-func count(n int, thing string) string {
+// Count renders n things, with a plural s: "1 node", "2 GPUs".
+func Count(n int, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}

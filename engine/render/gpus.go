@@ -151,7 +151,7 @@ func inventoryDrawings(w io.Writer, nodes []capacity.NodeInventory) error {
 		textsafe.Fprintf(w, "\nMIG layouts: %s\n", migLegend)
 	}
 	for _, g := range groups {
-		textsafe.Fprintf(w, "\n%s (%s, %s%s)\n", strings.Join(limit(g.nodes, maxNodesNamed), ", "), g.model, count(len(g.nodes), "node"), g.note)
+		textsafe.Fprintf(w, "\n%s (%s, %s%s)\n", strings.Join(limit(g.nodes, maxNodesNamed), ", "), g.model, capacity.Count(len(g.nodes), "node"), g.note)
 		for _, l := range g.lines {
 			textsafe.Fprintf(w, "%s\n", l)
 		}
