@@ -77,7 +77,7 @@ func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 		conflicts = []string{fmt.Sprintf("%d objects are in the way of the configuration (--adopt takes them over): %s", len(conflicts), strings.Join(limit(conflictKeys(p), maxWarningLines), ", "))}
 	}
 	out = append(out, conflicts...)
-	diags := append(warningsOf(out), p.Warnings...)
+	diags := append(engine.WarningsOf(out), p.Warnings...)
 	var destroys []string
 	var deleted []string
 	for _, g := range groups(p.Changes) {
@@ -105,7 +105,7 @@ func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 	if len(destroys) > maxWarningLines {
 		destroys = []string{fmt.Sprintf("%d objects of %d addresses will be destroyed: %s", len(deleted), len(destroys), strings.Join(limit(deleted, maxWarningLines), ", "))}
 	}
-	return append(diags, warningsOf(destroys)...)
+	return append(diags, engine.WarningsOf(destroys)...)
 }
 
 // maxWarningLines bounds the warnings of one kind listed one per line.
