@@ -20,17 +20,6 @@ var catalogModels = map[string]string{
 	"B200-180GB": "NVIDIA B200 180GB HBM3e",
 }
 
-// CanSimulate reports whether CatalogGPUs (and go-nvml) simulate the GPU
-// model, a catalog key or alias.
-func CanSimulate(cat *mig.Catalog, model string) bool {
-	g, ok := cat.Lookup(model)
-	if !ok {
-		return false
-	}
-	_, ok = catalogModels[g.Key]
-	return ok
-}
-
 // simulatedDriver is the driver version of simulated GPUs whose node names
 // none, and simulatedCUDA the CUDA driver version they report.
 const (
