@@ -361,38 +361,6 @@ type TenantAlerts struct {
 	Labels           map[string]string `config:"labels,omitempty"`
 }
 
-// AlertSettings is what an alerts block sets, the same for a pool and a
-// tenant (a pool's quota and pending settings are empty). Its fields are
-// those of engine/alerting's Thresholds, in the same order, so that the one
-// converts to the other.
-type AlertSettings struct {
-	UtilizationBelow float64
-	UtilizationFor   string
-	MemoryAbove      float64
-	MemoryFor        string
-	TemperatureAbove float64
-	TemperatureFor   string
-	QuotaAbove       float64
-	QuotaFor         string
-	PendingFor       string
-	Disabled         []string
-	Labels           map[string]string
-}
-
-// Settings returns the pool's alert settings.
-func (a *PoolAlerts) Settings() AlertSettings {
-	return AlertSettings{UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
-		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
-		Disabled: a.Disabled, Labels: a.Labels}
-}
-
-// Settings returns the tenant's alert settings.
-func (a *TenantAlerts) Settings() AlertSettings {
-	return AlertSettings{UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
-		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
-		QuotaAbove: a.QuotaAbove, QuotaFor: a.QuotaFor, PendingFor: a.PendingFor, Disabled: a.Disabled, Labels: a.Labels}
-}
-
 // Alert is an alert block instance: one alerting rule of the operator's,
 // an expression in PromQL that fires once it has held for For.
 type Alert struct {

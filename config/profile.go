@@ -2,7 +2,8 @@ package config
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -35,7 +36,7 @@ func (d *decoder) checkProfile(attr, name string, rng hcl.Range) {
 // count at least 1 (a profile with no instance is left out, not set to 0).
 func (d *decoder) layoutSlices(name string) map[string]int {
 	m := d.profileMap(name)
-	for _, p := range sortedProfiles(m) {
+	for _, p := range slices.Sorted(maps.Keys(m)) {
 		if m[p] == 0 {
 			d.fail("No instances of a MIG profile",
 				fmt.Sprintf("%s[%q] is 0: a layout lists each profile it cuts at least once. Leave %q out, or give it a count of 1 or more.", name, p, p),
@@ -49,18 +50,8 @@ func (d *decoder) layoutSlices(name string) map[string]int {
 // NVIDIA does.
 func (d *decoder) profileMap(name string) map[string]int {
 	m := d.intMap(name)
-	for _, p := range sortedProfiles(m) {
+	for _, p := range slices.Sorted(maps.Keys(m)) {
 		d.checkProfile(name, p, d.meta.KeyRange(name, p))
 	}
 	return m
-}
-
-// sortedProfiles are m's keys in order, so diagnostics come in one order.
-func sortedProfiles(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

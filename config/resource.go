@@ -166,28 +166,20 @@ func (l *loader) expandForEach(n *node, a *hcl.Attribute, ctx *hcl.EvalContext) 
 	v, _ = v.Unmark()
 	ty := v.Type()
 	switch {
-	case ty.IsMapType() || ty.IsObjectType():
+	case ty.IsMapType() || ty.IsObjectType() || ty.IsSetType() && ty.ElementType() == cty.String:
 		if v.LengthInt() > MaxInstances {
 			return bad(fmt.Sprintf("for_each would make %d instances; the limit is %d per block.", v.LengthInt(), MaxInstances))
 		}
 		keys := make([]instanceKey, 0, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
-			keys = append(keys, instanceKey{key: k.AsString(), value: k, each: ev, kind: 1})
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i].key < keys[j].key })
-		return keys, true
-	case ty.IsSetType() && ty.ElementType() == cty.String:
-		if v.LengthInt() > MaxInstances {
-			return bad(fmt.Sprintf("for_each would make %d instances; the limit is %d per block.", v.LengthInt(), MaxInstances))
-		}
-		keys := make([]instanceKey, 0, v.LengthInt())
-		for it := v.ElementIterator(); it.Next(); {
-			_, ev := it.Element()
-			if ev.IsNull() || !ev.IsKnown() {
-				return bad("The set given to for_each contains a null or unknown string.")
+			if ty.IsSetType() { // a set's keys are its strings
+				if ev.IsNull() || !ev.IsKnown() {
+					return bad("The set given to for_each contains a null or unknown string.")
+				}
+				k = ev
 			}
-			keys = append(keys, instanceKey{key: ev.AsString(), value: ev, each: ev, kind: 1})
+			keys = append(keys, instanceKey{key: k.AsString(), value: k, each: ev, kind: 1})
 		}
 		sort.Slice(keys, func(i, j int) bool { return keys[i].key < keys[j].key })
 		return keys, true

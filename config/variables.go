@@ -2,7 +2,8 @@ package config
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -256,11 +257,7 @@ func (l *loader) readVarFile(f VarFile, decls map[string]*varDecl, given map[str
 	l.files[f.Name] = file
 	attrs, diags := file.Body.JustAttributes()
 	l.diags = append(l.diags, diags...)
-	names := make([]string, 0, len(attrs))
-	for n := range attrs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(attrs))
 	for _, name := range names {
 		a := attrs[name]
 		if _, declared := decls[name]; !declared {

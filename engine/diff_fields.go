@@ -253,61 +253,24 @@ func removedPaths(live *unstructured.Unstructured, desired map[string]any, manag
 }
 
 // collectEntry appends to out the leaf field paths of the managedFields
-// entry mf that desired does not set (see removedPaths), its fieldsV1 a
-// tree of maps or, as refresh keeps it, its JSON.
+// entry mf that desired does not set (see removedPaths). Its fieldsV1 is
+// JSON as refresh keeps it, or a tree of maps (a fake clientset's, the
+// simulated cluster's), which is walked as its JSON.
 func collectEntry(mf, desired map[string]any, out *[][]string) {
+	var fs fieldsScanner
 	switch tree := mf["fieldsV1"].(type) {
-	case map[string]any:
-		collectRemoved(make([]string, 0, 8), tree, desired, out)
 	case string:
-		fs := fieldsScanner{b: tree}
-		fs.collectRemoved(make([]string, 0, 8), desired, out)
+		fs.b = tree
+	case map[string]any:
+		b, err := json.Marshal(tree)
+		if err != nil {
+			return
+		}
+		fs.b = string(b)
+	default:
+		return
 	}
-}
-
-// collectRemoved walks the managed-fields tree below path alongside
-// desired (the desired value at path, a map).
-func collectRemoved(path []string, tree, desired map[string]any, out *[][]string) {
-	for k, v := range tree {
-		if !strings.HasPrefix(k, "f:") {
-			continue // ".", or list element keys k:/v:/i: — lists are compared whole
-		}
-		name := k[2:]
-		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
-			continue
-		}
-		sub, _ := v.(map[string]any)
-		d, present := desired[name]
-		if !present {
-			collectOwned(append(path, name), sub, out)
-			continue
-		}
-		if dm, ok := d.(map[string]any); ok {
-			collectRemoved(append(path, name), sub, dm, out)
-		}
-		// A scalar or list in desired covers everything below it.
-	}
-}
-
-// collectOwned appends every leaf path of tree below path to out, each in
-// its own slice.
-func collectOwned(path []string, tree map[string]any, out *[][]string) {
-	leaf := true
-	for k, v := range tree {
-		if !strings.HasPrefix(k, "f:") {
-			continue // ".", or list element keys k:/v:/i: — lists are compared whole
-		}
-		leaf = false
-		name := k[2:]
-		if len(path) == 1 && path[0] == "metadata" && ignoredMeta(name) {
-			continue
-		}
-		sub, _ := v.(map[string]any)
-		collectOwned(append(path, name), sub, out)
-	}
-	if leaf && len(path) > 0 {
-		*out = append(*out, append([]string(nil), path...))
-	}
+	fs.collectRemoved(make([]string, 0, 8), desired, out)
 }
 
 // getPath returns the value of m at path.

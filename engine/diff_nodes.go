@@ -34,10 +34,10 @@ func DiffNodes(d *Desired, live *Live, opts DiffOptions) ([]*Change, error) {
 			address, deps = np.Address, np.DependsOn
 			meta := want.Object["metadata"].(map[string]any)
 			if len(np.Labels) > 0 {
-				meta["labels"] = stringMapAny(np.Labels)
+				meta["labels"] = AnyMap(np.Labels)
 			}
 			if len(np.Annotations) > 0 {
-				meta["annotations"] = stringMapAny(np.Annotations)
+				meta["annotations"] = AnyMap(np.Annotations)
 			}
 		}
 		manager := NodeFieldManager(d.Stack)
@@ -170,7 +170,8 @@ func otherPoolOwner(n *unstructured.Unstructured, mine string) string {
 	return ""
 }
 
-func stringMapAny(m map[string]string) map[string]any {
+// AnyMap is m as an unstructured object holds it.
+func AnyMap(m map[string]string) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v

@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,11 +83,7 @@ func (e *expander) walk(segs, disp []string, v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) > 0 {
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(x))
 			for _, k := range keys {
 				e.walk(append(segs[:len(segs):len(segs)], k), append(disp[:len(disp):len(disp)], k), x[k])
 			}

@@ -132,7 +132,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 // Plan rebuilds the plan the file holds, its summary counted from its
 // changes.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: warningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies, PoliciesBoundAlike: pf.PoliciesBoundAlike, Migrate: pf.Migrate}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: WarningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies, PoliciesBoundAlike: pf.PoliciesBoundAlike, Migrate: pf.Migrate}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {

@@ -2,7 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -27,11 +28,7 @@ const DefaultMaxDeletes = 10
 func Unsafe(p *Plan, opts SafetyOptions) []string {
 	var out []string
 	if !opts.AllowDisruption && len(p.Disruption) > 0 {
-		nodes := make([]string, 0, len(p.Disruption))
-		for n := range p.Disruption {
-			nodes = append(nodes, n)
-		}
-		sort.Strings(nodes)
+		nodes := slices.Sorted(maps.Keys(p.Disruption))
 		out = append(out, fmt.Sprintf("the plan re-partitions the MIG layout of %s, where pods use the GPUs (listed above); drain them first, or apply with --allow-disruption", strings.Join(nodes, ", ")))
 	}
 	if opts.AllowDestroy {
@@ -55,11 +52,7 @@ func Unsafe(p *Plan, opts SafetyOptions) []string {
 // DisruptionWarnings words p.Disruption for the plan's warnings, each about
 // the pool whose change re-partitions the node.
 func DisruptionWarnings(p *Plan) hcl.Diagnostics {
-	nodes := make([]string, 0, len(p.Disruption))
-	for n := range p.Disruption {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
+	nodes := slices.Sorted(maps.Keys(p.Disruption))
 	pool := map[string]string{} // node -> the address of the change that re-partitions it
 	for _, c := range p.Changes {
 		if c.Wait != "" && pool[c.Key.Name] == "" {

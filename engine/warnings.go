@@ -43,25 +43,12 @@ func LocateWarnings(diags hcl.Diagnostics, cfg *config.Config) {
 
 // blockMeta finds the resource block instance at address in cfg.
 func blockMeta(cfg *config.Config, address string) *config.Meta {
-	var metas []*config.Meta
-	for _, b := range cfg.Pools {
-		metas = append(metas, &b.Meta)
-	}
-	for _, b := range cfg.Tenants {
-		metas = append(metas, &b.Meta)
-	}
-	for _, b := range cfg.Models {
-		metas = append(metas, &b.Meta)
-	}
-	for _, b := range cfg.MIGLayouts {
-		metas = append(metas, &b.Meta)
-	}
-	for _, b := range cfg.Priorities {
-		metas = append(metas, &b.Meta)
-	}
-	for _, m := range metas {
-		if m.Address == address {
-			return m
+	for _, typ := range []string{"pool", "tenant", "model", "mig_layout", "priority"} {
+		metas, _ := cfg.Blocks(typ)
+		for _, m := range metas {
+			if m.Address == address {
+				return m
+			}
 		}
 	}
 	return nil
@@ -78,10 +65,9 @@ func WarningTexts(diags hcl.Diagnostics) []string {
 	return out
 }
 
-// warningsOf turns messages back into warnings without a position, as a
-// plan file records them (engine/render has the same helper for the
-// preview's own warnings).
-func warningsOf(texts []string) hcl.Diagnostics {
+// WarningsOf turns messages into warnings without a position: a plan
+// file's, which records their texts, or the preview's own.
+func WarningsOf(texts []string) hcl.Diagnostics {
 	var out hcl.Diagnostics
 	for _, t := range texts {
 		out = append(out, Warning(t, ""))

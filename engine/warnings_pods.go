@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -124,11 +126,7 @@ func (r rules) allowedPriorities() string {
 	if len(r.priorities) == 0 {
 		return "none allowed"
 	}
-	names := make([]string, 0, len(r.priorities))
-	for n := range r.priorities {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(r.priorities))
 	return "allowed: " + strings.Join(names, ", ")
 }
 

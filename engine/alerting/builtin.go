@@ -49,9 +49,8 @@ type Rule struct {
 }
 
 // Thresholds are the settings of an alerts block: percentages, degrees C
-// and Prometheus durations. Disabled names alerts left out. Package compile
-// converts config's AlertSettings, which has the same fields in the same
-// order, to it.
+// and Prometheus durations (a pool's quota and pending settings are
+// empty). Disabled names alerts left out.
 type Thresholds struct {
 	UtilizationBelow float64
 	UtilizationFor   string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -250,19 +249,19 @@ func totalExplained(p *config.Pool, gpusPerNode map[string]int, r string) string
 	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
 		for prof, n := range p.MIGLayout.Slices {
 			if mig.Resource(prof) == r {
-				return fmt.Sprintf("%s, %s x %d %s each", count(len(gpusPerNode), "node"), count(gpus, "GPU"), n, prof)
+				return fmt.Sprintf("%s, %s x %d %s each", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"), n, prof)
 			}
 		}
 	case p.TimeSlicing != nil:
-		return fmt.Sprintf("%s, %s x %d time-slicing replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.TimeSlicing.Replicas)
+		return fmt.Sprintf("%s, %s x %d time-slicing replicas", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"), p.TimeSlicing.Replicas)
 	case p.MPS != nil:
-		return fmt.Sprintf("%s, %s x %d MPS replicas", count(len(gpusPerNode), "node"), count(gpus, "GPU"), p.MPS.Replicas)
+		return fmt.Sprintf("%s, %s x %d MPS replicas", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"), p.MPS.Replicas)
 	}
-	return fmt.Sprintf("%s, %s", count(len(gpusPerNode), "node"), count(gpus, "GPU"))
+	return fmt.Sprintf("%s, %s", Count(len(gpusPerNode), "node"), Count(gpus, "GPU"))
 }
 
-// count renders n things, with a plural s.
-func count(n int, thing string) string {
+// Count renders n things, with a plural s: "1 node", "2 GPUs".
+func Count(n int, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}
@@ -292,11 +291,7 @@ func quotaRange(cfg *config.Config, p *config.Pool, r string) hcl.Range {
 // SelectorString renders a node selector as k=v,k=v in key order: the same
 // selector always reads the same.
 func SelectorString(sel map[string]string) string {
-	keys := make([]string, 0, len(sel))
-	for k := range sel {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(sel))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + sel[k]

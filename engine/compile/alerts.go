@@ -3,9 +3,24 @@ package compile
 import (
 	"strings"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/alerting"
 )
+
+// poolThresholds are the settings of a pool's alerts block.
+func poolThresholds(a *config.PoolAlerts) alerting.Thresholds {
+	return alerting.Thresholds{UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
+		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
+		Disabled: a.Disabled, Labels: a.Labels}
+}
+
+// tenantThresholds are the settings of a tenant's alerts block.
+func tenantThresholds(a *config.TenantAlerts) alerting.Thresholds {
+	return alerting.Thresholds{UtilizationBelow: a.UtilizationBelow, UtilizationFor: a.UtilizationFor,
+		MemoryAbove: a.MemoryAbove, MemoryFor: a.MemoryFor, TemperatureAbove: a.TemperatureAbove, TemperatureFor: a.TemperatureFor,
+		QuotaAbove: a.QuotaAbove, QuotaFor: a.QuotaFor, PendingFor: a.PendingFor, Disabled: a.Disabled, Labels: a.Labels}
+}
 
 // alerts compiles the built-in alerts of each pool and tenant with an
 // alerts block and every alert block into PrometheusRules, one per block,
@@ -13,14 +28,14 @@ import (
 func (c *compiler) alerts() {
 	for _, p := range c.cfg.Pools {
 		if p.Alerts != nil {
-			rules := alerting.Rules(alerting.Scope{Stack: c.stack, Pool: p.Name}, alerting.Thresholds(p.Alerts.Settings()))
+			rules := alerting.Rules(alerting.Scope{Stack: c.stack, Pool: p.Name}, poolThresholds(p.Alerts))
 			c.prometheusRule(p.Address, poolRuleName(c.stack, p.Name), rules)
 		}
 	}
 	for _, t := range c.cfg.Tenants {
 		if t.Alerts != nil {
 			scope := alerting.Scope{Stack: c.stack, Tenant: t.Name, Namespace: t.Namespace, ResourceQuota: engine.QuotaName}
-			c.prometheusRule(t.Address, tenantRuleName(c.stack, t.Namespace), alerting.Rules(scope, alerting.Thresholds(t.Alerts.Settings())))
+			c.prometheusRule(t.Address, tenantRuleName(c.stack, t.Namespace), alerting.Rules(scope, tenantThresholds(t.Alerts)))
 		}
 	}
 	for _, a := range c.cfg.Alerts {
@@ -64,10 +79,10 @@ func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
 			rule["for"] = r.For
 		}
 		if len(r.Labels) > 0 {
-			rule["labels"] = stringMap(r.Labels)
+			rule["labels"] = engine.AnyMap(r.Labels)
 		}
 		if len(r.Annotations) > 0 {
-			rule["annotations"] = stringMap(r.Annotations)
+			rule["annotations"] = engine.AnyMap(r.Annotations)
 		}
 		out = append(out, rule)
 	}
@@ -81,13 +96,4 @@ func (c *compiler) prometheusRule(address, name string, rules []alerting.Rule) {
 		}
 	}
 	c.add(address, &engine.Object{Object: pr, DependsOn: deps})
-}
-
-// stringMap converts a map for an unstructured object.
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

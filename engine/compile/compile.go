@@ -2,7 +2,8 @@ package compile
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/gpuform/gpuform/config"
@@ -182,11 +183,7 @@ func (c *compiler) model(m *config.Model) {
 
 // envVars is a container's env list from a model's env map, by name.
 func envVars(env map[string]string) []any {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(env))
 	out := make([]any, len(names))
 	for i, k := range names {
 		out[i] = map[string]any{"name": k, "value": env[k]}

@@ -27,16 +27,12 @@ func driverPin(s *config.Settings, p *config.Pool) *engine.Object {
 	if err != nil || op != "=" {
 		return nil
 	}
-	sel := make(map[string]any, len(p.NodeSelector))
-	for k, val := range p.NodeSelector {
-		sel[k] = val
-	}
 	o := newObject(engine.KindNVIDIADriver, "", p.Name, s.Stack, p.Address)
 	o.Object["spec"] = map[string]any{
 		"driverType":   "gpu",
 		"image":        driverImage,
 		"version":      strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p.DriverVersion), "=")),
-		"nodeSelector": sel,
+		"nodeSelector": engine.AnyMap(p.NodeSelector),
 	}
 	return &engine.Object{Object: o, Sensitive: anySensitive(&p.Meta)}
 }

@@ -1,8 +1,6 @@
 package compile
 
 import (
-	"sort"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
@@ -24,16 +22,6 @@ func tenantSensitive(t *config.Tenant) bool {
 		}
 	}
 	return false
-}
-
-// sortedStrings returns the keys of m in order.
-func sortedStrings(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // newObject starts an unstructured object of kind k with the ownership

@@ -2,7 +2,8 @@ package compile
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -166,11 +167,7 @@ func (c *compiler) namespacePolicy(suffix string, rules, variables []any, valida
 // without one in its pod template gets the class there, which its pods and
 // Kueue's workload (for a Job without Kueue's priority-class label) take.
 func (c *compiler) defaultPriorityPolicies() {
-	names := make([]string, 0, len(c.defaultPriorities))
-	for n := range c.defaultPriorities {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(c.defaultPriorities))
 	for _, n := range names {
 		p := c.defaultPriorities[n]
 		c.mutatingPolicy(p, "pods", map[string]any{

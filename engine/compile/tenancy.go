@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -52,7 +53,7 @@ func allowedPriorities(cfg *config.Config, t *config.Tenant) []string {
 	if t.DefaultPriority != nil {
 		set[t.DefaultPriority.Name] = true
 	}
-	return sortedStrings(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // tenancyAnnotations writes on a tenant's Namespace what the stack's

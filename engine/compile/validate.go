@@ -3,6 +3,8 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -348,7 +350,7 @@ func (v *validator) tenant(t *config.Tenant) {
 			}
 		}
 	}
-	if t.DefaultPriority != nil && len(t.Priorities) > 0 && !containsPriority(t.Priorities, t.DefaultPriority) {
+	if t.DefaultPriority != nil && len(t.Priorities) > 0 && !slices.Contains(t.Priorities, t.DefaultPriority) {
 		v.errorf(t.Range("default_priority"), "Default priority not allowed", "%s is the default priority of %s but is not in its priorities (%s).", t.DefaultPriority.Address, t.Address, priorityNames(t.Priorities))
 	}
 	for _, q := range t.Quotas {
@@ -503,18 +505,9 @@ func (v *validator) model(m *config.Model) {
 	if !hasQuota {
 		v.errorf(m.Range("pool"), "No quota on this pool", "Tenant %s has no quota block for pool %s, so its model %s could never be scheduled there; add quota %q { ... } to the tenant.", m.Tenant.Name, p.Name, m.Name, p.Name)
 	}
-	if m.Priority != nil && len(m.Tenant.Priorities) > 0 && !containsPriority(m.Tenant.Priorities, m.Priority) {
+	if m.Priority != nil && len(m.Tenant.Priorities) > 0 && !slices.Contains(m.Tenant.Priorities, m.Priority) {
 		v.errorf(m.Range("priority"), "Priority not allowed for this tenant", "%s uses %s, but tenant %s allows only %s.", m.Address, m.Priority.Address, m.Tenant.Name, priorityNames(m.Tenant.Priorities))
 	}
-}
-
-func containsPriority(ps []*config.Priority, p *config.Priority) bool {
-	for _, x := range ps {
-		if x == p {
-			return true
-		}
-	}
-	return false
 }
 
 func priorityNames(ps []*config.Priority) string {
@@ -538,11 +531,7 @@ func sortedKeys(m map[string]bool) string {
 }
 
 func firstKey(m map[string]bool) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	if len(keys) == 0 {
 		return "1g.10gb"
 	}

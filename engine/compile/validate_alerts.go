@@ -29,12 +29,12 @@ func (v *validator) alerts() {
 	}
 	for _, p := range v.cfg.Pools {
 		if p.Alerts != nil {
-			v.alertSettings(&p.Alerts.Meta, p.Alerts.Settings(), alerting.PoolAlerts)
+			v.alertSettings(&p.Alerts.Meta, poolThresholds(p.Alerts), alerting.PoolAlerts)
 		}
 	}
 	for _, t := range v.cfg.Tenants {
 		if t.Alerts != nil {
-			v.alertSettings(&t.Alerts.Meta, t.Alerts.Settings(), alerting.TenantAlerts)
+			v.alertSettings(&t.Alerts.Meta, tenantThresholds(t.Alerts), alerting.TenantAlerts)
 		}
 	}
 	names := map[string]*config.Alert{}
@@ -52,7 +52,7 @@ func (v *validator) alerts() {
 
 // alertSettings checks the settings s of the alerts block m, whose alerts
 // are names.
-func (v *validator) alertSettings(m *config.Meta, s config.AlertSettings, names []string) {
+func (v *validator) alertSettings(m *config.Meta, s alerting.Thresholds, names []string) {
 	for _, pc := range []struct {
 		attr string
 		val  float64

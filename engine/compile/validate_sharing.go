@@ -2,7 +2,8 @@ package compile
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -82,11 +83,7 @@ var reservedEnvPrefixes = []string{"NVIDIA_", "CUDA_MPS_"}
 // KServe's container env and shells accept), none reserved. A name from a
 // sensitive map is not shown.
 func (v *validator) env(m *config.Model) {
-	names := make([]string, 0, len(m.Env))
-	for k := range m.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m.Env))
 	for _, k := range names {
 		name := fmt.Sprintf("%q", k)
 		if m.IsSensitive("env") {

@@ -54,7 +54,7 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 				details = append(details, fmt.Sprintf("has %s GPUs; pool %s wants %s", inv.Model, p.Name, want))
 			}
 			if inv.GPUs > 0 && usual > 0 && inv.GPUs != usual && counts[usual] > 1 {
-				details = append(details, fmt.Sprintf("has %s where the pool's other nodes have %d: a GPU may have failed or fallen off the bus", count(inv.GPUs, "GPU"), usual))
+				details = append(details, fmt.Sprintf("has %s where the pool's other nodes have %d: a GPU may have failed or fallen off the bus", capacity.Count(inv.GPUs, "GPU"), usual))
 			}
 			if inv.Warning != "" {
 				details = append(details, inv.Warning)
@@ -97,7 +97,7 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 	if equalCounts(want, inv.MIG) {
 		return nil
 	}
-	return []string{fmt.Sprintf("MIG state is success but the node has MIG instances %s where layout %s on %s asks for %s", countsString(inv.MIG), p.MIGLayout.Name, count(inv.GPUs, "GPU"), countsString(want))}
+	return []string{fmt.Sprintf("MIG state is success but the node has MIG instances %s where layout %s on %s asks for %s", countsString(inv.MIG), p.MIGLayout.Name, capacity.Count(inv.GPUs, "GPU"), countsString(want))}
 }
 
 // layoutInstances is how many instances of each profile a layout makes on
@@ -161,12 +161,4 @@ func countsString(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-// count renders n things, with a plural s.
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/mig"
@@ -58,14 +60,8 @@ type Item struct {
 
 // Key returns the item's object key.
 func (it *Item) Key() engine.Key {
-	return engine.Key{Group: groupOf(it.APIVersion), Kind: it.Kind, Namespace: it.Namespace, Name: it.Name}
-}
-
-func groupOf(apiVersion string) string {
-	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
-		return g
-	}
-	return ""
+	gvk := schema.FromAPIVersionAndKind(it.APIVersion, it.Kind)
+	return engine.Key{Group: gvk.Group, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name}
 }
 
 // Report is the outcome of one drift check of a stack.

@@ -29,21 +29,27 @@ func ListMapKeys(gvk schema.GroupVersionKind, path string) []string {
 }
 
 // crdListKeys looks path up in crdListKeyTable: its keys, and whether the
-// table has kind gk at all.
+// table has kind gk at all. A line for the path itself comes first; else a
+// line "*.field" gives the keys of every list of the kind named field.
 func crdListKeys(gk schema.GroupKind, path string) ([]string, bool) {
 	prefix := gk.Group + "/" + gk.Kind + " "
+	field := "*." + path[strings.LastIndexByte(path, '.')+1:]
 	known := false
+	var byField []string
 	for line := range strings.Lines(crdListKeyTable) {
 		rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), prefix)
 		if !ok {
 			continue
 		}
 		known = true
-		if p, keys, _ := strings.Cut(rest, " "); p == path {
+		switch p, keys, _ := strings.Cut(rest, " "); p {
+		case path:
 			return strings.Split(keys, ","), true
+		case field:
+			byField = strings.Split(keys, ",")
 		}
 	}
-	return nil, known
+	return byField, known
 }
 
 // mergeKey follows the JSON field path through Go type t and returns the

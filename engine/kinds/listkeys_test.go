@@ -74,17 +74,26 @@ func TestCRDListKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(old, src) {
-		t.Errorf("%s differs from the upstream CRDs' list keys; run go test ./engine/kinds -run TestCRDListKeys -update", file)
+		t.Fatalf("%s differs from the upstream CRDs' list keys; run go test ./engine/kinds -run TestCRDListKeys -update", file)
+	}
+	for gk, lists := range table {
+		e, _ := kinds.Builtin().Lookup(gk)
+		for p, want := range lists {
+			if got := kinds.ListMapKeys(gk.WithVersion(e.Version), p); !slices.Equal(got, want) {
+				t.Errorf("%s %s: the table gives keys %v, the CRD %v", gk, p, got, want)
+			}
+		}
 	}
 }
 
 // collectListKeys adds to keys the list-map keys of every list below
-// schema s at path, leaving status out.
+// schema s at path (nil for a list without keys), leaving status out.
 func collectListKeys(s map[string]any, path string, keys map[string][]string) {
 	if s == nil || path == "status" {
 		return
 	}
 	if s["type"] == "array" {
+		keys[path] = nil
 		if s["x-kubernetes-list-type"] == "map" {
 			mk, _ := s["x-kubernetes-list-map-keys"].([]any)
 			for _, k := range mk {
@@ -105,6 +114,35 @@ func collectListKeys(s map[string]any, path string, keys map[string][]string) {
 	}
 }
 
+// listKeyLines are the table's lines of one kind, less the kind, sorted:
+// "*.field keys" where every list of the kind named field has the same
+// keys, and there are several; else "path keys" for each list with keys.
+func listKeyLines(lists map[string][]string) []string {
+	byField := map[string][]string{}
+	for p := range lists {
+		f := p[strings.LastIndexByte(p, '.')+1:]
+		byField[f] = append(byField[f], p)
+	}
+	var out []string
+	for f, paths := range byField {
+		same := len(paths) > 1
+		for _, p := range paths {
+			same = same && len(lists[p]) > 0 && slices.Equal(lists[p], lists[paths[0]])
+		}
+		if same {
+			out = append(out, "*."+f+" "+strings.Join(lists[paths[0]], ","))
+			continue
+		}
+		for _, p := range paths {
+			if len(lists[p]) > 0 {
+				out = append(out, p+" "+strings.Join(lists[p], ","))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func renderListKeys(t *testing.T, table map[schema.GroupKind]map[string][]string) []byte {
 	t.Helper()
 	gks := make([]schema.GroupKind, 0, len(table))
@@ -120,21 +158,19 @@ package kinds
 // crdListKeyTable holds the x-kubernetes-list-map-keys of every list with
 // keys in the upstream CRDs of the registry's CRD kinds
 // (internal/kubeapitest.CRDs, at the versions testdata/crds pins), status
-// left out: one line per list, "group/Kind path key[,key]", and a line
-// "group/Kind -" for a kind without any.
+// left out: a line per list, "group/Kind path key[,key]", or a line
+// "group/Kind *.field key[,key]" for all the lists named field when they
+// have the same keys (the pod specs of KServe's many predictors), and a
+// line "group/Kind -" for a kind without any.
 const crdListKeyTable = ` + "`" + `
 `)
 	for _, gk := range gks {
-		paths := make([]string, 0, len(table[gk]))
-		for p := range table[gk] {
-			paths = append(paths, p)
-		}
-		slices.Sort(paths)
-		if len(paths) == 0 {
+		lines := listKeyLines(table[gk])
+		if len(lines) == 0 {
 			fmt.Fprintf(&b, "%s/%s -\n", gk.Group, gk.Kind)
 		}
-		for _, p := range paths {
-			fmt.Fprintf(&b, "%s/%s %s %s\n", gk.Group, gk.Kind, p, strings.Join(table[gk][p], ","))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "%s/%s %s\n", gk.Group, gk.Kind, l)
 		}
 	}
 	b.WriteString("`\n")

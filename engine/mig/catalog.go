@@ -250,6 +250,23 @@ func (g *GPU) Profile(name string) (*Profile, bool) {
 	return nil, false
 }
 
+// Slices returns the profile counts of a layout entry by the catalog's
+// profile names (one the catalog does not know as it is), counts of 0 left
+// out: what Solve and Relayout are given.
+func (g *GPU) Slices(slices map[string]int) map[string]int {
+	out := map[string]int{}
+	for name, k := range slices {
+		if k == 0 {
+			continue
+		}
+		if prof, ok := g.Profile(name); ok {
+			name = prof.Name
+		}
+		out[name] += k
+	}
+	return out
+}
+
 // ProfileNames returns the names of g's MIG profiles in catalog order; nil
 // when g has no MIG.
 func (g *GPU) ProfileNames() []string {

@@ -2,6 +2,7 @@ package mig
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -111,12 +112,7 @@ func allowed(g *GPU, in Instance) bool {
 	if !ok {
 		return false
 	}
-	for _, pl := range p.Placements {
-		if pl == in.Placement {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.Placements, in.Placement)
 }
 
 func slotMask(pl Placement) uint64 {

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"io"
 	"time"
 
@@ -45,11 +44,7 @@ func NewJSONDrift(r *drift.Report) JSONDrift {
 	}
 	for _, it := range r.Items {
 		if it.Sensitive {
-			fields := make([]engine.FieldDiff, len(it.Fields))
-			for i, f := range it.Fields {
-				fields[i] = engine.FieldDiff{Path: f.Path, Op: f.Op, Before: hideIfSet(f.Before), After: hideIfSet(f.After)}
-			}
-			it.Fields = fields
+			it.Fields = hideFields(it.Fields)
 		}
 		if it.Details == nil {
 			it.Details = []string{}
@@ -67,7 +62,5 @@ func DriftJSON(w io.Writer, r, after *drift.Report) error {
 		a := NewJSONDrift(after)
 		j.Fix = &a
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return JSONValue(w, j)
 }

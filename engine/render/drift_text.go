@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/drift"
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
@@ -78,7 +79,7 @@ func driftAdvice(r *drift.Report) string {
 	}
 	s := fmt.Sprintf("To make the cluster match the configuration, run gpuform drift --fix (or gpuform apply): %d to add, %d to change, %d to destroy.", r.Plan.Add, r.Plan.Change, r.Plan.Destroy)
 	if r.Plan.Conflicts > 0 {
-		s += fmt.Sprintf(" %d %s in the way and must be removed or adopted first.", r.Plan.Conflicts, pluralWord(r.Plan.Conflicts, "object is", "objects are"))
+		s += fmt.Sprintf(" %d %s in the way and must be removed or adopted first.", r.Plan.Conflicts, PluralWord(r.Plan.Conflicts, "object is", "objects are"))
 	}
 	if r.Counts()[drift.Unapplied] > 0 {
 		s += " Unapplied changes may be waiting for review: check before fixing."
@@ -92,7 +93,7 @@ func (t *textRenderer) driftItems(r *drift.Report) {
 		if counts[class] == 0 {
 			continue
 		}
-		textsafe.Fprintf(t.w, "\n%s\n", t.paint("1", fmt.Sprintf("%s: %s (%s)", class, classHeading(class), count(counts[class], "object"))))
+		textsafe.Fprintf(t.w, "\n%s\n", t.paint("1", fmt.Sprintf("%s: %s (%s)", class, classHeading(class), capacity.Count(counts[class], "object"))))
 		for _, it := range r.Items {
 			if it.Class == class {
 				t.driftItem(it)

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/internal/textsafe"
 )
 
@@ -80,7 +81,7 @@ func (r *textRenderer) leafChanges(f engine.FieldDiff, gvk schema.GroupVersionKi
 // left out, if any.
 func (r *textRenderer) moreLeaves(n int, path string) {
 	if n > 0 {
-		textsafe.Fprintf(r.w, "      ... %s of %s not shown (the JSON output has them all)\n", count(n, "more field"), path)
+		textsafe.Fprintf(r.w, "      ... %s of %s not shown (the JSON output has them all)\n", capacity.Count(n, "more field"), path)
 	}
 }
 

@@ -3,8 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -151,7 +151,7 @@ func inventoryDrawings(w io.Writer, nodes []capacity.NodeInventory) error {
 		textsafe.Fprintf(w, "\nMIG layouts: %s\n", migLegend)
 	}
 	for _, g := range groups {
-		textsafe.Fprintf(w, "\n%s (%s, %s%s)\n", strings.Join(limit(g.nodes, maxNodesNamed), ", "), g.model, count(len(g.nodes), "node"), g.note)
+		textsafe.Fprintf(w, "\n%s (%s, %s%s)\n", strings.Join(limit(g.nodes, maxNodesNamed), ", "), g.model, capacity.Count(len(g.nodes), "node"), g.note)
 		for _, l := range g.lines {
 			textsafe.Fprintf(w, "%s\n", l)
 		}
@@ -164,11 +164,7 @@ func migSummary(m map[string]int) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d x %s", m[k], k)

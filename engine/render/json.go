@@ -78,13 +78,18 @@ func NewJSONPlan(p *engine.Plan) JSONPlan {
 		}
 		if c.Sensitive {
 			jc.Before, jc.After = hideIfSet(jc.Before), hideIfSet(jc.After)
-			fields := make([]engine.FieldDiff, len(jc.ChangedPaths))
-			for i, f := range jc.ChangedPaths {
-				fields[i] = engine.FieldDiff{Path: f.Path, Op: f.Op, Before: hideIfSet(f.Before), After: hideIfSet(f.After)}
-			}
-			jc.ChangedPaths = fields
+			jc.ChangedPaths = hideFields(jc.ChangedPaths)
 		}
 		out.ResourceChanges = append(out.ResourceChanges, jc)
+	}
+	return out
+}
+
+// hideFields is fields with every value set shown as engine.SensitiveValue.
+func hideFields(fields []engine.FieldDiff) []engine.FieldDiff {
+	out := make([]engine.FieldDiff, len(fields))
+	for i, f := range fields {
+		out[i] = engine.FieldDiff{Path: f.Path, Op: f.Op, Before: hideIfSet(f.Before), After: hideIfSet(f.After)}
 	}
 	return out
 }
@@ -98,9 +103,7 @@ func hideIfSet(v any) any {
 
 // JSON writes the plan as indented JSON.
 func JSON(w io.Writer, p *engine.Plan) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(NewJSONPlan(p))
+	return JSONValue(w, NewJSONPlan(p))
 }
 
 // project returns the parts of live that desired sets, so "before" shows the

@@ -203,7 +203,7 @@ func repartitionLines(reps []capacity.Repartition) []string {
 			out = append(out, "")
 		}
 		names := strings.Join(limit(g.nodes, maxNodesNamed), ", ")
-		out = append(out, fmt.Sprintf("%s (pool %s, %s, %s%s)", names, g.pool, g.model, count(len(g.nodes), "node"), g.note))
+		out = append(out, fmt.Sprintf("%s (pool %s, %s, %s%s)", names, g.pool, g.model, capacity.Count(len(g.nodes), "node"), g.note))
 		out = append(out, g.lines...)
 	}
 	return out

@@ -19,16 +19,16 @@ func PreviewSummary(pv *engine.Preview) string {
 	p := pv.Plan
 	parts := []string{fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy", p.Summary.Add, p.Summary.Change, p.Summary.Destroy)}
 	if p.Summary.Conflicts > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s in the way", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object", "objects")))
+		parts = append(parts, fmt.Sprintf("%d %s in the way", p.Summary.Conflicts, PluralWord(p.Summary.Conflicts, "object", "objects")))
 	}
 	if n := len(engine.RepartitionedNodes(p)); n > 0 {
-		parts = append(parts, fmt.Sprintf("MIG: %s re-partitioned", count(n, "node")))
+		parts = append(parts, fmt.Sprintf("MIG: %s re-partitioned", capacity.Count(n, "node")))
 	}
 	switch over := overQuotaPools(p); {
 	case len(over) > 0:
-		parts = append(parts, "capacity: over quota on "+pluralWord(len(over), "pool ", "pools ")+strings.Join(over, ", "))
+		parts = append(parts, "capacity: over quota on "+PluralWord(len(over), "pool ", "pools ")+strings.Join(over, ", "))
 	case len(pv.CapacityProblems) > 0:
-		parts = append(parts, "capacity: "+count(len(pv.CapacityProblems), "problem"))
+		parts = append(parts, "capacity: "+capacity.Count(len(pv.CapacityProblems), "problem"))
 	default:
 		parts = append(parts, "capacity OK")
 	}
@@ -77,7 +77,7 @@ func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 		conflicts = []string{fmt.Sprintf("%d objects are in the way of the configuration (--adopt takes them over): %s", len(conflicts), strings.Join(limit(conflictKeys(p), maxWarningLines), ", "))}
 	}
 	out = append(out, conflicts...)
-	diags := append(warningsOf(out), p.Warnings...)
+	diags := append(engine.WarningsOf(out), p.Warnings...)
 	var destroys []string
 	var deleted []string
 	for _, g := range groups(p.Changes) {
@@ -96,7 +96,7 @@ func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 			continue
 		}
 		deleted = append(deleted, keys...)
-		w := fmt.Sprintf("%s: %s will be destroyed: %s", g[0].Address, count(len(keys), "object"), strings.Join(limit(keys, 5), ", "))
+		w := fmt.Sprintf("%s: %s will be destroyed: %s", g[0].Address, capacity.Count(len(keys), "object"), strings.Join(limit(keys, 5), ", "))
 		if ns != "" {
 			w += fmt.Sprintf(" (deleting namespace %s deletes everything in it)", ns)
 		}
@@ -105,7 +105,7 @@ func PreviewWarnings(pv *engine.Preview) hcl.Diagnostics {
 	if len(destroys) > maxWarningLines {
 		destroys = []string{fmt.Sprintf("%d objects of %d addresses will be destroyed: %s", len(deleted), len(destroys), strings.Join(limit(deleted, maxWarningLines), ", "))}
 	}
-	return append(diags, warningsOf(destroys)...)
+	return append(diags, engine.WarningsOf(destroys)...)
 }
 
 // maxWarningLines bounds the warnings of one kind listed one per line.
@@ -164,7 +164,7 @@ func configChangesSummary(changes []engine.BlockChange) string {
 			remove++
 		}
 	}
-	return fmt.Sprintf("%s: %d added, %d changed, %d removed.", count(len(changes), "block"), add, change, remove)
+	return fmt.Sprintf("%s: %d added, %d changed, %d removed.", capacity.Count(len(changes), "block"), add, change, remove)
 }
 
 // writeConfigChanges writes the config diff. In diff mode (Markdown) the

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/gpuform/gpuform/engine"
@@ -18,7 +17,5 @@ func PreviewJSON(w io.Writer, pv *engine.Preview) error {
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return JSONValue(w, out)
 }

@@ -31,7 +31,7 @@ func Refusal(w io.Writer, err error, path string, color bool) bool {
 	switch {
 	case errors.As(err, &invalid):
 	case errors.As(err, &conflict):
-		textsafe.Fprintf(w, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", conflict.Conflicts, pluralWord(conflict.Conflicts, "object is", "objects are"))
+		textsafe.Fprintf(w, "Error: %d %s in the way of the configuration and not managed by this stack; nothing was changed. Rename them in the configuration, remove them, or apply with --adopt to take them over.\n", conflict.Conflicts, PluralWord(conflict.Conflicts, "object is", "objects are"))
 	case errors.As(err, &unsafe):
 		for _, r := range unsafe.Reasons {
 			textsafe.Fprintf(w, "%s %s.\n", textsafe.Style(color, "1;31", "Error: Unsafe plan:"), r)

@@ -33,7 +33,7 @@ func (r *textRenderer) ruleGroups(groups any) {
 			rm, _ := rule.(map[string]any)
 			alerts = append(alerts, alertSummary(rm))
 		}
-		textsafe.Fprintf(r.w, "      %s spec.groups[%s]: %d %s: %s\n", r.symbol("+"), gm["name"], len(rules), pluralWord(len(rules), "alert", "alerts"), strings.Join(alerts, ", "))
+		textsafe.Fprintf(r.w, "      %s spec.groups[%s]: %d %s: %s\n", r.symbol("+"), gm["name"], len(rules), PluralWord(len(rules), "alert", "alerts"), strings.Join(alerts, ", "))
 	}
 	textsafe.Fprintf(r.w, "      %s\n", r.paint("2", "# each rule's expression, annotations and labels: plan --detail, or -o json"))
 }

@@ -40,7 +40,7 @@ func StateText(w io.Writer, doc StateDoc) error {
 		_, err := textsafe.Fprintf(w, "Stack %s in cluster %s has no inventory record: gpuform has not applied it there.\n", doc.Stack, doc.Source)
 		return err
 	}
-	textsafe.Fprintf(w, "Stack %s in cluster %s owns %d %s:\n\n", doc.Stack, doc.Source, len(doc.Objects), pluralWord(len(doc.Objects), "object", "objects"))
+	textsafe.Fprintf(w, "Stack %s in cluster %s owns %d %s:\n\n", doc.Stack, doc.Source, len(doc.Objects), PluralWord(len(doc.Objects), "object", "objects"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, r := range doc.Objects {
 		k := engine.Key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}

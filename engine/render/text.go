@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -132,15 +133,13 @@ func (r *textRenderer) warnings(p *engine.Plan) {
 func SummaryLine(p *engine.Plan) string {
 	s := fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy.", p.Summary.Add, p.Summary.Change, p.Summary.Destroy)
 	if p.Summary.Conflicts > 0 {
-		s += fmt.Sprintf(" %d %s in the way (see above; --adopt takes them over).", p.Summary.Conflicts, pluralWord(p.Summary.Conflicts, "object", "objects"))
+		s += fmt.Sprintf(" %d %s in the way (see above; --adopt takes them over).", p.Summary.Conflicts, PluralWord(p.Summary.Conflicts, "object", "objects"))
 	}
 	return s
 }
 
 // PluralWord is one when n is 1, else many.
-func PluralWord(n int, one, many string) string { return pluralWord(n, one, many) }
-
-func pluralWord(n int, one, many string) string {
+func PluralWord(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -261,11 +260,7 @@ func flatten(obj map[string]any) []flatField {
 	var out []flatField
 	var walk func(path []string, m map[string]any)
 	walk = func(path []string, m map[string]any) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			p := append(append([]string(nil), path...), k)
 			if skipFlat(p) {
@@ -311,12 +306,4 @@ func beforeAfter(before, after int) string {
 		return fmt.Sprintf("? -> %d", after)
 	}
 	return fmt.Sprintf("%d -> %d", before, after)
-}
-
-// count renders n things, with a plural s.
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -2,7 +2,6 @@ package render
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -104,9 +103,7 @@ func UsageJSON(w io.Writer, rep *usage.Report) error {
 	for _, r := range rep.Rows {
 		out.Rows = append(out.Rows, row{r, r.Utilization()})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return JSONValue(w, out)
 }
 
 // UsageFormats are the values of gpuform usage --output.

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine"
 )
 
 // writeWarnings writes each warning as validation diagnostics are written
@@ -20,14 +19,4 @@ func writeWarnings(w io.Writer, diags hcl.Diagnostics, opts TextOptions) {
 		_ = dw.Write(&b, hcl.Diagnostics{d})
 		_, _ = io.WriteString(w, "\n"+strings.TrimSuffix(b.String(), "\n"))
 	}
-}
-
-// warningsOf makes warnings without a position of messages, for the
-// preview's own warnings.
-func warningsOf(texts []string) hcl.Diagnostics {
-	var out hcl.Diagnostics
-	for _, t := range texts {
-		out = append(out, engine.Warning(t, ""))
-	}
-	return out
 }

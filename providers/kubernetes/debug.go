@@ -3,8 +3,9 @@ package kubernetes
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,11 +139,7 @@ func orNone(s string) string {
 // writeHeaders writes h sorted by name, one "api:   <prefix>Name: value"
 // line per value, credentials redacted.
 func writeHeaders(b *strings.Builder, prefix string, h http.Header) {
-	names := make([]string, 0, len(h))
-	for n := range h {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(h))
 	for _, n := range names {
 		for _, v := range h[n] {
 			textsafe.Fprintf(b, "api:   %s%s: %s\n", prefix, n, RedactHeader(n, v))

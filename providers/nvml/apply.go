@@ -3,9 +3,7 @@
 package nvml
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -145,27 +143,11 @@ func apply(lib nvml.Interface, cat *mig.Catalog, layout agentv1.Layout, opts App
 	if err != nil {
 		return nil, err
 	}
-	targets, err := layout.Resolve(len(devs))
+	plans, err := agentv1.PlanGPUs(layout, len(devs), func(i int, e agentv1.LayoutEntry) (*plan, error) {
+		return planGPU(devs[i], e)
+	})
 	if err != nil {
 		return nil, err
-	}
-	indexes := make([]int, 0, len(targets))
-	for i := range targets {
-		indexes = append(indexes, i)
-	}
-	sort.Ints(indexes)
-	var plans []*plan
-	var errs []error
-	for _, i := range indexes {
-		p, err := planGPU(devs[i], targets[i])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("GPU %d: %w", i, err))
-			continue
-		}
-		plans = append(plans, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
 	}
 	if !opts.AllowBusy {
 		var busy BusyError
@@ -212,16 +194,7 @@ func planGPU(d *device, e agentv1.LayoutEntry) (*plan, error) {
 	if !g.MIG || !d.migSupported {
 		return nil, fmt.Errorf("%s (%s) does not support MIG", g.Key, d.info.Name)
 	}
-	slices := map[string]int{}
-	for name, c := range e.Slices {
-		if c == 0 {
-			continue
-		}
-		if prof, ok := g.Profile(name); ok {
-			name = prof.Name
-		}
-		slices[name] += c
-	}
+	slices := g.Slices(e.Slices)
 	sol, err := mig.Solve(g, slices)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -19,17 +18,6 @@ var catalogModels = map[string]string{
 	"H100-80GB":  "NVIDIA H100 80GB HBM3",
 	"H200-141GB": "NVIDIA H200 141GB HBM3e",
 	"B200-180GB": "NVIDIA B200 180GB HBM3e",
-}
-
-// CanSimulate reports whether CatalogGPUs (and go-nvml) simulate the GPU
-// model, a catalog key or alias.
-func CanSimulate(cat *mig.Catalog, model string) bool {
-	g, ok := cat.Lookup(model)
-	if !ok {
-		return false
-	}
-	_, ok = catalogModels[g.Key]
-	return ok
 }
 
 // simulatedDriver is the driver version of simulated GPUs whose node names
@@ -102,27 +90,11 @@ type catalogPlan struct {
 // Apply applies layout as the agent does: every GPU's change is decided
 // first, and nothing changes when one of them cannot take its entry.
 func (n *catalogNode) Apply(layout agentv1.Layout) (bool, error) {
-	targets, err := layout.Resolve(len(n.gpus))
+	plans, err := agentv1.PlanGPUs(layout, len(n.gpus), func(i int, e agentv1.LayoutEntry) (catalogPlan, error) {
+		return n.gpus[i].plan(e)
+	})
 	if err != nil {
 		return false, err
-	}
-	indexes := make([]int, 0, len(targets))
-	for i := range targets {
-		indexes = append(indexes, i)
-	}
-	sort.Ints(indexes)
-	var plans []catalogPlan
-	var errs []error
-	for _, i := range indexes {
-		p, err := n.gpus[i].plan(targets[i])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("GPU %d: %w", i, err))
-			continue
-		}
-		plans = append(plans, p)
-	}
-	if len(errs) > 0 {
-		return false, errors.Join(errs...)
 	}
 	for _, p := range plans {
 		p.execute()
@@ -140,16 +112,7 @@ func (c *catalogGPU) plan(e agentv1.LayoutEntry) (catalogPlan, error) {
 	if !c.g.MIG {
 		return p, fmt.Errorf("%s (%s) does not support MIG", c.g.Key, c.name)
 	}
-	slices := map[string]int{}
-	for name, k := range e.Slices {
-		if k == 0 {
-			continue
-		}
-		if prof, ok := c.g.Profile(name); ok {
-			name = prof.Name
-		}
-		slices[name] += k
-	}
+	slices := c.g.Slices(e.Slices)
 	sol, err := mig.Solve(c.g, slices)
 	if err != nil {
 		return p, err

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	agentv1 "github.com/gpuform/gpuform/api/agent/v1"
@@ -63,11 +64,7 @@ func gfdMIGLabels(spec NodeSpec, layout agentv1.Layout) map[string]string {
 		}
 	}
 	out := map[string]string{}
-	names := make([]string, 0, len(total))
-	for p := range total {
-		names = append(names, p)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(total))
 	for _, p := range names {
 		if total[p] > 0 {
 			out[mig.Resource(p)+".count"] = strconv.Itoa(total[p])

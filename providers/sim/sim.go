@@ -283,7 +283,7 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 			}
 		}
 		if ns.Manager != "" {
-			managed = append(managed, managedEntry(ns.Manager, map[string]any{"metadata": map[string]any{"labels": anyMap(ns.Labels), "annotations": anyMap(ns.Annotations)}}))
+			managed = append(managed, managedEntry(ns.Manager, map[string]any{"metadata": map[string]any{"labels": engine.AnyMap(ns.Labels), "annotations": engine.AnyMap(ns.Annotations)}}))
 		}
 	}
 	if l, ok := c.st.Layouts[spec.Name]; ok && c.gpus[spec.Name] == nil {
@@ -334,14 +334,6 @@ func gfdProduct(g *mig.GPU) string {
 		}
 	}
 	return g.Key
-}
-
-func anyMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // diagnosticsText is err, hcl.Diagnostics or not, as one line: each

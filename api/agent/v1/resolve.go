@@ -1,6 +1,11 @@
 package v1
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // Resolve maps each GPU index below n that the layout names to its entry,
 // as the agent applies it: an entry that turns MIG off may ask for no
@@ -35,4 +40,29 @@ func (l Layout) Resolve(n int) (map[int]LayoutEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// PlanGPUs decides, for each of n GPUs the layout names, in index order,
+// what applying its entry takes (plan), as the agent does before changing
+// anything: every GPU that cannot take its entry is an error, all of them
+// joined, and then there is no plan.
+func PlanGPUs[P any](l Layout, n int, plan func(i int, e LayoutEntry) (P, error)) ([]P, error) {
+	targets, err := l.Resolve(n)
+	if err != nil {
+		return nil, err
+	}
+	var plans []P
+	var errs []error
+	for _, i := range slices.Sorted(maps.Keys(targets)) {
+		p, err := plan(i, targets[i])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("GPU %d: %w", i, err))
+			continue
+		}
+		plans = append(plans, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return plans, nil
 }
