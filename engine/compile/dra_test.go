@@ -87,7 +87,7 @@ func TestDRADeviceClasses(t *testing.T) {
 	d := compileDRA(t, draStack)
 	classes := draObjects(d, engine.KindDeviceClass)
 	want := map[string]string{
-		"/gpuform-s-a100-1g-5gb": `device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].productName in ['NVIDIA A100-SXM4-40GB', 'NVIDIA A100-PCIE-40GB', 'Mock NVIDIA A100-SXM4-40GB', 'NVIDIA A800-SXM4-40GB', 'NVIDIA A800 40GB PCIe'] && device.attributes['gpu.nvidia.com'].profile == '1g.5gb'`,
+		"/gpuform-s-a100-1g-5gb":  `device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].productName in ['NVIDIA A100-SXM4-40GB', 'NVIDIA A100-PCIE-40GB', 'Mock NVIDIA A100-SXM4-40GB', 'NVIDIA A800-SXM4-40GB', 'NVIDIA A800 40GB PCIe'] && device.attributes['gpu.nvidia.com'].profile == '1g.5gb'`,
 		"/gpuform-s-a100-3g-20gb": "",
 		"/gpuform-s-h100-gpu":     "",
 	}
