@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/mig"
 )
 
 // DRA pools (config.PoolModeDRA) offer their GPUs through DeviceClasses of
@@ -77,6 +78,28 @@ func DeviceClasses(stack string, p *config.Pool) map[string]string {
 	out := map[string]string{}
 	for _, prof := range draProfiles(p) {
 		out[DeviceClass(stack, p.Name, prof)] = prof
+	}
+	return out
+}
+
+// draTotals is a pool's totals (poolTotals) by what its quotas name: for
+// a DRA pool, each MIG profile's count as its DeviceClass's device quota,
+// whole GPUs as the -gpu class's; a device-plugin pool's unchanged. The
+// counts are the catalog's and the layout's, as for device-plugin pools:
+// capacity from the driver's ResourceSlices is not read yet.
+func draTotals(stack string, p *config.Pool, total map[string]int) map[string]int {
+	if !p.DRA() {
+		return total
+	}
+	out := make(map[string]int, len(total))
+	for _, prof := range draProfiles(p) {
+		r := mig.ResourceGPU
+		if prof != WholeGPUClass {
+			r = mig.Resource(prof)
+		}
+		if n, ok := total[r]; ok {
+			out[DeviceClassQuota(DeviceClass(stack, p.Name, prof))] = n
+		}
 	}
 	return out
 }
