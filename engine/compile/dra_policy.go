@@ -17,7 +17,10 @@ import (
 // names, and every tenant's names each of the stack's (0 where it has no
 // quota); NVIDIA's driver installs classes of its own (gpu.nvidia.com,
 // mig.nvidia.com) that select every GPU, which no quota of the stack
-// names. Added only to a stack with a DRA pool.
+// names. It also refuses adminAccess, which reaches devices allocated to
+// other claims (other tenants' too) in a namespace labelled
+// resource.kubernetes.io/admin-access, a label a tenant's labels may set.
+// Added only to a stack with a DRA pool.
 func (c *compiler) deviceClassesPolicy() {
 	set := map[string]bool{}
 	for _, p := range c.cfg.Pools {
@@ -44,9 +47,9 @@ func (c *compiler) deviceClassesPolicy() {
 		"(has(object.spec.devices) && has(object.spec.devices.requests) ? object.spec.devices.requests : []) : "+
 		"(has(object.spec.spec) && has(object.spec.spec.devices) && has(object.spec.spec.devices.requests) ? object.spec.spec.devices.requests : [])", isResource)
 	ok := celRule{
-		"variables.requests.all(r, (!has(r.exactly) || r.exactly.deviceClassName in variables.allowed) && " +
+		"variables.requests.all(r, (!has(r.exactly) || (r.exactly.deviceClassName in variables.allowed && (!has(r.exactly.adminAccess) || !r.exactly.adminAccess))) && " +
 			"(!has(r.firstAvailable) || r.firstAvailable.all(s, s.deviceClassName in variables.allowed)))",
-		fmt.Sprintf("'device requests in namespace ' + namespaceObject.metadata.name + ' may name only the DeviceClasses of the DRA pools of the stack (%s; gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
+		fmt.Sprintf("'device requests in namespace ' + namespaceObject.metadata.name + ' may name only the DeviceClasses of the DRA pools of the stack (%s), without adminAccess (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
 			strings.Join(classes, ", "), engine.AnnotAddress),
 	}
 	c.namespacePolicy("device-classes", []any{claims, configMapRule},

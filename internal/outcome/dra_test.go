@@ -17,7 +17,9 @@ import (
 
 // draConfig: two DRA pools, A100s in MIG (two 1g.5gb per GPU) and whole
 // H100s; tenant vision has one 1g.5gb slice on the A100s and nothing on
-// the H100s, tenant text one H100 and nothing on the A100s.
+// the H100s, tenant text two H100s and nothing on the A100s; text's
+// namespace carries the label that lets the API server admit adminAccess
+// claims.
 const draConfig = `
 gpuform {
   stack     = "dra"
@@ -55,8 +57,9 @@ tenant "text" {
   namespace = "dra-text"
   admins    = ["user:text-admin"]
   protect   = false
+  labels    = { "resource.kubernetes.io/admin-access" = "true" }
   quota "h100" {
-    gpus = 1
+    gpus = 2
   }
 }
 `
@@ -78,11 +81,11 @@ func TestDRATenantsGetTheirPoolsDevices(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	createNodes(t,
 		gpuNode("dra-a100-0", "NVIDIA-A100-SXM4-40GB", map[string]string{"outcome.gpuform.dev/group": "dra-a100", "nvidia.com/mig.capable": "true"}, nil),
-		gpuNode("dra-h100-0", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "dra-h100"}, nil),
+		gpuNode("dra-h100-0", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "dra-h100", "nvidia.com/gpu.count": "2"}, nil),
 	)
 	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
 		kubeapitest.DRANode{Node: "dra-a100-0", Product: "NVIDIA A100-SXM4-40GB", GPUs: 1, MIG: []string{"1g.5gb", "1g.5gb"}},
-		kubeapitest.DRANode{Node: "dra-h100-0", Product: "NVIDIA H100 80GB HBM3", GPUs: 1, MemoryBytes: 80 << 30},
+		kubeapitest.DRANode{Node: "dra-h100-0", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30},
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func TestDRATenantsGetTheirPoolsDevices(t *testing.T) {
 		{vision, "dra-vision", draClassA100, "dra-a100-0", "1g.5gb", "NVIDIA A100-SXM4-40GB"},
 		{text, "dra-text", draClassH100, "dra-h100-0", "", "NVIDIA H100 80GB HBM3"},
 	} {
-		if _, err := createClaim(ctx, tc.c, tc.ns, "first", tc.class); err != nil {
+		if _, err := createClaim(ctx, tc.c, tc.ns, "first", tc.class, false); err != nil {
 			t.Fatalf("%s: claim of %s: %v", tc.ns, tc.class, err)
 		}
 		pod := claimPod(tc.ns, "first", "first")
@@ -128,24 +131,36 @@ func TestDRATenantsGetTheirPoolsDevices(t *testing.T) {
 		})
 	}
 
-	// What the API server refuses each tenant.
-	for _, tc := range []struct {
+	// What the API server refuses each tenant (and admits, within quota).
+	for i, tc := range []struct {
 		name      string
 		c         *kubernetes.Clientset
 		ns, class string
+		admin     bool
 		refusal   string
 	}{
-		{"a second slice, beyond vision's quota", vision, "dra-vision", draClassA100, "exceeded quota"},
-		{"an H100, where vision has no quota", vision, "dra-vision", draClassH100, "exceeded quota"},
-		{"a second H100, beyond text's quota", text, "dra-text", draClassH100, "exceeded quota"},
-		{"a slice, where text has no quota", text, "dra-text", draClassA100, "exceeded quota"},
-		{"the driver's own class", vision, "dra-vision", "gpu.nvidia.com", "may name only the DeviceClasses"},
-		{"the driver's MIG class", text, "dra-text", "mig.nvidia.com", "may name only the DeviceClasses"},
+		{"a second slice, beyond vision's quota", vision, "dra-vision", draClassA100, false, "exceeded quota"},
+		{"an H100, where vision has no quota", vision, "dra-vision", draClassH100, false, "exceeded quota"},
+		{"a slice, where text has no quota", text, "dra-text", draClassA100, false, "exceeded quota"},
+		{"the driver's own class", vision, "dra-vision", "gpu.nvidia.com", false, "may name only the DeviceClasses"},
+		{"the driver's MIG class", text, "dra-text", "mig.nvidia.com", false, "may name only the DeviceClasses"},
+		// text has one H100 of its quota left: only the policy refuses
+		// admin access (which reaches devices other claims hold) to it.
+		{"admin access to an H100, within text's quota", text, "dra-text", draClassH100, true, "without adminAccess"},
+		{"a second H100, within text's quota", text, "dra-text", draClassH100, false, ""},
+		{"a third H100, beyond text's quota", text, "dra-text", draClassH100, false, "exceeded quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := createClaim(ctx, tc.c, tc.ns, "more", tc.class)
+			name := fmt.Sprintf("more-%d", i)
+			_, err := createClaim(ctx, tc.c, tc.ns, name, tc.class, tc.admin)
+			if tc.refusal == "" {
+				if err != nil {
+					t.Fatalf("%s: a claim of %s within its quota: %v", tc.ns, tc.class, err)
+				}
+				return
+			}
 			if err == nil {
-				_ = cs.ResourceV1().ResourceClaims(tc.ns).Delete(ctx, "more", metav1.DeleteOptions{})
+				_ = cs.ResourceV1().ResourceClaims(tc.ns).Delete(ctx, name, metav1.DeleteOptions{})
 				t.Fatalf("%s: a claim of %s was admitted", tc.ns, tc.class)
 			}
 			if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.refusal) {
@@ -171,14 +186,18 @@ func waitQuota(t *testing.T, ns, class string) {
 }
 
 // createClaim creates, as the client's user and with strict field
-// validation, a ResourceClaim for one device of class.
-func createClaim(ctx context.Context, c *kubernetes.Clientset, ns, name, class string) (*resourcev1.ResourceClaim, error) {
+// validation, a ResourceClaim for one device of class, with adminAccess
+// when admin.
+func createClaim(ctx context.Context, c *kubernetes.Clientset, ns, name, class string, admin bool) (*resourcev1.ResourceClaim, error) {
 	claim := &resourcev1.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
 			Name:    "gpu",
 			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1},
 		}}}},
+	}
+	if admin {
+		claim.Spec.Devices.Requests[0].Exactly.AdminAccess = &admin
 	}
 	return c.ResourceV1().ResourceClaims(ns).Create(ctx, claim, metav1.CreateOptions{FieldValidation: "Strict"})
 }
