@@ -19,11 +19,13 @@ import (
 // H100s; tenant vision has one 1g.5gb slice on the A100s and nothing on
 // the H100s, tenant text two H100s and nothing on the A100s; text's
 // namespace carries the label that lets the API server admit adminAccess
-// claims.
+// claims. The agent partitions the A100s: the GPU Operator's mig-parted
+// ConfigMap is one per cluster, which the other tests' stacks use.
 const draConfig = `
 gpuform {
-  stack     = "dra"
-  scheduler = "none"
+  stack       = "dra"
+  scheduler   = "none"
+  mig_backend = "agent"
 }
 
 mig_layout "halves" {
