@@ -215,6 +215,7 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 			d.fail("Invalid driver_version", err.Error(), meta.Range("driver_version"))
 		}
 	}
+	p.Mode = d.enum("mode", PoolModeDevicePlugin, PoolModeDevicePlugin, PoolModeDRA)
 	p.PricePerGPUHour = d.float("price_per_gpu_hour", 0)
 	if p.PricePerGPUHour < 0 || math.IsInf(p.PricePerGPUHour, 0) {
 		d.fail("Invalid price", "price_per_gpu_hour must be zero or more: what one GPU of the pool costs per hour.", meta.Range("price_per_gpu_hour"))

@@ -186,12 +186,27 @@ type Pool struct {
 	// DriverVersion is a constraint on the nodes' NVIDIA driver, such as
 	// ">= 535" or "550.54.15"; empty means any.
 	DriverVersion string `config:"driver_version,omitempty"`
+	// Mode is how the pool's GPUs reach workloads: PoolModeDevicePlugin
+	// (extended resources such as nvidia.com/gpu) or PoolModeDRA (Dynamic
+	// Resource Allocation through NVIDIA's DRA driver, one DeviceClass per
+	// pool and MIG profile).
+	Mode string `config:"mode"`
 	// PricePerGPUHour is what one whole GPU of the pool costs per hour in
 	// Currency, for gpuform usage; a MIG slice costs its share of it.
 	PricePerGPUHour float64 `config:"price_per_gpu_hour"`
 	// Currency is the ISO 4217 code of PricePerGPUHour, one per configuration.
 	Currency string `config:"currency"`
 }
+
+// The values of a pool's mode.
+const (
+	PoolModeDevicePlugin = "device_plugin"
+	PoolModeDRA          = "dra"
+)
+
+// DRA reports whether the pool's GPUs are allocated through Dynamic
+// Resource Allocation.
+func (p *Pool) DRA() bool { return p != nil && p.Mode == PoolModeDRA }
 
 // Sharing is a pool's time_slicing or mps block: each GPU advertised as
 // Replicas shared ones by the NVIDIA device plugin.

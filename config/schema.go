@@ -171,6 +171,7 @@ func poolSchema() BlockSchema {
 		attr("overcommit", cty.Number, "1.0"),
 		attr("max_unavailable", cty.Number, "1"),
 		attr("driver_version", cty.String, "any"),
+		attr("mode", cty.String, `"device_plugin"`),
 		attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
 		attr("currency", cty.String, `"USD"`),
 	}, Blocks: []BlockSchema{

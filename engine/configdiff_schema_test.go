@@ -36,6 +36,7 @@ var samples = map[string][2]string{
 	"priority.preemption":   {`"Never"`, `"PreemptLowerPriority"`},
 	"pool.driver_version":   {`">= 535"`, `">= 550"`},
 	"pool.currency":         {`"USD"`, `"EUR"`},
+	"pool.mode":             {`"device_plugin"`, `"dra"`},
 	"model.deployment_mode": {`"Standard"`, `"Knative"`},
 	"pool.taint.effect":     {`"NoSchedule"`, `"NoExecute"`},
 	"tenant.runtime_class":  {`"gvisor"`, `["kata", "gvisor"]`},

@@ -22,6 +22,7 @@ var (
 	KindConfigMap        = BuiltinKind("", "ConfigMap")
 	KindRoleBinding      = BuiltinKind(kinds.GroupRBAC, "RoleBinding")
 	KindPriorityClass    = BuiltinKind(kinds.GroupScheduling, "PriorityClass")
+	KindDeviceClass      = BuiltinKind(kinds.GroupResource, "DeviceClass")
 	KindVAP              = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicy")
 	KindVAPBinding       = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicyBinding")
 	KindMAP              = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicy")

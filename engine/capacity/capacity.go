@@ -51,7 +51,7 @@ type Report struct {
 func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow Counts, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	offeredBy := map[string]int{}
 	for _, p := range cfg.Pools {
-		for r := range poolTotals(p, map[string]int{"": 1}) {
+		for r := range draTotals(cfg.Settings.Stack, p, poolTotals(p, map[string]int{"": 1})) {
 			offeredBy[r]++
 		}
 	}
@@ -148,7 +148,7 @@ func driverProblem(p *config.Pool, nodes []string) *hcl.Diagnostic {
 // poolRows is pool p's row per resource (QuotaBefore left to the caller),
 // its quota column from the tenants' quotas, with an error for each resource its quotas claim beyond the limit.
 func poolRows(cfg *config.Config, quotas *Quotas, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
-	total := poolTotals(p, gpusPerNode)
+	total := draTotals(cfg.Settings.Stack, p, poolTotals(p, gpusPerNode))
 	quota, requested := map[string]int{}, map[string]int{}
 	for _, tq := range quotas.Tenants {
 		for _, b := range tq.Blocks {

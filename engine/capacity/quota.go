@@ -58,19 +58,27 @@ type Quotas struct {
 
 // QuotasOf computes the GPU quota of every tenant of cfg.
 func QuotasOf(cfg *config.Config) *Quotas {
+	stack := cfg.Settings.Stack
 	all := map[string]bool{}
 	for _, p := range cfg.Pools {
-		for _, r := range offered(p) {
+		for _, r := range offered(stack, p) {
 			all[r] = true
+		}
+		if p.DRA() {
+			// NVIDIA's driver's own DeviceClass maps nvidia.com/gpu to DRA
+			// devices (extendedResourceName): named, 0 unless a
+			// device-plugin pool offers it, so it is no way around the
+			// per-class quotas.
+			all[mig.ResourceGPU] = true
 		}
 	}
 	qs := &Quotas{Offered: slices.Sorted(maps.Keys(all)), byTenant: map[*config.Tenant]*TenantQuota{}}
 	for _, t := range cfg.Tenants {
 		tq := &TenantQuota{Tenant: t, Offered: qs.Offered}
 		for _, q := range t.Quotas {
-			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(q)}
+			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(stack, q)}
 			if q.Pool != nil {
-				b.Offered = offered(q.Pool)
+				b.Offered = offered(stack, q.Pool)
 			}
 			tq.Blocks = append(tq.Blocks, b)
 		}
@@ -90,10 +98,21 @@ func (qs *Quotas) Of(t *config.Tenant) *TenantQuota {
 }
 
 // blockNominal is what quota block q claims, by GPU resource: its slices
-// as MIG resources and its gpus as its pool's GPU resource, zero amounts
-// left out.
-func blockNominal(q *config.Quota) Counts {
+// as MIG resources and its gpus as its pool's GPU resource (on a DRA pool
+// the device quotas of the pool's DeviceClasses), zero amounts left out.
+func blockNominal(stack string, q *config.Quota) Counts {
 	res := Counts{}
+	if q.Pool.DRA() {
+		for prof, n := range q.Slices {
+			if n > 0 {
+				res[DeviceClassQuota(DeviceClass(stack, q.Pool.Name, prof))] += int64(n)
+			}
+		}
+		if q.GPUs > 0 {
+			res[DeviceClassQuota(DeviceClass(stack, q.Pool.Name, WholeGPUClass))] += int64(q.GPUs)
+		}
+		return res
+	}
 	for prof, n := range q.Slices {
 		if n > 0 {
 			res[mig.Resource(prof)] += int64(n)
@@ -142,9 +161,16 @@ func (tq *TenantQuota) Hard() Counts {
 // advertise: each MIG profile of its layout (and nvidia.com/gpu for a
 // device group with MIG off), its shared replicas' resource, or whole GPUs.
 // Every tenant's quota names each of them (0 where it has none), since
-// Kubernetes does not limit a resource a ResourceQuota does not name.
-func offered(p *config.Pool) []string {
+// Kubernetes does not limit a resource a ResourceQuota does not name. A
+// DRA pool offers the device quota of each of its DeviceClasses.
+func offered(stack string, p *config.Pool) []string {
 	set := map[string]bool{}
+	if p.DRA() {
+		for class := range DeviceClasses(stack, p) {
+			set[DeviceClassQuota(class)] = true
+		}
+		return slices.Sorted(maps.Keys(set))
+	}
 	switch {
 	case p.MIGLayout != nil && len(p.MIGLayout.Devices) == 0:
 		for prof := range p.MIGLayout.Slices {

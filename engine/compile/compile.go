@@ -50,6 +50,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	if len(cfg.Tenants) > 0 {
 		c.prioritiesPolicy()
 		c.poolsPolicy()
+		c.deviceClassesPolicy()
 		c.defaultPriorityPolicies()
 	}
 	if c.enforceRuntimeClasses {
@@ -119,6 +120,7 @@ func (c *compiler) pools() error {
 		}
 		c.d.Pools = append(c.d.Pools, np)
 		c.add(p.Address, c.sched.Pool(p)...)
+		c.add(p.Address, c.deviceClasses(p)...)
 		if pin := driverPin(c.cfg.Settings, p); pin != nil {
 			c.add(p.Address, pin)
 		}

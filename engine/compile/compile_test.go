@@ -27,6 +27,7 @@ func TestCompileGolden(t *testing.T) {
 		{"isolation-none", "isolation", []string{`scheduler = "kueue"`, `scheduler = "none"`}},
 		{"shared", "shared", nil},
 		{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
+		{"dra", "dra", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,9 @@ func (noScheduler) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.
 			if r, found := strings.CutPrefix(name, "requests."); found && ok {
 				add(r, q)
 			}
+			if _, found := capacity.IsDeviceClassQuota(name); found && ok {
+				add(name, q)
+			}
 		}
 	})
 }

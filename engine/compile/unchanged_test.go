@@ -20,7 +20,8 @@ import (
 // objects share (retaken when a model's resources map became one per
 // resource and count, and when the backends got maps of each model's own,
 // shared only once the object is added: content digests unchanged each
-// time): a change that makes compile cheaper must not change what
+// time; retaken when the registry got DeviceClass, which changes only the
+// desired kinds list): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -30,27 +31,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "18f0ba577d3ea913360dcd68d30e9b59428335256e179813ecaa67f5634a7bed"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "5af7eae1a8bed6f59de3abeff1b1ddae12982d8cf0aa40f723e18c323e5444b2"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "516c596b5ea74b776ef1b58ad6a4d239f76188dc71e47c19d2e84aa9642574e9"},
+		}, "bdfe23f9a4e5feefd23435be6f6ee0767a87664300e52681057d9848f071673b"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "30c76cc91a057568c3e0200fbabe7443192afb1375dddb0c3c1a165ca352f590"},
+		}, "8b4465e61efbd090dbf41da421079953715738740d964de48820f0c23142aa50"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "57e1be52658fdef12ca2a64c254625150ccb4bbbb46e50a34c55728cac80be11"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "2203caa129be0f95ca0de0326b11bdbc78582b9fdd81a2b5567fb6aa03138718"},
+		}, "ae5fd9fb45167c5bd4d597086e4dbf9557c279ce49f56238875204e11dac5003"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "60418b45c0af1a80d20217d625a55f5e1b42bcd85afdca88b4b4680c63afed02"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "58693c002ea8ad864752cda2eda8803fb9d7118d7f5848d8d8e1f452245d2ef6"},
+		}, "e4faebcfab8a582f5e7db3c5dd56788553c364fc6718293e4f8c8445a29ba49e"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "ce2ce6fa97029d98e6939b1c0b532e8e39be9d5489e84497ed16b9944bd11ace"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "aafdcd0caf17793ae2f2e23469d97acb64915f796162f4c8cdf191dcf433aed8"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "c82e63491b88a5ca3a4f742dad8200198d4517d99e590f1c4028fa80e486be87"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "0213ce80d18a54ecf0f8ac09c4aabcb476c460bbc43538e19287d8aa4996451e"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "62beb2323568a804b928d73effeca664e8c731e9c2a0025ebebee21a009d264e"},
+		}, "899acb5be309010e9f212ab4fc405060780837b2b3e26e2c6a305070fe730659"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "b1035e9168cdcbe671837ca8202b94d0aa66a6b58d72aca42eb747fd454ba4c0"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "367b2318f31862cb179e17ea108dafe72f9dafec4317cb08f7ce8721a30788fd"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "f0593162a9cbe2ab7b10d92e89e7abe14a785e001cbaec020e4e73c62e4306ab"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "f54e9288fb32670f8c22bb40d735e4f698695ac81ac792510f2586c9f72c48a6"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,6 +48,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 		v.pool(p)
 	}
 	v.currency()
+	v.draPools()
 	v.tenants()
 	for _, m := range cfg.Models {
 		v.model(m)

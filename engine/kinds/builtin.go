@@ -15,6 +15,7 @@ const (
 	groupLease      = "coordination.k8s.io"
 	GroupMonitoring = "monitoring.coreos.com"
 	GroupNode       = "node.k8s.io"
+	GroupResource   = "resource.k8s.io"
 )
 
 // Install hints of the optional kinds.
@@ -26,6 +27,7 @@ const (
 	hintPrometheusOperator = "install the Prometheus Operator (https://prometheus-operator.dev), or remove the alert blocks and the alerts blocks of pools and tenants"
 	hintDriver             = "install the NVIDIA GPU Operator v23.9 or later with its NVIDIADriver CRD (driver.nvidiaDriverCRD.enabled=true), or set pin_drivers = false in the gpuform block"
 	hintVAP                = "upgrade Kubernetes to v1.30 or later, which serves ValidatingAdmissionPolicy at admissionregistration.k8s.io/v1"
+	hintDRA                = "upgrade Kubernetes to v1.34 or later, which serves DeviceClass at resource.k8s.io/v1, or set mode = \"device_plugin\" on the pools with mode = \"dra\""
 	hintMAP                = "upgrade Kubernetes to v1.36 or later, which serves MutatingAdmissionPolicy at admissionregistration.k8s.io/v1, or remove the tenants' default_priority"
 )
 
@@ -40,6 +42,9 @@ const (
 	// Kubernetes v1.36 serves admissionregistration.k8s.io/v1
 	// MutatingAdmissionPolicy (a tenant's default_priority).
 	minKubernetesMAP = "Kubernetes v1.36"
+	// Kubernetes v1.34 serves resource.k8s.io/v1 (Dynamic Resource
+	// Allocation GA): a DRA pool's DeviceClasses.
+	minKubernetesDRA = "Kubernetes v1.34"
 	// KServe v0.16 knows the deployment modes Standard and Knative, which
 	// gpuform writes; serving.kserve.io/v1beta1 itself is older.
 	minKServe = "KServe v0.16"
@@ -84,6 +89,9 @@ func builtin() []Entry {
 		// the tenants' default priorities (only those need v1.36),
 		{Kind: Kind{GroupVersionKind: gvk(GroupAdmission, "v1", "MutatingAdmissionPolicy")}, Resource: "mutatingadmissionpolicies", Use: Managed, Rank: 82, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(GroupAdmission, "v1", "MutatingAdmissionPolicyBinding")}, Resource: "mutatingadmissionpolicybindings", Use: Managed, Rank: 92, InstallHint: hintMAP, MinRelease: minKubernetesMAP, Access: managedAccess, OwnedWhole: true},
+		// a DRA pool's DeviceClasses (one per pool and MIG profile), which
+		// tenants' ResourceQuotas count devices of,
+		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "DeviceClass")}, Resource: "deviceclasses", Use: Managed, Rank: 12, InstallHint: hintDRA, MinRelease: minKubernetesDRA, Access: managedAccess},
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},

@@ -28,7 +28,7 @@ func gk(group, kind string) schema.GroupKind { return schema.GroupKind{Group: gr
 // limits the tenant.
 func TestBuiltinManagedInApplyOrder(t *testing.T) {
 	want := []string{
-		"/v1, Kind=Namespace", "scheduling.k8s.io/v1, Kind=PriorityClass", "kueue.x-k8s.io/v1beta2, Kind=WorkloadPriorityClass",
+		"/v1, Kind=Namespace", "scheduling.k8s.io/v1, Kind=PriorityClass", "resource.k8s.io/v1, Kind=DeviceClass", "kueue.x-k8s.io/v1beta2, Kind=WorkloadPriorityClass",
 		"kueue.x-k8s.io/v1beta2, Kind=ResourceFlavor", "scheduling.volcano.sh/v1beta1, Kind=Queue", "nvidia.com/v1alpha1, Kind=NVIDIADriver", "/v1, Kind=ConfigMap",
 		"/v1, Kind=ResourceQuota",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicy",

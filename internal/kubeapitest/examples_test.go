@@ -37,7 +37,8 @@ var withoutKueueArguments = []string{
 
 // exampleVariants are the examples as `gpuform render` compiles them:
 // quickstart, bank under every scheduler and MIG backend, and shared with
-// and without Kueue (the cases of engine/compile's TestCompileGolden).
+// and without Kueue (the cases of engine/compile's TestCompileGolden), and
+// dra (a DRA pool beside a device-plugin pool).
 var exampleVariants = []struct {
 	name, example string
 	replace       []string
@@ -50,6 +51,7 @@ var exampleVariants = []struct {
 	{"shared", "shared", nil},
 	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 	{"isolation", "isolation", nil},
+	{"dra", "dra", nil},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to

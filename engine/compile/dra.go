@@ -1,0 +1,141 @@
+package compile
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
+	"github.com/gpuform/gpuform/engine/mig"
+)
+
+// What NVIDIA's DRA driver for GPUs publishes, read from
+// github.com/NVIDIA/k8s-dra-driver-gpu at tag v25.12.0 (commit
+// 0882da8720c28763137e0987778ec476ec4cf8df, Apache License 2.0):
+// cmd/gpu-kubelet-plugin/main.go (DriverName), partitions.go
+// (PartDevAttributes: a whole GPU's attributes), deviceinfo.go
+// (MigDeviceInfo.GetDevice: a MIG device's) and types.go (GpuDeviceType).
+// A whole GPU has type "gpu"; a MIG device type "mig", its profile
+// ("1g.5gb") and its parent's productName, the name NVML reports
+// ("NVIDIA A100-SXM4-40GB"). Unqualified attribute names are in the
+// driver's domain, so CEL reads them as device.attributes['gpu.nvidia.com'].
+const (
+	draDriver       = "gpu.nvidia.com"
+	draTypeGPU      = "gpu"
+	draTypeMIG      = "mig"
+	draAttrType     = "type"
+	draAttrProduct  = "productName"
+	draAttrProfile  = "profile"
+	draSelectorForm = "device.driver == %s && device.attributes[%s].%s == %s && device.attributes[%s].%s in [%s]"
+)
+
+// deviceClasses are DRA pool p's DeviceClasses: one selecting its whole
+// GPUs, or one per MIG profile of its layout, each by the attributes NVIDIA's
+// driver publishes. Tenants' ResourceQuotas count devices of each
+// (capacity.DeviceClassQuota).
+func (c *compiler) deviceClasses(p *config.Pool) []*engine.Object {
+	classes := capacity.DeviceClasses(c.stack, p)
+	if classes == nil {
+		return nil
+	}
+	g, _ := mig.Default().Lookup(p.GPU) // validation refused an unknown model
+	products := draProductNames(g)
+	var out []*engine.Object
+	for _, name := range slices.Sorted(maps.Keys(classes)) {
+		dc := newObject(engine.KindDeviceClass, "", name, c.stack, p.Address)
+		dc.Object["spec"] = map[string]any{"selectors": []any{
+			map[string]any{"cel": map[string]any{"expression": draSelector(products, classes[name])}},
+		}}
+		out = append(out, &engine.Object{Object: dc, Sensitive: anySensitive(&p.Meta)})
+	}
+	return out
+}
+
+// draSelector is the CEL expression that selects the devices of NVIDIA's
+// driver of one of products: whole GPUs for profile capacity.WholeGPUClass,
+// else MIG devices of that profile.
+func draSelector(products []string, profile string) string {
+	quoted := make([]string, len(products))
+	for i, p := range products {
+		quoted[i] = celString(p)
+	}
+	dom := celString(draDriver)
+	typ := draTypeGPU
+	if profile != capacity.WholeGPUClass {
+		typ = draTypeMIG
+	}
+	expr := fmt.Sprintf(draSelectorForm, dom, dom, draAttrType, celString(typ), dom, draAttrProduct, strings.Join(quoted, ", "))
+	if typ == draTypeMIG {
+		expr += fmt.Sprintf(" && device.attributes[%s].%s == %s", dom, draAttrProfile, celString(profile))
+	}
+	return expr
+}
+
+// celString is s as a CEL string literal. Catalog names and MIG profiles
+// hold no quote or backslash; they are escaped all the same.
+func celString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// draProductNames are the names NVML reports for GPU model g, which NVIDIA's
+// driver publishes as productName: the catalog's aliases with a space (GPU
+// Feature Discovery's labels put hyphens for spaces).
+func draProductNames(g *mig.GPU) []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range g.Aliases {
+		if strings.Contains(a, " ") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// draPools checks what a DRA pool cannot express: a DeviceClass selects by
+// what the driver publishes of a device and not by node, so two DRA pools
+// of one GPU model cannot be told apart (a quota on one would admit the
+// other's devices); sharing by time-slicing or MPS is the device plugin's;
+// and what this release does not yet compile for DRA (models, Kueue's and
+// Volcano's quotas) is refused rather than left without a limit.
+func (v *validator) draPools() {
+	byModel := map[string]*config.Pool{}
+	for _, p := range v.cfg.Pools {
+		if !p.DRA() {
+			continue
+		}
+		if s := p.Shared(); s != nil {
+			v.errorf(s.DeclRange, "Sharing on a DRA pool", "Pool %s has mode = \"dra\": NVIDIA's DRA driver does not share a GPU by time-slicing or MPS the way the device plugin does; remove the block or set mode = \"device_plugin\".", p.Name)
+		}
+		if sched := v.cfg.Settings.Scheduler; sched != config.SchedulerNone {
+			v.errorf(p.Range("mode"), "DRA pool under a queueing scheduler", "Pool %s has mode = \"dra\", but gpuform does not yet write %s quotas for DeviceClasses; set scheduler = \"none\" or mode = \"device_plugin\".", p.Name, sched)
+		}
+		for class := range capacity.DeviceClasses(v.cfg.Settings.Stack, p) {
+			v.name(p.Range("mode"), "The DeviceClass name", class, validation.IsDNS1123Subdomain)
+		}
+		g := v.gpus[p]
+		if g == nil {
+			continue // an unknown model has its error at gpu
+		}
+		if len(draProductNames(g)) == 0 {
+			v.errorf(p.Range("mode"), "No DRA product name", "Pool %s has %s GPUs, for which the catalog holds no name NVML reports; NVIDIA's DRA driver publishes that name (productName), which the pool's DeviceClass selects by. Set mode = \"device_plugin\".", p.Name, g.Key)
+			continue
+		}
+		if other, ok := byModel[g.Key]; ok {
+			v.errorf(p.Range("mode"), "DRA pools not told apart", "Pools %s and %s both have mode = \"dra\" and %s GPUs: a DeviceClass selects devices by what NVIDIA's DRA driver publishes of them (product, MIG profile), not by node, so a quota on one pool would admit the other's devices. Merge the pools or set mode = \"device_plugin\" on one.", other.Name, p.Name, g.Key)
+			continue
+		}
+		byModel[g.Key] = p
+	}
+	for _, m := range v.cfg.Models {
+		if m.Pool.DRA() {
+			v.errorf(m.Range("pool"), "Model on a DRA pool", "Model %s runs on pool %s, which has mode = \"dra\"; gpuform does not yet write ResourceClaimTemplates for models. Use a pool with mode = \"device_plugin\".", m.Name, m.Pool.Name)
+		}
+	}
+}
