@@ -20,7 +20,9 @@ import (
 // names. It also refuses adminAccess, which reaches devices allocated to
 // other claims (other tenants' too) in a namespace labelled
 // resource.kubernetes.io/admin-access, a label a tenant's labels may set.
-// Added only to a stack with a DRA pool.
+// Every stack with tenants has it, DRA pools or none: a cluster may run
+// NVIDIA's driver beside the device plugin, and a stack without DRA pools
+// allows no class at all.
 func (c *compiler) deviceClassesPolicy() {
 	set := map[string]bool{}
 	for _, p := range c.cfg.Pools {
@@ -28,10 +30,11 @@ func (c *compiler) deviceClassesPolicy() {
 			set[class] = true
 		}
 	}
-	if len(set) == 0 {
-		return
-	}
 	classes := slices.Sorted(maps.Keys(set))
+	allowedText := strings.Join(classes, ", ")
+	if len(classes) == 0 {
+		allowedText = "none: the stack has no DRA pool"
+	}
 	quoted := make([]string, len(classes))
 	for i, cl := range classes {
 		quoted[i] = celString(cl)
@@ -50,7 +53,7 @@ func (c *compiler) deviceClassesPolicy() {
 		"variables.requests.all(r, (!has(r.exactly) || (r.exactly.deviceClassName in variables.allowed && (!has(r.exactly.adminAccess) || !r.exactly.adminAccess))) && " +
 			"(!has(r.firstAvailable) || r.firstAvailable.all(s, s.deviceClassName in variables.allowed)))",
 		fmt.Sprintf("'device requests in namespace ' + namespaceObject.metadata.name + ' may name only the DeviceClasses of the DRA pools of the stack (%s), without adminAccess (gpuform ' + namespaceObject.metadata.annotations[%q] + ')'",
-			strings.Join(classes, ", "), engine.AnnotAddress),
+			allowedText, engine.AnnotAddress),
 	}
 	c.namespacePolicy("device-classes", []any{claims, configMapRule},
 		[]any{

@@ -149,8 +149,15 @@ func TestDRAClaimsPolicy(t *testing.T) {
 	}
 	plain := strings.ReplaceAll(draStack, `mode       = "dra"`, "")
 	plain = strings.ReplaceAll(plain, `mode = "dra"`, "")
-	if _, ok := draObjects(compileDRA(t, plain), engine.KindVAP)["/gpuform-s-device-classes"]; ok {
-		t.Error("a stack without DRA pools has the device-classes policy")
+	// A stack without DRA pools allows no class: NVIDIA's driver may run
+	// beside the device plugin, with classes of its own.
+	pvap, ok := draObjects(compileDRA(t, plain), engine.KindVAP)["/gpuform-s-device-classes"]
+	if !ok {
+		t.Fatal("a stack without DRA pools has no device-classes policy")
+	}
+	pvars, _, _ := unstructured.NestedSlice(pvap.Object, "spec", "variables")
+	if allowed, _ := pvars[0].(map[string]any)["expression"].(string); allowed != "[]" {
+		t.Errorf("a stack without DRA pools allows classes %s", allowed)
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 // resource and count, and when the backends got maps of each model's own,
 // shared only once the object is added: content digests unchanged each
 // time; retaken when the registry got DeviceClass, which changes only the
-// desired kinds list): a change that makes compile cheaper must not change what
+// desired kinds list, and when every stack with tenants got the
+// device-classes policy): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -31,27 +32,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "5af7eae1a8bed6f59de3abeff1b1ddae12982d8cf0aa40f723e18c323e5444b2"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "a559e453ee5352cfe925a00f9719c7b8123fa531d1b1fecf9a3856d92e1f91d3"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "bdfe23f9a4e5feefd23435be6f6ee0767a87664300e52681057d9848f071673b"},
+		}, "1ef82237c71b90ad680f78c9ee32633b1db706cb3a0fb2674acc5ee114dd4477"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "8b4465e61efbd090dbf41da421079953715738740d964de48820f0c23142aa50"},
+		}, "49e857d67d72a9d20a20ceec029c5a987edeec7931a09846bcde872fa6cff756"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "ae5fd9fb45167c5bd4d597086e4dbf9557c279ce49f56238875204e11dac5003"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "60418b45c0af1a80d20217d625a55f5e1b42bcd85afdca88b4b4680c63afed02"},
+		}, "612d4d558f3b12a66d2b782ee0e0e675a4db907ecdd0dc75c84ad6fdd0abc915"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "74b7cfb0403880b65e7bf889bc22a09d88592cd3d55256683fe5edc2473ad604"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "e4faebcfab8a582f5e7db3c5dd56788553c364fc6718293e4f8c8445a29ba49e"},
+		}, "a73598e079b0448cf93826455372e667e2e8d61402b02ccc52fbd8bcc42f0ebf"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "899acb5be309010e9f212ab4fc405060780837b2b3e26e2c6a305070fe730659"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "b1035e9168cdcbe671837ca8202b94d0aa66a6b58d72aca42eb747fd454ba4c0"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "367b2318f31862cb179e17ea108dafe72f9dafec4317cb08f7ce8721a30788fd"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "f0593162a9cbe2ab7b10d92e89e7abe14a785e001cbaec020e4e73c62e4306ab"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "f54e9288fb32670f8c22bb40d735e4f698695ac81ac792510f2586c9f72c48a6"},
+		}, "48763f55fb5918ec024245e0621f118d4902c0d21156858be23f7701949d14c7"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "785a7334088ef78c223390d2835630b48105043a7364212e9481dfbc9255136a"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "5d4ed2f008f65b4b61ccf14ac9ce1071e4ac5312fc79bcb561737dd293a4e01e"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "ad08a7ab4de274c0012a37c426e3033ea30ebf8eb917f5abe257449b1d633a83"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "bfcb5a147a0734b736ab25658b717b30c8e94c6933a7d4022f59a401f807b1c0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func TestPlanApplyReplan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Plan.Summary, (engine.Summary{Add: 17, Change: 3}); got != want { // quickstart: 15 objects (with the stack's 4 policies and 4 bindings) and 2 PrometheusRules
+	if got, want := res.Plan.Summary, (engine.Summary{Add: 19, Change: 3}); got != want { // quickstart: 17 objects (with the stack's 5 policies and 5 bindings) and 2 PrometheusRules
 		t.Errorf("plan summary = %+v, want %+v", got, want)
 	}
 	if res.Plan.Capacity == nil || len(res.Plan.Capacity.Rows) == 0 {
@@ -89,11 +89,11 @@ func TestPlanApplyReplan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ap.OK() || ap.Report == nil || ap.Report.Count(engine.OutcomeApplied) != 20 {
+	if !ap.OK() || ap.Report == nil || ap.Report.Count(engine.OutcomeApplied) != 22 {
 		t.Fatalf("apply: OK %v, report %+v", ap.OK(), ap.Report)
 	}
-	if planned != ap.Plan || plannedCfg == nil || plannedCfg.Settings.Stack != "quickstart" || started != 20 {
-		t.Errorf("hooks: planned %v (want the applied plan) from %v, %d changes started, want 20", planned != nil, plannedCfg != nil, started)
+	if planned != ap.Plan || plannedCfg == nil || plannedCfg.Settings.Stack != "quickstart" || started != 22 {
+		t.Errorf("hooks: planned %v (want the applied plan) from %v, %d changes started, want 22", planned != nil, plannedCfg != nil, started)
 	}
 	if ap.LockID == "" || ap.UnlockErr != nil {
 		t.Errorf("lock %q released with %v", ap.LockID, ap.UnlockErr)
@@ -287,7 +287,7 @@ func TestPreview(t *testing.T) {
 	if len(pv.ConfigChanges) != 1 || !strings.Contains(fmt.Sprint(pv.ConfigChanges[0]), "urgent") {
 		t.Errorf("config changes = %+v, want the priority added", pv.ConfigChanges)
 	}
-	if pv.Plan.Summary.Add != 18 || pv.Plan.ConfigSource == nil || pv.Plan.ConfigSource.Commit != commitB {
+	if pv.Plan.Summary.Add != 20 || pv.Plan.ConfigSource == nil || pv.Plan.ConfigSource.Commit != commitB {
 		t.Errorf("plan = %+v from %+v", pv.Plan.Summary, pv.Plan.ConfigSource)
 	}
 	if len(pv.CapacityBefore) == 0 || pv.Plan.Capacity == nil || len(pv.CapacityProblems) != 0 {

@@ -247,3 +247,60 @@ func attr(dev *resourcev1.Device, name string) string {
 	}
 	return ""
 }
+
+// pluginConfig: a stack whose one pool is the device plugin's (whole
+// H100s), on a cluster that also runs NVIDIA's DRA driver on that pool's
+// node (a migration, or a driver installed beside the plugin).
+const pluginConfig = `
+gpuform {
+  stack     = "plugin"
+  scheduler = "none"
+}
+
+pool "h100" {
+  gpu           = "H100-80GB"
+  node_selector = { "outcome.gpuform.dev/group" = "plugin-h100" }
+}
+
+tenant "chat" {
+  namespace = "plugin-chat"
+  admins    = ["user:chat-admin"]
+  protect   = false
+}
+`
+
+// TestDRADriverClassesClosedToEveryStack: a tenant of a stack without DRA
+// pools, whose quota gives it no GPU, asks NVIDIA's DRA driver for one
+// through the driver's own DeviceClass; no ResourceQuota of the stack
+// names that class, so only the stack's device-classes policy stands in
+// the way, and it is in every stack that has tenants: refused.
+func TestDRADriverClassesClosedToEveryStack(t *testing.T) {
+	ctx := kubeapitest.Context(t)
+	createNodes(t, gpuNode("plugin-h100-0", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "plugin-h100", "nvidia.com/gpu.count": "2"}, map[string]string{"nvidia.com/gpu": "2"}))
+	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
+		kubeapitest.DRANode{Node: "plugin-h100-0", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30},
+	); err != nil {
+		t.Fatal(err)
+	}
+	// The DeviceClass NVIDIA's driver installs for whole GPUs.
+	driverClass := &resourcev1.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu.nvidia.com"},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+			Expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+		}}}},
+	}
+	if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, driverClass, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	apply(t, pluginConfig)
+	chat := asTenant(t, "chat-admin")
+	_, err := createClaim(ctx, chat, "plugin-chat", "escape", "gpu.nvidia.com", false)
+	if err == nil {
+		pod := claimPod("plugin-chat", "escape", "escape")
+		_, perr := chat.CoreV1().Pods("plugin-chat").Create(ctx, pod, metav1.CreateOptions{})
+		t.Fatalf("a claim of the driver's gpu.nvidia.com by a tenant without GPU quota was admitted (its pod: %v)", perr)
+	}
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "may name only the DeviceClasses") {
+		t.Fatalf("claim refused with %v, want the device-classes policy's refusal", err)
+	}
+}
