@@ -93,6 +93,7 @@ func newRoot(g *globals) *cobra.Command {
 		newValidateCommand(g),
 		newPlanCommand(g),
 		newApplyCommand(g),
+		newDestroyCommand(g),
 		newShowCommand(g),
 		newRenderCommand(g),
 		newDriftCommand(g),

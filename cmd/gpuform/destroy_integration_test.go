@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/internal/kubeapitest"
+)
+
+// twoTenants writes a stack of two tenants, each administered by a user,
+// the first protected when protectA, and returns its directory.
+func twoTenants(t *testing.T, dir, stack string, protectA bool) string {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	src := fmt.Sprintf(`gpuform {
+  stack = %[1]q
+}
+
+priority %[1]q {
+  value = 100
+}
+
+tenant "a" {
+  namespace  = "%[1]s-a"
+  priorities = [priority.%[1]s]
+  admins     = ["user:%[1]s-a-admin"]
+  cpu        = "4"
+  protect    = %[2]t
+}
+
+tenant "b" {
+  namespace  = "%[1]s-b"
+  priorities = [priority.%[1]s]
+  admins     = ["user:%[1]s-b-admin"]
+  cpu        = "4"
+  protect    = false
+}
+`, stack, protectA)
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runEnvLogged runs gpuform in-process against the test server with env
+// and, when w is set, its writes recorded there.
+func runEnvLogged(env []string, w *writeLog, args ...string) result {
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb, env: env}
+	if w != nil {
+		g.wrapTransport = w.wrap
+	}
+	cmd := newRoot(g)
+	cmd.SetArgs(append([]string{"--kubeconfig", srv.Kubeconfig, "--no-color"}, args...))
+	err := cmd.ExecuteContext(context.Background())
+	return toResult(out.String(), errb.String(), err)
+}
+
+// TestDestroy: destroy deletes what the stack's record holds and nothing
+// else, on the real API server, keeping apply's safeties: a held lock, a
+// protected tenant (by the configuration or the live namespace), more
+// deletes than --max-deletes (which a destroy must be given) and a signed
+// destroy plan edited or made on another ref are each refused with nothing
+// deleted; the destroy deletes every tenant's RoleBindings before any
+// ResourceQuota or admission policy or binding, and leaves an object that
+// forges the stack's label in place, reporting it. Before the verb existed
+// every run here failed with unknown command "destroy" / flag --destroy.
+func TestDestroy(t *testing.T) {
+	setupCluster(t)
+	ctx := kubeapitest.Context(t)
+	cs := clientset(t)
+	const stack = "wreck"
+	dir := twoTenants(t, "", stack, false)
+	if r := runWith(t, nil, "--chdir", dir, "apply", "--auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	before := countObjects(t, stack)
+	if before["Namespace"] != 2 || before["RoleBinding"] != 2 || before["ResourceQuota"] != 2 {
+		t.Fatalf("after apply: %v", before)
+	}
+	// A tenant admin forges an object with the stack's labels.
+	forged := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: stack + "-a", Labels: map[string]string{engine.LabelStack: stack, engine.LabelManagedBy: "gpuform"}}}
+	if _, err := tenantClient(t, stack+"-a-admin").CoreV1().ConfigMaps(stack + "-a").Create(ctx, forged, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(when string) {
+		t.Helper()
+		if got := countObjects(t, stack); fmt.Sprint(got) != fmt.Sprint(before) {
+			t.Fatalf("%s: objects %v, want %v untouched", when, got, before)
+		}
+	}
+
+	holdLease(t, stack, "someone-else")
+	r := runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
+	wantExit(t, r, 1, "held by someone-else")
+	unchanged("destroy under a held lock")
+	if err := cs.CoordinationV1().Leases("gpuform-system").Delete(ctx, "gpuform-"+stack, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	r = runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve")
+	wantExit(t, r, 1, "more than --max-deletes=0", "run it with --max-deletes")
+	unchanged("destroy without --max-deletes")
+
+	twoTenants(t, dir, stack, true) // protected in the configuration only
+	r = runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
+	wantExit(t, r, 1, "protected tenants: "+stack+"-a (tenant.a)")
+	unchanged("destroy of a tenant the configuration protects")
+	r = runWith(t, nil, "--chdir", dir, "plan", "--destroy", "--out", "p.plan")
+	wantExit(t, r, 1, "protected tenants: "+stack+"-a (tenant.a)")
+	if _, err := os.Stat(filepath.Join(dir, "p.plan")); err == nil {
+		t.Error("plan --destroy saved a plan that deletes a protected tenant")
+	}
+	twoTenants(t, dir, stack, false)
+
+	// A signed destroy plan: marked in the file and the text; edited, or
+	// applied from another ref, it is refused.
+	key := []string{engine.PlanKeyEnv + "=" + unitPlanKey, engine.RefEnv + "=main"}
+	r = runEnvLogged(key, nil, "--chdir", dir, "plan", "--destroy", "--out", "d.plan")
+	wantExit(t, r, 0)
+	for _, want := range []string{"Destroy plan:", "is not in the stack's inventory: left in place, not deleted", "gpuform apply --max-deletes"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan --destroy lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "ConfigMap "+stack+"-a/forged") && strings.Contains(r.stdout, "- ConfigMap "+stack+"-a/forged") {
+		t.Errorf("the destroy plan deletes the forged ConfigMap:\n%s", r.stdout)
+	}
+	saved, err := os.ReadFile(filepath.Join(dir, "d.plan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(saved, []byte(`"destroy": true`)) {
+		t.Fatalf("the saved plan is not marked as a destroy plan")
+	}
+	// Unmarked, the plan would escape a destroy's limits: the signature
+	// no longer matches.
+	editPlanFile(t, filepath.Join(dir, "d.plan"), filepath.Join(dir, "t.plan"), true, func(pf *engine.PlanFile) { pf.Destroy = false })
+	r = runEnvLogged(key, nil, "--chdir", dir, "apply", "t.plan", "--max-deletes", "100")
+	wantExit(t, r, 1, "signature does not match")
+	r = runEnvLogged([]string{key[0], engine.RefEnv + "=feature"}, nil, "--chdir", dir, "apply", "d.plan", "--max-deletes", "100")
+	wantExit(t, r, 1, "--allow-other-ref")
+	unchanged("tampered or other-ref destroy plan")
+	r = runEnvLogged(key, nil, "--chdir", dir, "apply", "d.plan")
+	wantExit(t, r, 1, "more than --max-deletes=10")
+	r = runEnvLogged(key, nil, "--chdir", dir, "apply", "d.plan", "--allow-destroy")
+	wantExit(t, r, 1, "more than --max-deletes=10")
+	unchanged("destroy plan over apply's --max-deletes, --allow-destroy or not")
+
+	w := &writeLog{slow: 20 * time.Millisecond}
+	r = runEnvLogged(key, w, "--chdir", dir, "apply", "d.plan", "--max-deletes", "100")
+	wantExit(t, r, 0)
+	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
+		t.Errorf("after destroy: %v left", got)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(stack+"-a").Get(ctx, "forged", metav1.GetOptions{}); err != nil {
+		t.Errorf("the forged ConfigMap, not in the record: %v", err)
+	}
+	// Access goes before enforcement: every RoleBinding DELETE was answered
+	// before the first DELETE of a quota or an admission policy was sent.
+	var lastAccess, firstGuard time.Time
+	for _, wr := range w.log() {
+		switch {
+		case strings.Contains(wr.path, "/rolebindings/"):
+			if wr.answered.After(lastAccess) {
+				lastAccess = wr.answered
+			}
+		case strings.Contains(wr.path, "/resourcequotas/") || strings.Contains(wr.path, "/validatingadmissionpolicies/") || strings.Contains(wr.path, "/validatingadmissionpolicybindings/"):
+			if firstGuard.IsZero() || wr.sent.Before(firstGuard) {
+				firstGuard = wr.sent
+			}
+		}
+	}
+	if lastAccess.IsZero() || firstGuard.IsZero() || !lastAccess.Before(firstGuard) {
+		t.Errorf("RoleBindings' deletes last answered %v, first quota/policy delete sent %v: access outlived enforcement\n%v", lastAccess, firstGuard, w.log())
+	}
+	r = runWith(t, nil, "--chdir", dir, "state", "list", "-o", "json")
+	if r.code != 0 || strings.Contains(r.stdout, stack+"-a") {
+		t.Errorf("state list after destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, stack+"-a", metav1.GetOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
