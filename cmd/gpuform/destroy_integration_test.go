@@ -93,7 +93,7 @@ func TestDestroy(t *testing.T) {
 	}
 	// A tenant admin forges an object with the stack's labels.
 	forged := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: stack + "-a", Labels: map[string]string{engine.LabelStack: stack, engine.LabelManagedBy: "gpuform"}}}
-	if _, err := tenantClient(t, stack+"-a-admin").CoreV1().ConfigMaps(stack + "-a").Create(ctx, forged, metav1.CreateOptions{}); err != nil {
+	if _, err := tenantClient(t, stack+"-a-admin").CoreV1().ConfigMaps(stack+"-a").Create(ctx, forged, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	unchanged := func(when string) {
