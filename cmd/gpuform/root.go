@@ -94,6 +94,7 @@ func newRoot(g *globals) *cobra.Command {
 		newPlanCommand(g),
 		newApplyCommand(g),
 		newDestroyCommand(g),
+		newImportCommand(g),
 		newShowCommand(g),
 		newRenderCommand(g),
 		newDriftCommand(g),
