@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/engine"
@@ -76,7 +75,7 @@ func runEnvLogged(env []string, w *writeLog, args ...string) result {
 // destroy plan edited or made on another ref are each refused with nothing
 // deleted; the destroy deletes every tenant's RoleBindings before any
 // ResourceQuota or admission policy or binding, and leaves an object that
-// forges the stack's label in place, reporting it. Before the verb existed
+// forges the stack's label in place, reporting it, without a write to it. Before the verb existed
 // every run here failed with unknown command "destroy" / flag --destroy.
 func TestDestroy(t *testing.T) {
 	setupCluster(t)
@@ -91,9 +90,11 @@ func TestDestroy(t *testing.T) {
 	if before["Namespace"] != 2 || before["RoleBinding"] != 2 || before["ResourceQuota"] != 2 {
 		t.Fatalf("after apply: %v", before)
 	}
-	// A tenant admin forges an object with the stack's labels.
-	forged := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: stack + "-a", Labels: map[string]string{engine.LabelStack: stack, engine.LabelManagedBy: "gpuform"}}}
-	if _, err := tenantClient(t, stack+"-a-admin").CoreV1().ConfigMaps(stack+"-a").Create(ctx, forged, metav1.CreateOptions{}); err != nil {
+	// An object forges the stack's labels, outside every namespace the
+	// destroy deletes (deleting a namespace deletes what is in it, which is
+	// what protect is for).
+	forged := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: stack + "-forged", Labels: map[string]string{engine.LabelStack: stack, engine.LabelManagedBy: "gpuform"}}, Value: 1}
+	if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, forged, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	unchanged := func(when string) {
@@ -136,8 +137,8 @@ func TestDestroy(t *testing.T) {
 			t.Errorf("plan --destroy lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "ConfigMap "+stack+"-a/forged") && strings.Contains(r.stdout, "- ConfigMap "+stack+"-a/forged") {
-		t.Errorf("the destroy plan deletes the forged ConfigMap:\n%s", r.stdout)
+	if strings.Contains(r.stdout, "- PriorityClass "+stack+"-forged") {
+		t.Errorf("the destroy plan deletes the forged PriorityClass:\n%s", r.stdout)
 	}
 	saved, err := os.ReadFile(filepath.Join(dir, "d.plan"))
 	if err != nil {
@@ -166,8 +167,13 @@ func TestDestroy(t *testing.T) {
 	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
 		t.Errorf("after destroy: %v left", got)
 	}
-	if _, err := cs.CoreV1().ConfigMaps(stack+"-a").Get(ctx, "forged", metav1.GetOptions{}); err != nil {
-		t.Errorf("the forged ConfigMap, not in the record: %v", err)
+	if _, err := cs.SchedulingV1().PriorityClasses().Get(ctx, stack+"-forged", metav1.GetOptions{}); err != nil {
+		t.Errorf("the forged PriorityClass, not in the record: %v", err)
+	}
+	for _, wr := range w.log() {
+		if strings.Contains(wr.path, "forged") {
+			t.Errorf("destroy wrote %s", wr.path)
+		}
 	}
 	// Access goes before enforcement: every RoleBinding DELETE was answered
 	// before the first DELETE of a quota or an admission policy was sent.
@@ -191,7 +197,35 @@ func TestDestroy(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, stack+"-a") {
 		t.Errorf("state list after destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if _, err := cs.CoreV1().Namespaces().Get(ctx, stack+"-a", metav1.GetOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
+}
+
+// TestDestroyProtectedByMark: a tenant applied with protect = true carries
+// the mark on its namespace, and destroy refuses it even with
+// --allow-destroy's twin, --max-deletes; once protect = false is applied
+// (which removes the mark), destroy deletes it. Before the verb existed,
+// destroy was an unknown command.
+func TestDestroyProtectedByMark(t *testing.T) {
+	setupCluster(t)
+	const stack = "marked"
+	dir := twoTenants(t, "", stack, true)
+	if r := runWith(t, nil, "--chdir", dir, "apply", "--auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	twoTenants(t, dir, stack, false)
+	r := runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
+	wantExit(t, r, 1, "protected tenants: "+stack+"-a (tenant.a)", "set protect = false on the tenant and apply, then destroy")
+	if got := countObjects(t, stack); got["Namespace"] != 2 {
+		t.Fatalf("a refused destroy deleted namespaces: %v", got)
+	}
+	if r := runWith(t, nil, "--chdir", dir, "apply", "--auto-approve"); r.code != 0 {
+		t.Fatalf("apply of protect = false: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
+	wantExit(t, r, 0)
+	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
+		t.Errorf("after destroy: %v left\n%s\n%s", got, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "Destroy complete!") && !strings.Contains(r.stdout, "destroyed") {
+		t.Errorf("destroy said:\n%s", r.stdout)
 	}
 }

@@ -154,6 +154,10 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.F
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		textsafe.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
 	}
+	if p.Destroy && !p.HasChanges() {
+		_, err := textsafe.Fprintf(w, "No objects to destroy: stack %s owns nothing in %s.\n", p.Stack, p.Source)
+		return err
+	}
 	if p.Destroy {
 		textsafe.Fprintf(w, "Destroy plan: the objects below, which stack %s owns, are deleted.\n\n", p.Stack)
 	}

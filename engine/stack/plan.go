@@ -143,12 +143,15 @@ func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstr
 // (problems are diagnostics and end the call with an *engine.ConfigError) and the
 // pods that re-partitioning nodes would disrupt.
 func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d diffed) error {
-	s.report(cfg, d.capacity.diags)
-	if d.capacity.diags.HasErrors() {
-		return &engine.ConfigError{Diags: d.capacity.diags}
-	}
 	p, live := d.plan, d.live
-	p.Capacity = d.capacity.report
+	if !p.Destroy {
+		// A destroy leaves none of the configuration's capacity to check.
+		s.report(cfg, d.capacity.diags)
+		if d.capacity.diags.HasErrors() {
+			return &engine.ConfigError{Diags: d.capacity.diags}
+		}
+		p.Capacity = d.capacity.report
+	}
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
 	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog)...)
