@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,11 +59,17 @@ tenant "b" {
 // runEnvLogged runs gpuform in-process against the test server with env
 // and, when w is set, its writes recorded there.
 func runEnvLogged(env []string, w *writeLog, args ...string) result {
-	var out, errb bytes.Buffer
-	g := &globals{stdout: &out, stderr: &errb, env: env}
-	if w != nil {
-		g.wrapTransport = w.wrap
+	if w == nil {
+		return runEnvWrapped(env, nil, args...)
 	}
+	return runEnvWrapped(env, w.wrap, args...)
+}
+
+// runEnvWrapped runs gpuform in-process against the test server with env
+// and its transport wrapped by wrap, when set.
+func runEnvWrapped(env []string, wrap func(http.RoundTripper) http.RoundTripper, args ...string) result {
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb, env: env, wrapTransport: wrap}
 	cmd := newRoot(g)
 	cmd.SetArgs(append([]string{"--kubeconfig", srv.Kubeconfig, "--no-color"}, args...))
 	err := cmd.ExecuteContext(context.Background())
@@ -161,9 +169,35 @@ func TestDestroy(t *testing.T) {
 	wantExit(t, r, 1, "more than --max-deletes=10")
 	unchanged("destroy plan over apply's --max-deletes, --allow-destroy or not")
 
+	// When the first DELETE of enforcement is sent, no RoleBinding of the
+	// stack may exist at all, not even one being deleted (a RoleBinding
+	// that waits for the garbage collector still grants access).
 	w := &writeLog{slow: 20 * time.Millisecond}
-	r = runEnvLogged(key, w, "--chdir", dir, "apply", "d.plan", "--max-deletes", "100")
+	var left []string
+	var once sync.Once
+	guard := func(rt http.RoundTripper) http.RoundTripper {
+		logged := w.wrap(rt)
+		return roundTrip(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodDelete && (strings.Contains(req.URL.Path, "/resourcequotas/") || strings.Contains(req.URL.Path, "/validatingadmissionpolicies/") || strings.Contains(req.URL.Path, "/validatingadmissionpolicybindings/")) {
+				once.Do(func() {
+					rbs, err := cs.RbacV1().RoleBindings("").List(ctx, metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + stack})
+					if err != nil {
+						left = []string{err.Error()}
+						return
+					}
+					for _, rb := range rbs.Items {
+						left = append(left, rb.Namespace+"/"+rb.Name)
+					}
+				})
+			}
+			return logged.RoundTrip(req)
+		})
+	}
+	r = runEnvWrapped(key, guard, "--chdir", dir, "apply", "d.plan", "--max-deletes", "100")
 	wantExit(t, r, 0)
+	if len(left) > 0 {
+		t.Errorf("RoleBindings still there when the first quota or policy DELETE was sent: %v", left)
+	}
 	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
 		t.Errorf("after destroy: %v left", got)
 	}
@@ -228,4 +262,55 @@ func TestDestroyProtectedByMark(t *testing.T) {
 	if !strings.Contains(r.stdout, "Destroy complete!") && !strings.Contains(r.stdout, "destroyed") {
 		t.Errorf("destroy said:\n%s", r.stdout)
 	}
+}
+
+// TestDestroyStuckAccess: a tenant's admin puts a finalizer on its own
+// admins RoleBinding, so that its delete leaves it in place, still
+// granting access. Destroy fails that delete and deletes none of the
+// enforcement below it (the tenant's ResourceQuota, the stack's admission
+// policies and bindings); once the finalizer is gone, destroy completes.
+// Before, RoleBindings were deleted in the foreground and the walk went on
+// as soon as the DELETE was answered, while they still existed.
+func TestDestroyStuckAccess(t *testing.T) {
+	setupCluster(t)
+	ctx := kubeapitest.Context(t)
+	cs := clientset(t)
+	const stack = "stuck"
+	dir := twoTenants(t, "", stack, false)
+	if r := runWith(t, nil, "--chdir", dir, "apply", "--auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	tenant := tenantClient(t, stack+"-a-admin")
+	rb, err := tenant.RbacV1().RoleBindings(stack+"-a").Get(ctx, "gpuform-admins", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.Finalizers = append(rb.Finalizers, "example.com/keep")
+	if _, err := tenant.RbacV1().RoleBindings(stack+"-a").Update(ctx, rb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unfinalize := func() {
+		rb, err := cs.RbacV1().RoleBindings(stack+"-a").Get(ctx, "gpuform-admins", metav1.GetOptions{})
+		if err != nil {
+			return
+		}
+		rb.Finalizers = nil
+		if _, err := cs.RbacV1().RoleBindings(stack+"-a").Update(ctx, rb, metav1.UpdateOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(unfinalize)
+
+	r := runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
+	wantExit(t, r, 1, "still there after its delete", "example.com/keep")
+	if _, err := cs.CoreV1().ResourceQuotas(stack+"-a").Get(ctx, "gpuform", metav1.GetOptions{}); err != nil {
+		t.Errorf("the tenant's quota went while its access stayed: %v", err)
+	}
+	vaps, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, metav1.ListOptions{LabelSelector: engine.LabelStack + "=" + stack})
+	if err != nil || len(vaps.Items) == 0 {
+		t.Errorf("the stack's admission policy bindings went while a tenant's access stayed: %v, %d left", err, len(vaps.Items))
+	}
+	unfinalize()
+	r = runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
+	wantExit(t, r, 0)
 }
