@@ -66,6 +66,9 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.outDir != "" && (f.base == "" || format != formatMarkdown) {
 				return fmt.Errorf("--out-dir writes the comments of a pull request preview: use it with --base REF --format markdown")
 			}
+			if f.base != "" && (f.destroy || len(f.targets) > 0) {
+				return fmt.Errorf("--base previews the whole configuration: it takes neither --destroy nor --target")
+			}
 			if f.base != "" {
 				return g.preview(cmd.Context(), &f, format)
 			}
