@@ -124,6 +124,12 @@ func diffDesired(d *Desired, live *Live, opts DiffOptions, s *Summary) []*Change
 			// The stack's label, but not the stack's (see Live.Owns):
 			// someone else's object, in the way like a foreign one.
 			inTheWay(reg, c, o, cur, opts, notOursReason(k, cur, live, d.Stack))
+		case live.Foreign[k] != nil && live.Owns(k, live.Foreign[k], d.Stack):
+			// Imported (gpuform import): recorded with its UID, not yet
+			// written with the stack's marks. Its first apply takes it over.
+			c.Before = live.Foreign[k]
+			c.Fields = DiffOwned(reg, o.Object.Object, c.Before)
+			c.Action = ActionUpdate
 		case live.Foreign[k] != nil:
 			cur = live.Foreign[k]
 			inTheWay(reg, c, o, cur, opts, fmt.Sprintf("%s already exists and is not managed by this stack (owner: %s); run with --adopt to take it over, or rename it in the configuration", k, Owner(cur)))

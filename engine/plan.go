@@ -128,6 +128,13 @@ type Plan struct {
 	// the first apply records them (NextInventory) besides what it
 	// writes. Nil once the stack has a record.
 	Migrate []Key
+	// Destroy marks a destroy plan (gpuform destroy, plan --destroy):
+	// every object the stack's record holds is deleted, and the safety
+	// limits of a destroy apply (see Unsafe).
+	Destroy bool
+	// Targets are the addresses the plan was narrowed to (--target, see
+	// Target); nil for a whole plan.
+	Targets []string
 }
 
 // ConfigSource is where a plan's configuration was read from: the commit

@@ -67,6 +67,11 @@ type PlanFile struct {
 	// Migrate is Plan.Migrate: for a stack without a record yet, the
 	// desired objects its first apply records.
 	Migrate []Key `json:"migrate,omitempty"`
+	// Destroy is Plan.Destroy: a destroy plan, which apply applies with
+	// the safety limits of a destroy.
+	Destroy bool `json:"destroy,omitempty"`
+	// Targets is Plan.Targets: the addresses a targeted plan was narrowed to.
+	Targets []string `json:"targets,omitempty"`
 	// Checksum is a SHA-256 over everything else but Signature; an edited
 	// file is refused. Anyone who edits the file can recompute it.
 	Checksum string `json:"checksum"`
@@ -104,7 +109,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 		ReadVersions: map[string]string{}, Summary: p.Summary, Warnings: WarningTexts(p.Warnings),
 		Disruption: p.Disruption, Throttles: p.Throttles, ConfigSource: p.ConfigSource, Repartitions: p.Repartitions,
 		Policies: p.Policies, PoliciesBoundAlike: p.PoliciesBoundAlike,
-		Migrate: p.Migrate,
+		Migrate: p.Migrate, Destroy: p.Destroy, Targets: p.Targets,
 	}
 	for k, v := range p.ReadVersions {
 		pf.ReadVersions[keyString(k)] = v
@@ -132,7 +137,7 @@ func NewPlanFile(p *Plan, version, configHash, context string, allowSensitive bo
 // Plan rebuilds the plan the file holds, its summary counted from its
 // changes.
 func (pf *PlanFile) Plan() *Plan {
-	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: WarningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies, PoliciesBoundAlike: pf.PoliciesBoundAlike, Migrate: pf.Migrate}
+	p := &Plan{Stack: pf.Stack, Source: pf.Source, Summary: Summary{Unchanged: pf.Summary.Unchanged}, Warnings: WarningsOf(pf.Warnings), ReadVersions: map[Key]string{}, Disruption: pf.Disruption, Throttles: pf.Throttles, ConfigSource: pf.ConfigSource, Repartitions: pf.Repartitions, Policies: pf.Policies, PoliciesBoundAlike: pf.PoliciesBoundAlike, Migrate: pf.Migrate, Destroy: pf.Destroy, Targets: pf.Targets}
 	for _, sc := range pf.Changes {
 		c := &Change{Address: sc.Address, Key: sc.Key, APIVersion: sc.APIVersion, Action: sc.Action, Fields: sc.Fields, DependsOn: sc.DependsOn, Sensitive: sc.Sensitive, Reason: sc.Reason, Wait: sc.Wait, Throttle: sc.Throttle}
 		if sc.After != nil {

@@ -126,7 +126,8 @@ func recheckManaged(c *Change, live *Live, stack string, adopt bool) string {
 		}
 		return ""
 	case ActionUpdate:
-		if !owned {
+		// An imported object is recorded before it carries the stack's label.
+		if !owned && !(cur != nil && live.Owns(c.Key, cur, stack)) {
 			return notOwnedWhy(labelled, live.Inventory != nil, stack)
 		}
 	case ActionAdopt:

@@ -31,22 +31,46 @@ func Unsafe(p *Plan, opts SafetyOptions) []string {
 		nodes := slices.Sorted(maps.Keys(p.Disruption))
 		out = append(out, fmt.Sprintf("the plan re-partitions the MIG layout of %s, where pods use the GPUs (listed above); drain them first, or apply with --allow-disruption", strings.Join(nodes, ", ")))
 	}
+	if p.Destroy {
+		// A destroy is all deletes: neither limit yields to --allow-destroy.
+		return append(out, destroyUnsafe(p, opts.MaxDeletes)...)
+	}
 	if opts.AllowDestroy {
 		return out
 	}
-	var protected []string
-	for _, c := range p.Changes {
-		if c.Action == ActionDelete && c.Key.Kind == "Namespace" && c.Key.Group == "" && c.Before != nil && c.Before.GetAnnotations()[AnnotProtect] == "true" {
-			protected = append(protected, fmt.Sprintf("%s (%s)", c.Key.Name, c.Address))
-		}
-	}
-	if len(protected) > 0 {
+	if protected := protectedDeletes(p); len(protected) > 0 {
 		out = append(out, fmt.Sprintf("the plan deletes the namespace of protected tenants: %s. Deleting a namespace deletes everything in it; set protect = false on the tenant first, or apply with --allow-destroy", strings.Join(protected, ", ")))
 	}
 	if p.Summary.Destroy > opts.MaxDeletes {
 		out = append(out, fmt.Sprintf("the plan deletes %d objects, more than --max-deletes=%d; check that the configuration is the one you mean, then apply with --allow-destroy or a higher --max-deletes", p.Summary.Destroy, opts.MaxDeletes))
 	}
 	return out
+}
+
+// destroyUnsafe is why the destroy plan p may not be applied: a protected
+// tenant's namespace (never deleted by a destroy), or more deletes than
+// maxDeletes, which a destroy must be given explicitly.
+func destroyUnsafe(p *Plan, maxDeletes int) []string {
+	var out []string
+	if protected := protectedDeletes(p); len(protected) > 0 {
+		out = append(out, ProtectedReason(protected))
+	}
+	if p.Summary.Destroy > maxDeletes {
+		out = append(out, fmt.Sprintf("the destroy plan deletes %d objects, more than --max-deletes=%d; check the plan, then run it with --max-deletes %d", p.Summary.Destroy, maxDeletes, p.Summary.Destroy))
+	}
+	return out
+}
+
+// protectedDeletes names the protected namespaces p deletes (their live
+// gpuform.dev/protect annotation), with their addresses.
+func protectedDeletes(p *Plan) []string {
+	var protected []string
+	for _, c := range p.Changes {
+		if c.Action == ActionDelete && c.Key.Kind == "Namespace" && c.Key.Group == "" && c.Before != nil && c.Before.GetAnnotations()[AnnotProtect] == "true" {
+			protected = append(protected, fmt.Sprintf("%s (%s)", c.Key.Name, c.Address))
+		}
+	}
+	return protected
 }
 
 // DisruptionWarnings words p.Disruption for the plan's warnings, each about

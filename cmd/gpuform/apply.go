@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -30,6 +31,10 @@ type applyFlags struct {
 	allowDisruption bool
 	adopt           bool
 	binding         engine.PlanBinding
+	// destroy plans to delete everything the stack owns (destroy);
+	// targets narrow the plan (--target).
+	destroy bool
+	targets []string
 }
 
 func newApplyCommand(g *globals) *cobra.Command {
@@ -53,6 +58,9 @@ func newApplyCommand(g *globals) *cobra.Command {
 				args = nil
 			}
 			if len(args) == 1 {
+				if len(f.targets) > 0 {
+					return fmt.Errorf("--target narrows a plan as it is made: make the saved plan with plan --target --out FILE instead")
+				}
 				return g.applySaved(cmd.Context(), args[0], &f)
 			}
 			return g.applyConfig(cmd.Context(), &f)
@@ -70,6 +78,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.binding.Ref, "ref-name", "", "the git `REF` (branch) apply runs from, which a signed plan must have been made from (default: $"+engine.RefEnv+", else the checked-out branch)")
 	fl.BoolVar(&f.binding.AllowOtherRef, "allow-other-ref", false, "apply a signed plan made from another ref, or where either ref is unknown")
 	fl.DurationVar(&f.binding.MaxAge, "plan-max-age", engine.DefaultPlanMaxAge, "refuse a signed plan made longer ago than this (0: no limit)")
+	addTargetFlag(fl, &f.targets)
 	return cmd
 }
 
@@ -82,6 +91,7 @@ func (g *globals) applyConfig(ctx context.Context, f *applyFlags) error {
 	defer done()
 	opts, pr := g.applyOptions(f, g.stdout)
 	opts.Planned = func(cfg *config.Config, p *engine.Plan) error {
+		g.warnTargeted(p)
 		return renderPlan(g, g.stdout, p, cfg.Files, formatText, false)
 	}
 	if !f.autoApprove {
@@ -101,6 +111,7 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	opts, pr := g.applyOptions(f, g.stdout)
 	opts.PlanKey, opts.Binding = key, &f.binding
 	opts.Planned = func(_ *config.Config, p *engine.Plan) error {
+		g.warnTargeted(p)
 		_, err := textsafe.Fprintf(g.stdout, "Applying the saved plan %s to stack %s on cluster %s.\n\n", path, p.Stack, pf.Source)
 		return err
 	}
@@ -115,6 +126,8 @@ func (g *globals) applyOptions(f *applyFlags, out io.Writer) (stack.ApplyOptions
 	pr := &render.ApplyProgress{W: out, TTY: g.color(out), Verbose: g.verbosity >= 1}
 	return stack.ApplyOptions{
 		Adopt:      f.adopt,
+		Destroy:    f.destroy,
+		Targets:    f.targets,
 		Safety:     engine.SafetyOptions{AllowDestroy: f.allowDestroy, MaxDeletes: f.maxDeletes, AllowDisruption: f.allowDisruption},
 		Engine:     engine.ApplyOptions{Parallelism: f.parallelism, Progress: pr.Event, MIGTimeout: f.migTimeout},
 		LockHolder: kubernetes.DefaultHolder(),

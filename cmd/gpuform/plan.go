@@ -40,6 +40,10 @@ type planFlags struct {
 	// outDir is where --base --format markdown writes its comments;
 	// refName (--ref-name) the ref a saved plan records.
 	outDir, refName string
+	// destroy makes a destroy plan (--destroy); targets narrow the plan
+	// (--target).
+	destroy bool
+	targets []string
 }
 
 func newPlanCommand(g *globals) *cobra.Command {
@@ -62,6 +66,9 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.outDir != "" && (f.base == "" || format != formatMarkdown) {
 				return fmt.Errorf("--out-dir writes the comments of a pull request preview: use it with --base REF --format markdown")
 			}
+			if f.base != "" && (f.destroy || len(f.targets) > 0) {
+				return fmt.Errorf("--base previews the whole configuration: it takes neither --destroy nor --target")
+			}
 			if f.base != "" {
 				return g.preview(cmd.Context(), &f, format)
 			}
@@ -70,7 +77,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer done()
-			res, err := st.Plan(cmd.Context(), stack.PlanOptions{Adopt: f.adopt})
+			res, err := st.Plan(cmd.Context(), stack.PlanOptions{Adopt: f.adopt, Destroy: f.destroy, Targets: f.targets})
 			if err != nil {
 				// A program asked for JSON gets JSON: validate --json's document.
 				if ce := (*engine.ConfigError)(nil); format == formatJSON && errors.As(err, &ce) {
@@ -79,6 +86,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 				return g.fail(err, "")
 			}
 			p := res.Plan
+			g.warnTargeted(p)
 			if err := renderPlan(g, g.stdout, p, res.Config.Files, format, f.detail); err != nil {
 				return err
 			}
@@ -90,6 +98,9 @@ func newPlanCommand(g *globals) *cobra.Command {
 					flag := ""
 					if res.Refused {
 						flag = " --allow-destroy"
+					}
+					if p.Destroy {
+						flag = fmt.Sprintf(" --max-deletes %d", p.Summary.Destroy)
 					}
 					textsafe.Fprintf(g.stdout, "\nSaved the plan to %s. To apply exactly this plan, run:\n    gpuform apply%s %s\n", f.out, flag, f.out)
 				}
@@ -108,6 +119,8 @@ func newPlanCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.repo, "repo", "", "read the configuration from the git repository at `PATH` or URL (default: the working directory's)")
 	fl.StringVar(&f.ref, "ref", "", "read the configuration at git `REF` instead of the working directory")
 	fl.StringVar(&f.refName, "ref-name", "", "with --out, the git `REF` (branch) the plan is made from, which apply requires of a signed plan (default: $"+engine.RefEnv+", else --ref, else the checked-out branch)")
+	fl.BoolVar(&f.destroy, "destroy", false, "plan to delete everything the stack owns (its inventory record), as gpuform destroy does")
+	addTargetFlag(fl, &f.targets)
 	fl.StringVar(&f.outDir, "out-dir", "", "with --base and --format markdown, write the comments to `DIR`/comment-1.md, comment-2.md, ...")
 	return cmd
 }
@@ -143,6 +156,13 @@ func renderPlan(g *globals, w io.Writer, p *engine.Plan, files map[string]*hcl.F
 	}
 	if p.ConfigSource != nil && p.ConfigSource.Commit != "" {
 		textsafe.Fprintf(w, "Configuration: %s\n\n", p.ConfigSource)
+	}
+	if p.Destroy && !p.HasChanges() {
+		_, err := textsafe.Fprintf(w, "No objects to destroy: stack %s owns nothing in %s.\n", p.Stack, p.Source)
+		return err
+	}
+	if p.Destroy {
+		textsafe.Fprintf(w, "Destroy plan: the objects below, which stack %s owns, are deleted.\n\n", p.Stack)
 	}
 	return render.Text(w, p, render.TextOptions{Color: g.color(w), Files: files, Detail: detail})
 }

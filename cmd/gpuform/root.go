@@ -93,6 +93,8 @@ func newRoot(g *globals) *cobra.Command {
 		newValidateCommand(g),
 		newPlanCommand(g),
 		newApplyCommand(g),
+		newDestroyCommand(g),
+		newImportCommand(g),
 		newShowCommand(g),
 		newRenderCommand(g),
 		newDriftCommand(g),

@@ -29,6 +29,10 @@ type JSONPlan struct {
 	BaseSource     *engine.ConfigSource `json:"base_source,omitempty"`
 	ConfigChanges  []engine.BlockChange `json:"config_changes,omitempty"`
 	CapacityBefore []capacity.Row       `json:"capacity_before,omitempty"`
+	// Destroy marks a destroy plan; Targets are the --target addresses a
+	// targeted plan was narrowed to.
+	Destroy bool     `json:"destroy,omitempty"`
+	Targets []string `json:"targets,omitempty"`
 }
 
 // JSONChange is one entry of resource_changes.
@@ -50,7 +54,7 @@ type JSONChange struct {
 // NewJSONPlan converts a plan to its --json form. Sensitive objects show
 // "(sensitive)" in place of before, after and field values.
 func NewJSONPlan(p *engine.Plan) JSONPlan {
-	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: engine.WarningTexts(p.Warnings), ConfigSource: p.ConfigSource}
+	out := JSONPlan{FormatVersion: JSONFormatVersion, Stack: p.Stack, Source: p.Source, Summary: p.Summary, ResourceChanges: []JSONChange{}, Warnings: engine.WarningTexts(p.Warnings), ConfigSource: p.ConfigSource, Destroy: p.Destroy, Targets: p.Targets}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}

@@ -14,6 +14,9 @@ import (
 type ApplyOptions struct {
 	// Adopt takes over existing objects in the way instead of failing.
 	Adopt bool
+	// Destroy and Targets are as PlanOptions'.
+	Destroy bool
+	Targets []string
 	// Safety are the limits a plan must respect (deletes, protected
 	// namespaces, disruption of running GPU pods).
 	Safety engine.SafetyOptions
@@ -83,7 +86,7 @@ func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, err
 		return nil, err
 	}
 	return s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
-		d, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
+		d, err := s.refreshDiff(ctx, cl, head, PlanOptions{Adopt: opts.Adopt, Destroy: opts.Destroy, Targets: opts.Targets})
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ func (s *Stack) Fix(ctx context.Context, opts ApplyOptions) (*FixResult, error) 
 	}
 	fix := &FixResult{}
 	res, err := s.locked(ctx, cl, head.desired.Stack, opts, func(ctx context.Context, f fence, res *ApplyResult) error {
-		d, err := s.refreshDiff(ctx, cl, head, false)
+		d, err := s.refreshDiff(ctx, cl, head, PlanOptions{})
 		if err != nil {
 			return err
 		}

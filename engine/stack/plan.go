@@ -21,6 +21,12 @@ type PlanOptions struct {
 	// Adopt plans to take over existing objects in the way instead of
 	// counting them as conflicts.
 	Adopt bool
+	// Destroy plans to delete everything the stack's record holds
+	// (engine.DestroyDesired), refusing protected tenants (destroy.go).
+	Destroy bool
+	// Targets narrow the plan to blocks and what they depend on
+	// (engine.Narrow).
+	Targets []string
 }
 
 // PlanResult is a plan and what it was made from.
@@ -61,7 +67,7 @@ func (s *Stack) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error)
 		return nil, err
 	}
 	cl := s.cluster
-	d, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
+	d, err := s.refreshDiff(ctx, cl, head, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -84,18 +90,25 @@ type diffed struct {
 // plan, without the GPU assessment (see assess). The GPU capacity needs
 // only the configuration and what the refresh read, not the diff: it is
 // checked on another core meanwhile (both only read live).
-func (s *Stack) refreshDiff(ctx context.Context, cl Cluster, head *loaded, adopt bool) (diffed, error) {
+func (s *Stack) refreshDiff(ctx context.Context, cl Cluster, head *loaded, opts PlanOptions) (diffed, error) {
 	start := time.Now()
-	live, err := cl.Refresh(ctx, head.desired, engine.RefreshOptions{Adopt: adopt})
+	desired := head.desired
+	if opts.Destroy {
+		desired = engine.DestroyDesired(desired)
+	}
+	live, err := cl.Refresh(ctx, desired, engine.RefreshOptions{Adopt: opts.Adopt})
 	if err != nil {
 		return diffed{}, err
 	}
 	start = s.phase("refresh", start)
 	checked := make(chan capacityCheck, 1) // never blocks: the check ends even when the diff fails
 	go func() { checked <- checkCapacity(head.cfg, live, s.opts.Catalog) }()
-	p, err := engine.Diff(head.desired, live, engine.DiffOptions{Adopt: adopt})
+	p, err := engine.Diff(desired, live, engine.DiffOptions{Adopt: opts.Adopt})
 	if err != nil {
 		return diffed{}, fmt.Errorf("plan stack %s: %w", head.desired.Stack, err)
+	}
+	if err := shape(p, head.desired, opts); err != nil {
+		return diffed{}, err
 	}
 	s.phase("diff", start)
 	return diffed{plan: p, live: live, capacity: <-checked}, nil
@@ -131,12 +144,15 @@ func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstr
 // (problems are diagnostics and end the call with an *engine.ConfigError) and the
 // pods that re-partitioning nodes would disrupt.
 func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d diffed) error {
-	s.report(cfg, d.capacity.diags)
-	if d.capacity.diags.HasErrors() {
-		return &engine.ConfigError{Diags: d.capacity.diags}
-	}
 	p, live := d.plan, d.live
-	p.Capacity = d.capacity.report
+	if !p.Destroy {
+		// A destroy leaves none of the configuration's capacity to check.
+		s.report(cfg, d.capacity.diags)
+		if d.capacity.diags.HasErrors() {
+			return &engine.ConfigError{Diags: d.capacity.diags}
+		}
+		p.Capacity = d.capacity.report
+	}
 	// Inventory annotations that were not trusted (malformed, or lying
 	// about the GPUs) are a warning, not a silent fallback.
 	p.Warnings = append(p.Warnings, capacity.InventoryWarnings(cfg, live.Nodes, s.opts.Catalog)...)

@@ -62,7 +62,7 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 	if err != nil {
 		return nil, err
 	}
-	rd, err := s.refreshDiff(ctx, cl, head, opts.Adopt)
+	rd, err := s.refreshDiff(ctx, cl, head, PlanOptions{Adopt: opts.Adopt})
 	if err != nil {
 		return nil, err
 	}

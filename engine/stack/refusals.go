@@ -13,11 +13,15 @@ import (
 // the plan already. It reports whether there was any.
 func warnApplyRefuses(p *engine.Plan) bool {
 	reasons := engine.Unsafe(p, engine.SafetyOptions{AllowDisruption: true, MaxDeletes: engine.DefaultMaxDeletes})
+	prefix := "Without --allow-destroy, apply refuses it: "
+	if p.Destroy {
+		prefix = "With the default --max-deletes, apply refuses it: "
+	}
 	for _, r := range reasons {
 		p.Warnings = append(p.Warnings, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Apply will refuse this plan",
-			Detail:   "Without --allow-destroy, apply refuses it: " + r + ".",
+			Detail:   prefix + r + ".",
 		})
 	}
 	return len(reasons) > 0

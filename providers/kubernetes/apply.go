@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/gpuform/gpuform/engine"
 )
@@ -107,16 +108,16 @@ func (c *Client) Delete(ctx context.Context, k engine.Key, apiVersion string) er
 	if err != nil {
 		return c.explain("delete "+k.String(), err)
 	}
-	fg := metav1.DeletePropagationForeground
-	ri := c.dynamic.Resource(m.Resource)
-	opts := metav1.DeleteOptions{PropagationPolicy: &fg}
+	prop := deletePropagation(k)
+	var ri dynamic.ResourceInterface = c.dynamic.Resource(m.Resource)
 	if k.Namespace != "" {
-		err = ri.Namespace(k.Namespace).Delete(ctx, k.Name, opts)
-	} else {
-		err = ri.Delete(ctx, k.Name, opts)
+		ri = c.dynamic.Resource(m.Resource).Namespace(k.Namespace)
 	}
-	if err != nil {
+	if err := ri.Delete(ctx, k.Name, metav1.DeleteOptions{PropagationPolicy: &prop}); err != nil {
 		return fmt.Errorf("delete %s: %w", k, err)
+	}
+	if grantsAccess(k) {
+		return waitAccessGone(ctx, ri, k)
 	}
 	return nil
 }

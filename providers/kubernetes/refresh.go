@@ -307,7 +307,9 @@ func (c *Client) findForeign(ctx context.Context, d *engine.Desired, live *engin
 		g.Go(func() error {
 			var found []*unstructured.Unstructured
 			var err error
-			if opts.Adopt {
+			if opts.Adopt || recorded(live.Inventory, keys) {
+				// Whole objects: an adoption, or an import (gpuform import),
+				// diffs them.
 				found, err = c.list(gctx, m, metav1.ListOptions{})
 			} else {
 				found, err = c.listMetadata(gctx, m)
@@ -327,6 +329,20 @@ func (c *Client) findForeign(ctx context.Context, d *engine.Desired, live *engin
 		})
 	}
 	return g.Wait()
+}
+
+// recorded reports whether inv holds any of keys: objects imported into
+// the stack's record before it wrote them.
+func recorded(inv *engine.Inventory, keys map[engine.Key]bool) bool {
+	if inv == nil {
+		return false
+	}
+	for k := range keys {
+		if _, ok := inv.Objects[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // servedVersions are the versions discovery serves kind k at, other than
