@@ -97,12 +97,13 @@ tenant "free" {
 			t.Errorf("pod in %s with priority %q admitted, want denied", tt.ns, tt.priority)
 		}
 	}
-	// One policy per rule (priorities, GPU pools) serves the whole stack.
+	// One policy per rule (priorities, GPU pools, device classes) serves
+	// the whole stack.
 	vaps, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{LabelSelector: "gpuform.dev/stack=adm"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vaps.Items) != 2 {
-		t.Errorf("stack adm has %d ValidatingAdmissionPolicies, want 2", len(vaps.Items))
+	if len(vaps.Items) != 3 {
+		t.Errorf("stack adm has %d ValidatingAdmissionPolicies, want 3", len(vaps.Items))
 	}
 }

@@ -27,8 +27,8 @@ func TestBankExampleOnSimulatedCluster(t *testing.T) {
 	}
 	r := runGpuform(t, nil, "--no-color", "plan", dir, "--detailed-exitcode")
 	if r.code != 2 || !strings.Contains(r.stdout, "Cluster: simulated cluster "+filepath.Join(dir, "cluster.sim.hcl")) ||
-		!strings.Contains(r.stdout, "Plan: 47 to add, 5 to change, 0 to destroy.") {
-		t.Fatalf("plan examples/bank: exit %d, want 2 and 47 to add on its simulated cluster\n%s\n%s", r.code, r.stdout, r.stderr)
+		!strings.Contains(r.stdout, "Plan: 49 to add, 5 to change, 0 to destroy.") {
+		t.Fatalf("plan examples/bank: exit %d, want 2 and 49 to add on its simulated cluster\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runGpuform(t, nil, "--no-color", "apply", dir, "--auto-approve"); r.code != 0 {
 		t.Fatalf("apply examples/bank: exit %d\n%s", r.code, r.stderr)

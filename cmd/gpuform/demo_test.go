@@ -27,8 +27,8 @@ func TestDemoOnSimulatedCluster(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"plan", "--detailed-exitcode", "--out", "quickstart.plan"}, 2, []string{"Plan: 17 to add, 3 to change, 0 to destroy.", "+ PrometheusRule monitoring/gpuform-quickstart-pool-a100", "+ PrometheusRule monitoring/gpuform-quickstart-tenant-serving", "a100  nvidia.com/mig-3g.40gb  0 -> 16  0 -> 4  1          12", "Saved the plan to quickstart.plan"}},
-		{[]string{"apply", "quickstart.plan"}, 0, []string{"pool.a100: Modifications complete after", "Apply complete! Resources: 17 added, 3 changed, 0 destroyed."}},
+		{[]string{"plan", "--detailed-exitcode", "--out", "quickstart.plan"}, 2, []string{"Plan: 19 to add, 3 to change, 0 to destroy.", "+ PrometheusRule monitoring/gpuform-quickstart-pool-a100", "+ PrometheusRule monitoring/gpuform-quickstart-tenant-serving", "a100  nvidia.com/mig-3g.40gb  0 -> 16  0 -> 4  1          12", "Saved the plan to quickstart.plan"}},
+		{[]string{"apply", "quickstart.plan"}, 0, []string{"pool.a100: Modifications complete after", "Apply complete! Resources: 19 added, 3 changed, 0 destroyed."}},
 		{[]string{"plan", "--detailed-exitcode"}, 0, []string{"No changes."}},
 		{[]string{"inventory"}, 0, []string{"gpu-a100-0  A100-80GB  4      550.54.15  8 x 3g.40gb    agent"}},
 	}

@@ -178,7 +178,7 @@ func TestPlanBankLifecycle(t *testing.T) {
 		golden(t, filepath.Join(goldenDir, "bank-create.txt"), normalize(r.stdout))
 		j := runWith(t, nil, "--chdir", dir, "plan", "--json")
 		golden(t, filepath.Join(goldenDir, "bank-create.json"), normalize(j.stdout))
-		if !strings.Contains(r.stdout, "Plan: 47 to add, 4 to change, 0 to destroy.") {
+		if !strings.Contains(r.stdout, "Plan: 49 to add, 4 to change, 0 to destroy.") {
 			t.Errorf("unexpected summary:\n%s", r.stdout)
 		}
 	})
@@ -186,12 +186,12 @@ func TestPlanBankLifecycle(t *testing.T) {
 	t.Run("apply from empty in dependency order", func(t *testing.T) {
 		var c kubeapitest.Counter
 		r := applyOK(t, &c, dir)
-		if !strings.Contains(r.stdout, "Apply complete! Resources: 47 added, 4 changed, 0 destroyed.") {
+		if !strings.Contains(r.stdout, "Apply complete! Resources: 49 added, 4 changed, 0 destroyed.") {
 			t.Errorf("unexpected apply output:\n%s", r.stdout)
 		}
-		// 51 changes, more than a line each (render.PerChangeMax): status
+		// 53 changes, more than a line each (render.PerChangeMax): status
 		// lines, the last with every change done.
-		if !strings.Contains(r.stdout, "Progress: 51/51 done, 0 failed, finished in") {
+		if !strings.Contains(r.stdout, "Progress: 53/53 done, 0 failed, finished in") {
 			t.Errorf("apply does not report its progress:\n%s", r.stdout)
 		}
 		reqs := c.Ordered()
@@ -564,7 +564,7 @@ func TestPlanRequestCountIsConstant(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("%d tenants: exit %d, want 2; stderr:\n%s", n, r.code, r.stderr)
 		}
-		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 4*n+9)) {
+		if !strings.Contains(r.stdout, fmt.Sprintf("Plan: %d to add", 4*n+11)) {
 			t.Errorf("%d tenants: unexpected summary: %s", n, lastLine(r.stdout))
 		}
 		if m := c.Mutating(); len(m) > 0 {

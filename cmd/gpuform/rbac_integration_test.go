@@ -250,7 +250,7 @@ func TestRBACExampleRoles(t *testing.T) {
 
 	t.Run("gpuform-apply applies a stack from scratch", func(t *testing.T) {
 		r := as(applyKC, "apply", "--auto-approve")
-		if r.code != 0 || !strings.Contains(r.stdout, "Apply complete! Resources: 17 added") {
+		if r.code != 0 || !strings.Contains(r.stdout, "Apply complete! Resources: 19 added") {
 			t.Fatalf("apply under gpuform-apply: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
 	})

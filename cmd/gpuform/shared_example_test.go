@@ -39,7 +39,7 @@ func TestSharedExampleOnSimulatedCluster(t *testing.T) {
 	r := run(2, "plan", "--detailed-exitcode")
 	golden(t, filepath.Join("..", "..", "testdata", "plan", "shared-create.txt"), strings.ReplaceAll(r.stdout, dir, "DIR"))
 	for _, want := range []string{
-		"Plan: 34 to add, 5 to change, 0 to destroy.",
+		"Plan: 36 to add, 5 to change, 0 to destroy.",
 		`spec.hard["requests.nvidia.com/gpu.shared"] = "12"`,
 		`spec.predictor.model.resources.limits["nvidia.com/gpu.shared"] = "1"`,
 		"  a30-shared  nvidia.com/gpu.shared  12     0 -> 12  1          0",
