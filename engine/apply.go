@@ -158,8 +158,10 @@ type ApplyOptions struct {
 	// than after InterruptGrace.
 	Fence func() error
 	// EnforceTimeout bounds the wait for the API server to enforce the
-	// stack's admission policies in a namespace before a RoleBinding that
-	// grants access there is written; zero means DefaultEnforceTimeout.
+	// stack's admission policies and quota in a namespace before a
+	// RoleBinding that grants access there is written: a namespace gives
+	// up once no namespace was proven for that long; zero means
+	// DefaultEnforceTimeout.
 	EnforceTimeout time.Duration
 }
 
@@ -183,7 +185,7 @@ func Apply(ctx context.Context, p *Plan, t Target, opts ApplyOptions) *Report {
 	for group, n := range p.Throttles {
 		ex.throttles[group] = make(chan struct{}, n)
 	}
-	ex.prover = &prover{t: t, sem: ex.sem, policies: p.Policies, boundAlike: p.PoliciesBoundAlike, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}, proven: map[string]bool{}}
+	ex.prover = &prover{t: t, sem: ex.sem, policies: p.Policies, boundAlike: p.PoliciesBoundAlike, timeout: opts.EnforceTimeout, byNS: map[string]*proof{}, proven: map[string]bool{}, progress: time.Now()}
 	ex.walk(ctx, w.graph)
 	rep := &Report{}
 	for _, j := range w.changes {

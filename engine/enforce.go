@@ -29,9 +29,9 @@ import (
 // probe, with the policy's name.
 const AdmissionProbeMessage = "gpuform admission probe"
 
-// DefaultEnforceTimeout is how long apply waits for the API server to
-// enforce the stack's policies in a namespace before it refuses to grant
-// access there.
+// DefaultEnforceTimeout is how long apply waits, with no namespace proven
+// meanwhile, for the API server to enforce the stack's policies and quota
+// in a namespace before it refuses to grant access there.
 const DefaultEnforceTimeout = 30 * time.Second
 
 // NotEnforcedError is why a tenant's RoleBinding was not written: the API
@@ -159,6 +159,11 @@ type prover struct {
 	byNS       map[string]*proof
 	// proven are the policies seen enforced in some namespace.
 	proven map[string]bool
+	// progress is when the apply began, or the last proof ended enforced:
+	// a proof gives up once nothing was proven for the timeout, so a
+	// large apply waits as long as the API server's quota controller
+	// keeps up, and one that proves nothing stops after the timeout.
+	progress time.Time
 }
 
 // proof is where the proof of one namespace stands.
@@ -201,7 +206,7 @@ func (p *prover) await(ctx context.Context, j *job, ready chan<- *job) bool {
 
 	err := p.probe(ctx, namespace)
 	var ne *NotEnforcedError
-	if err != nil && (errors.As(err, &ne) || Transient(err)) && ctx.Err() == nil && time.Since(pr.start)+pr.delay < p.timeout {
+	if err != nil && (errors.As(err, &ne) || Transient(err)) && ctx.Err() == nil && p.waitMore(pr) {
 		p.again(ctx, pr, j, ready)
 		return true
 	}
@@ -213,6 +218,9 @@ func (p *prover) await(ctx context.Context, j *job, ready chan<- *job) bool {
 		err = fmt.Errorf("prove the stack's admission policies enforced in namespace %s: %w", namespace, err)
 	}
 	p.mu.Lock()
+	if err == nil {
+		p.progress = time.Now()
+	}
 	pr.done, pr.err, pr.asking = true, err, false
 	parked := pr.parked
 	pr.parked = nil
@@ -221,6 +229,19 @@ func (p *prover) await(ctx context.Context, j *job, ready chan<- *job) bool {
 		ready <- pj
 	}
 	return false
+}
+
+// waitMore reports whether pr's proof tries again after its delay: until
+// nothing was proven, in its namespace since it began or in any since the
+// last proof, for the timeout.
+func (p *prover) waitMore(pr *proof) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	since := pr.start
+	if p.progress.After(since) {
+		since = p.progress
+	}
+	return time.Since(since)+pr.delay < p.timeout
 }
 
 // again hands j back to ready after the proof's delay, or at once when ctx

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,25 +53,96 @@ func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies [
 // absent or its status is computed (every resource of spec.hard in
 // status.hard at the same value, with its usage): the quota admission
 // plugin constrains only what status.hard names, which the API server
-// clears on create and the quota controller fills a moment later.
+// clears on create and the quota controller fills a moment later. The
+// namespaces waiting at once share one cluster-wide LIST (quotaView).
 func (c *Client) quotaComputed(ctx context.Context, namespace string) error {
-	list, err := c.typed.CoreV1().ResourceQuotas(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + engine.QuotaName})
+	q, err := c.quotas.read(ctx, namespace, func(ctx context.Context) (*corev1.ResourceQuotaList, error) {
+		return c.typed.CoreV1().ResourceQuotas(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + engine.QuotaName})
+	})
 	if err != nil {
 		if engine.Transient(err) {
 			return err
 		}
-		return c.explain("list the ResourceQuota of namespace "+namespace, err)
+		return c.explain("list the stack's ResourceQuotas", err)
 	}
-	for _, q := range list.Items {
-		for name, want := range q.Spec.Hard {
-			got, ok := q.Status.Hard[name]
-			_, used := q.Status.Used[name]
-			if !ok || !used || got.Cmp(want) != 0 {
-				return &engine.NotEnforcedError{Policy: "ResourceQuota " + engine.QuotaName, Namespace: namespace}
-			}
+	if q == nil {
+		return nil
+	}
+	for name, want := range q.Spec.Hard {
+		got, ok := q.Status.Hard[name]
+		_, used := q.Status.Used[name]
+		if !ok || !used || got.Cmp(want) != 0 {
+			return &engine.NotEnforcedError{Policy: "ResourceQuota " + engine.QuotaName, Namespace: namespace}
 		}
 	}
 	return nil
+}
+
+// quotaListInterval is the least time between two LISTs of quotaView.
+const quotaListInterval = 500 * time.Millisecond
+
+// quotaView is the ResourceQuotas named engine.QuotaName as one
+// cluster-wide LIST saw them, shared by the proofs that wait at once: a
+// reader takes a LIST that began after it asked (so it sees the quota its
+// apply just wrote), one LIST serves every reader waiting for it, and
+// LISTs begin at most every quotaListInterval. While the quota controller
+// catches up with a large apply's quotas, a few LISTs a second serve
+// thousands of namespaces.
+type quotaView struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	// running is set while a reader lists; started and done count the
+	// LISTs begun and the last one ended, last is when it began.
+	running       bool
+	started, done int64
+	last          time.Time
+	byNS          map[string]*corev1.ResourceQuota
+	err           error
+}
+
+// read returns the quota of namespace (nil: none) from a LIST that began
+// after the call, made by list.
+func (v *quotaView) read(ctx context.Context, namespace string, list func(context.Context) (*corev1.ResourceQuotaList, error)) (*corev1.ResourceQuota, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.cond == nil {
+		v.cond = sync.NewCond(&v.mu)
+	}
+	want := v.started + 1
+	for v.done < want {
+		if v.running {
+			v.cond.Wait()
+			continue
+		}
+		v.running = true
+		pause := time.Until(v.last.Add(quotaListInterval))
+		v.mu.Unlock()
+		if pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+			}
+		}
+		v.mu.Lock()
+		v.started++
+		gen := v.started
+		v.last = time.Now()
+		v.mu.Unlock()
+		l, err := list(ctx)
+		v.mu.Lock()
+		v.running, v.done, v.err = false, gen, err
+		if err == nil {
+			v.byNS = make(map[string]*corev1.ResourceQuota, len(l.Items))
+			for i := range l.Items {
+				v.byNS[l.Items[i].Namespace] = &l.Items[i]
+			}
+		}
+		v.cond.Broadcast()
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	return v.byNS[namespace], nil
 }
 
 // deniedByProbe reports whether err is policy's denial of its admission
