@@ -147,7 +147,7 @@ func (g *globals) applied(res *stack.ApplyResult, err error, pr *render.ApplyPro
 		err = g.fail(err, path)
 	case res.Report != nil:
 		pr.Clear()
-		err = g.report(pr.W, res.Report, res.Stopped)
+		err = g.report(pr.W, res.Report, res.Stopped, res.Plan != nil && res.Plan.Destroy)
 	case path != "" && !res.Plan.HasChanges():
 		textsafe.Fprintln(g.stdout, "No changes. The saved plan has nothing to apply.")
 	}
@@ -198,10 +198,10 @@ func (g *globals) confirm(ctx context.Context, p *engine.Plan) error {
 
 // report prints the apply's account and returns the command's result;
 // stopped is why the run was cut short (Ctrl-C, --timeout, a lost lock),
-// nil when it was not.
-func (g *globals) report(out io.Writer, rep *engine.Report, stopped error) error {
+// nil when it was not; destroy is set for a destroy's plan.
+func (g *globals) report(out io.Writer, rep *engine.Report, stopped error, destroy bool) error {
 	if rep.OK() && stopped == nil {
-		return render.ApplyComplete(out, rep, g.color(out))
+		return render.ApplyComplete(out, rep, destroy, g.color(out))
 	}
 	_ = render.ApplyFailed(g.stderr, rep, stopped)
 	return &exitError{code: 1}

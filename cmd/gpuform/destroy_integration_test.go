@@ -259,7 +259,7 @@ func TestDestroyProtectedByMark(t *testing.T) {
 	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
 		t.Errorf("after destroy: %v left\n%s\n%s", got, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "Destroy complete!") && !strings.Contains(r.stdout, "destroyed") {
+	if !strings.Contains(r.stdout, "Destroy complete! Resources: ") {
 		t.Errorf("destroy said:\n%s", r.stdout)
 	}
 }

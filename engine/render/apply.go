@@ -47,11 +47,15 @@ func applyCounts(rep *engine.Report) (added, changed, destroyed int) {
 }
 
 // ApplyComplete writes the account of an apply that applied every change:
-// "Apply complete! Resources: 2 added, 1 changed, 0 destroyed.", in green
-// with color.
-func ApplyComplete(w io.Writer, rep *engine.Report, color bool) error {
+// "Apply complete! Resources: 2 added, 1 changed, 0 destroyed.", or for a
+// destroy (a plan of gpuform destroy) "Destroy complete! Resources: 3
+// destroyed.", as Terraform words them; in green with color.
+func ApplyComplete(w io.Writer, rep *engine.Report, destroy, color bool) error {
 	added, changed, destroyed := applyCounts(rep)
 	line := fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed.", added, changed, destroyed)
+	if destroy {
+		line = fmt.Sprintf("Destroy complete! Resources: %d destroyed.", destroyed)
+	}
 	_, err := textsafe.Fprintf(w, "\n%s\n", textsafe.Style(color, "1;32", line))
 	return err
 }

@@ -152,16 +152,23 @@ func TestApplyProgressLarge(t *testing.T) {
 func TestApplyAccount(t *testing.T) {
 	var ok bytes.Buffer
 	complete := &engine.Report{Results: applyReport().Results[:1]}
-	if err := render.ApplyComplete(&ok, complete, false); err != nil {
+	if err := render.ApplyComplete(&ok, complete, false, false); err != nil {
 		t.Fatal(err)
 	}
 	if want := "\nApply complete! Resources: 1 added, 0 changed, 0 destroyed.\n"; ok.String() != want {
 		t.Errorf("complete = %q, want %q", ok.String(), want)
 	}
 	ok.Reset()
-	_ = render.ApplyComplete(&ok, complete, true)
+	_ = render.ApplyComplete(&ok, complete, false, true)
 	if !strings.Contains(ok.String(), "\x1b[1;32mApply complete!") {
 		t.Errorf("no colour: %q", ok.String())
+	}
+	// A destroy says so, as Terraform's does.
+	gone := &engine.Report{Results: []*engine.Result{{Change: &engine.Change{Action: engine.ActionDelete}, Outcome: engine.OutcomeApplied}, {Change: &engine.Change{Action: engine.ActionDelete}, Outcome: engine.OutcomeApplied}}}
+	ok.Reset()
+	_ = render.ApplyComplete(&ok, gone, true, false)
+	if want := "\nDestroy complete! Resources: 2 destroyed.\n"; ok.String() != want {
+		t.Errorf("destroy complete = %q, want %q", ok.String(), want)
 	}
 	for _, tt := range []struct {
 		stopped error
