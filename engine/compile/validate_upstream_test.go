@@ -123,32 +123,7 @@ tenant "a" {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := strings.Replace(upstreamBase, "SCHEDULER", tt.scheduler, 1) + tt.src
-			cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
-			if diags.HasErrors() {
-				t.Fatalf("load: %s", diags.Error())
-			}
-			diags = compile.Validate(cfg, mig.Default())
-			if tt.summary == "" {
-				if len(diags) > 0 {
-					t.Fatalf("valid configuration: %s", diags.Error())
-				}
-				if _, err := compile.Compile(cfg); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if len(diags) != 1 || diags[0].Summary != tt.summary {
-				t.Fatalf("diagnostics %q, want one %q", diags.Error(), tt.summary)
-			}
-			want := 0
-			for i, line := range strings.Split(src, "\n") {
-				if strings.HasSuffix(line, "# here") {
-					want = i + 1
-				}
-			}
-			if s := diags[0].Subject; s == nil || s.Start.Line != want {
-				t.Errorf("%s at %v, want line %d", tt.summary, s, want)
-			}
+			validateAtHere(t, src, tt.summary, true)
 		})
 	}
 }
