@@ -25,10 +25,12 @@ $(KUEUE_BIN): $(KUEUE_SRCS) mk/kueue.mk
 	cd testdata/kueue && go build -ldflags "-s -w" -o ../../$(KUEUE_BIN) .
 
 # The CRDs and webhook configurations of the module version go.mod pins,
-# from the module cache (downloaded and checked against go.sum by go list).
+# from the module cache: go mod download fetches it (checked against
+# go.sum) where the cache is empty, which go list -m alone does not.
 $(KUEUE_MANIFESTS)/webhooks.yaml: testdata/kueue/go.mod testdata/kueue/go.sum mk/kueue.mk
 	@rm -rf $(KUEUE_MANIFESTS) && mkdir -p $(KUEUE_MANIFESTS)/crds
-	@mod=$$(cd testdata/kueue && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && \
+	@mod=$$(cd testdata/kueue && go mod download sigs.k8s.io/kueue && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && \
+	test -n "$$mod" && \
 	install -m 0644 $$mod/config/components/crd/bases/*.yaml $(KUEUE_MANIFESTS)/crds/ && \
 	install -m 0644 $$mod/config/components/webhook/manifests.yaml $@
 
