@@ -21,8 +21,8 @@ import (
 // (PartDevAttributes: a whole GPU's attributes), deviceinfo.go
 // (MigDeviceInfo.GetDevice: a MIG device's) and types.go (GpuDeviceType).
 // A whole GPU has type "gpu"; a MIG device type "mig", its profile
-// ("1g.5gb") and its parent's productName, the name NVML reports
-// ("NVIDIA A100-SXM4-40GB"). Unqualified attribute names are in the
+// ("1g.5gb") and its parent's productName, the product name NVML reports
+// (the catalog's NVML names). Unqualified attribute names are in the
 // driver's domain, so CEL reads them as device.attributes['gpu.nvidia.com'].
 const (
 	draDriver       = "gpu.nvidia.com"

@@ -17,7 +17,7 @@ import (
 const DRADriver = "gpu.nvidia.com"
 
 // DRANode is a simulated node of NVIDIA's DRA driver: GPUs whole GPUs of
-// Product (the name NVML reports, "NVIDIA H100 80GB HBM3"), or, when MIG
+// Product (the product name NVML reports), or, when MIG
 // lists profiles, each GPU in MIG mode with one MIG device per profile
 // listed (and no whole GPU, as the driver publishes a GPU in MIG mode).
 type DRANode struct {
