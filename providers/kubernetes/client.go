@@ -65,9 +65,6 @@ type Client struct {
 	// Refresh takes them.
 	prefetchMu sync.Mutex
 	prefetched *stackLists
-	// quotas is what the proofs of enforcement waiting at once read of
-	// the stacks' ResourceQuotas (quotaComputed).
-	quotas quotaView
 	// Server and Context describe the cluster for messages.
 	Server  string
 	Context string

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/engine"
@@ -17,10 +16,9 @@ import (
 
 // ProbeEnforced proves that the API server enforces the stack's quota and
 // each named ValidatingAdmissionPolicy in namespace. First the stack's
-// ResourceQuota there must have its status computed (quotaComputed: one
-// request, which spares the probes while the quota controller catches
-// up); then for each policy, a server-side dry-run
-// create (nothing is written, and a dry run is admitted exactly as a write
+// ResourceQuota there must have its status computed (quotaComputed, which
+// spares the probes while it is not); then for each policy, a server-side
+// dry-run create (nothing is written, and a dry run is admitted exactly as a write
 // would be) of a ConfigMap labelled engine.LabelAdmissionProbe with the
 // policy's name, which the policy denies once the API server enforces it.
 // Admitted: a *engine.NotEnforcedError. Denied by anything else (another
@@ -50,99 +48,102 @@ func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies [
 }
 
 // quotaComputed is nil when the stack's ResourceQuota in namespace is
-// absent or its status is computed (every resource of spec.hard in
-// status.hard at the same value, with its usage): the quota admission
+// absent or its status is computed (statusComputed): the quota admission
 // plugin constrains only what status.hard names, which the API server
-// clears on create and the quota controller fills a moment later. The
-// namespaces waiting at once share one cluster-wide LIST (quotaView).
+// clears on create and the quota controller fills a moment later, or
+// computeEmptyQuota at once where nothing counts against the quota.
 func (c *Client) quotaComputed(ctx context.Context, namespace string) error {
-	q, err := c.quotas.read(ctx, namespace, func(ctx context.Context) (*corev1.ResourceQuotaList, error) {
-		return c.typed.CoreV1().ResourceQuotas(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + engine.QuotaName})
-	})
-	if err != nil {
-		if engine.Transient(err) {
-			return err
-		}
-		return c.explain("list the stack's ResourceQuotas", err)
-	}
-	if q == nil {
+	q, err := c.typed.CoreV1().ResourceQuotas(namespace).Get(ctx, engine.QuotaName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return c.probeError(fmt.Sprintf("read ResourceQuota %s/%s", namespace, engine.QuotaName), err)
+	case statusComputed(q):
 		return nil
 	}
+	return c.computeEmptyQuota(ctx, q)
+}
+
+// statusComputed reports whether q's status holds every resource of its
+// spec.hard at the same value, with its usage.
+func statusComputed(q *corev1.ResourceQuota) bool {
 	for name, want := range q.Spec.Hard {
 		got, ok := q.Status.Hard[name]
 		_, used := q.Status.Used[name]
 		if !ok || !used || got.Cmp(want) != 0 {
-			return &engine.NotEnforcedError{Policy: "ResourceQuota " + engine.QuotaName, Namespace: namespace}
+			return false
 		}
+	}
+	return true
+}
+
+// deviceClassQuota is the suffix of the resource names by which a
+// ResourceQuota counts the devices ResourceClaims request of a DeviceClass.
+const deviceClassQuota = ".deviceclass.resource.k8s.io/devices"
+
+// computeEmptyQuota writes the status of q, the stack's ResourceQuota, in
+// a namespace where nothing counts against it yet: no pods, and no
+// ResourceClaims where q names device classes. The status is what the
+// quota controller would compute there (status.hard its spec.hard, every
+// usage zero); writing it spares a tenant's access the wait for that
+// controller, which works through a large apply's new quotas at its own
+// pace. Where something could count against the quota, or another writer
+// changed it meanwhile, the status is the controller's to compute: a
+// *engine.NotEnforcedError, for the caller to try again.
+func (c *Client) computeEmptyQuota(ctx context.Context, q *corev1.ResourceQuota) error {
+	ns := q.Namespace
+	notYet := &engine.NotEnforcedError{Policy: "ResourceQuota " + engine.QuotaName, Namespace: ns}
+	one := metav1.ListOptions{Limit: 1}
+	pods, err := c.typed.CoreV1().Pods(ns).List(ctx, one)
+	if err != nil {
+		return c.probeError(fmt.Sprintf("list the pods of namespace %s", ns), err)
+	}
+	if len(pods.Items) > 0 {
+		return notYet
+	}
+	for name := range q.Spec.Hard {
+		if !strings.HasSuffix(string(name), deviceClassQuota) {
+			continue
+		}
+		claims, err := c.typed.ResourceV1().ResourceClaims(ns).List(ctx, one)
+		if err != nil {
+			return c.probeError(fmt.Sprintf("list the ResourceClaims of namespace %s", ns), err)
+		}
+		if len(claims.Items) > 0 {
+			return notYet
+		}
+		break
+	}
+	st := q.DeepCopy()
+	st.Status = corev1.ResourceQuotaStatus{Hard: q.Spec.Hard.DeepCopy(), Used: corev1.ResourceList{}}
+	for name := range q.Spec.Hard {
+		st.Status.Used[name] = resource.MustParse("0")
+	}
+	_, err = c.typed.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, st, metav1.UpdateOptions{FieldManager: engine.FieldManager})
+	if apierrors.IsConflict(err) {
+		// The controller computed it meanwhile, most often.
+		if q, err = c.typed.CoreV1().ResourceQuotas(ns).Get(ctx, engine.QuotaName, metav1.GetOptions{}); err == nil && statusComputed(q) {
+			return nil
+		}
+		return notYet
+	}
+	if apierrors.IsNotFound(err) {
+		return notYet
+	}
+	if err != nil {
+		return c.probeError(fmt.Sprintf("write the status of ResourceQuota %s/%s", ns, engine.QuotaName), err)
 	}
 	return nil
 }
 
-// quotaListInterval is the least time between two LISTs of quotaView.
-const quotaListInterval = 500 * time.Millisecond
-
-// quotaView is the ResourceQuotas named engine.QuotaName as one
-// cluster-wide LIST saw them, shared by the proofs that wait at once: a
-// reader takes a LIST that began after it asked (so it sees the quota its
-// apply just wrote), one LIST serves every reader waiting for it, and
-// LISTs begin at most every quotaListInterval. While the quota controller
-// catches up with a large apply's quotas, a few LISTs a second serve
-// thousands of namespaces.
-type quotaView struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	// running is set while a reader lists; started and done count the
-	// LISTs begun and the last one ended, last is when it began.
-	running       bool
-	started, done int64
-	last          time.Time
-	byNS          map[string]*corev1.ResourceQuota
-	err           error
-}
-
-// read returns the quota of namespace (nil: none) from a LIST that began
-// after the call, made by list.
-func (v *quotaView) read(ctx context.Context, namespace string, list func(context.Context) (*corev1.ResourceQuotaList, error)) (*corev1.ResourceQuota, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.cond == nil {
-		v.cond = sync.NewCond(&v.mu)
+// probeError is err of a proof's request: as it is where it is transient
+// (the caller tries again), else explained with what was being done.
+func (c *Client) probeError(what string, err error) error {
+	if engine.Transient(err) {
+		return err
 	}
-	want := v.started + 1
-	for v.done < want {
-		if v.running {
-			v.cond.Wait()
-			continue
-		}
-		v.running = true
-		pause := time.Until(v.last.Add(quotaListInterval))
-		v.mu.Unlock()
-		if pause > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(pause):
-			}
-		}
-		v.mu.Lock()
-		v.started++
-		gen := v.started
-		v.last = time.Now()
-		v.mu.Unlock()
-		l, err := list(ctx)
-		v.mu.Lock()
-		v.running, v.done, v.err = false, gen, err
-		if err == nil {
-			v.byNS = make(map[string]*corev1.ResourceQuota, len(l.Items))
-			for i := range l.Items {
-				v.byNS[l.Items[i].Namespace] = &l.Items[i]
-			}
-		}
-		v.cond.Broadcast()
-	}
-	if v.err != nil {
-		return nil, v.err
-	}
-	return v.byNS[namespace], nil
+	return c.explain(what, err)
 }
 
 // deniedByProbe reports whether err is policy's denial of its admission
