@@ -173,11 +173,11 @@ func TakenPaths(live *unstructured.Unstructured, desired map[string]any) [][]str
 	md, _ := live.Object["metadata"].(map[string]any)
 	entries, _ := md["managedFields"].([]any)
 	var taken [][]string
-	var ours map[string]any
+	var oursEntry map[string]any
 	for _, e := range entries {
 		mf, _ := e.(map[string]any)
 		if mf["manager"] == FieldManager && mf["operation"] == string(metav1.ManagedFieldsOperationApply) && mf["subresource"] == nil {
-			ours = fieldsTree(mf)
+			oursEntry = mf
 			continue
 		}
 		if mf["subresource"] == "status" {
@@ -185,6 +185,12 @@ func TakenPaths(live *unstructured.Unstructured, desired map[string]any) [][]str
 		}
 		collectTaken(make([]string, 0, 8), fieldsTree(mf), desired, &taken)
 	}
+	if len(taken) == 0 {
+		// Most objects: only gpuform's entry, whose field set (JSON as a
+		// refresh keeps it) need not be decoded.
+		return nil
+	}
+	ours := fieldsTree(oursEntry)
 	var out [][]string
 	seen := map[string]bool{}
 	for _, p := range taken {

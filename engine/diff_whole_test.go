@@ -226,3 +226,27 @@ func TestSettleNeverSettlesAnotherManagersField(t *testing.T) {
 		t.Fatalf("%d objects owned whole, %d others settled: the stack lacks one or the other", whole, other)
 	}
 }
+
+// TestTakenPathsAloneDecodesNothing checks that TakenPaths of an object
+// whose only managedFields entry is gpuform's apply (most objects a
+// refresh settles) costs no allocation: gpuform's field set, kept as JSON
+// by a refresh, is decoded only when another manager holds a field.
+func TestTakenPathsAloneDecodesNothing(t *testing.T) {
+	desired := mustJSON(t, `{"spec":{"predictor":{"minReplicas":1,"nodeSelector":{"gpuform.dev/pool":"a100"}}}}`)
+	ours := map[string]any{"manager": engine.FieldManager, "operation": string(metav1.ManagedFieldsOperationApply), "apiVersion": "v1", "fieldsType": "FieldsV1",
+		"fieldsV1": `{"f:spec":{"f:predictor":{"f:minReplicas":{},"f:nodeSelector":{}}}}`}
+	live := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"managedFields": []any{ours}}, "spec": desired["spec"]}}
+	if got := engine.TakenPaths(live, desired); got != nil {
+		t.Fatalf("TakenPaths = %v, want none", got)
+	}
+	if n := testing.AllocsPerRun(20, func() { engine.TakenPaths(live, desired) }); n != 0 {
+		t.Errorf("TakenPaths of an object only gpuform manages allocates %.0f times, want 0", n)
+	}
+	// Another manager's atomic field: ours is read, and the path found.
+	other := entry("kubectl", "Update", "", `{"f:spec":{"f:predictor":{"f:nodeSelector":{}}}}`)
+	live.Object["metadata"].(map[string]any)["managedFields"] = []any{ours, other}
+	ours["fieldsV1"] = `{"f:spec":{"f:predictor":{"f:minReplicas":{}}}}`
+	if got := engine.TakenPaths(live, desired); len(got) != 1 || strings.Join(got[0], ".") != "spec.predictor.nodeSelector" {
+		t.Errorf("TakenPaths with kubectl's nodeSelector = %v, want spec.predictor.nodeSelector", got)
+	}
+}
