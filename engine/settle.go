@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"iter"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -77,31 +79,15 @@ func (s *Settler) Settle(u *unstructured.Unstructured) (*unstructured.Unstructur
 	return SlimLive(u), true
 }
 
-// settledSpec returns the field of the spec that a settled live object of
-// kind k keeps, "" for none: compile.AppliedQuota (each scheduler
-// backend's Applied) reads the quota a stack applied from ResourceQuotas'
-// spec.hard and ClusterQueues' spec.resourceGroups of every live object,
-// changed or not.
-func settledSpec(k Key) string {
-	switch {
-	case k.Group == KindResourceQuota.Group && k.Kind == KindResourceQuota.Kind:
-		return "hard"
-	case k.Group == KindClusterQueue.Group && k.Kind == KindClusterQueue.Kind:
-		return "resourceGroups"
-	}
-	return ""
-}
-
 // SlimLive returns the slim copy of a settled live object: a deep copy of
 // its apiVersion, kind and metadata, each managedFields entry reduced to
-// what Owned and Owner read (slimEntryFields), and of its spec only the
-// field settledSpec names. What it leaves out is what the diff compared
-// and found as desired: a reader of an unchanged object's content reads
-// its desired object (Live.SettledFor). Capacity is the one reader of
-// every live object's spec, hence the field kept. The copy holds JSON
-// values only, so DeepCopy works on it.
+// what Owned and Owner read (slimEntryFields). What it leaves out is what
+// the diff compared and found as desired: a reader of an unchanged
+// object's content reads its desired object (Live.SettledFor,
+// Live.Compared), as capacity reads the quotas a stack applied. The copy
+// holds JSON values only, so DeepCopy works on it.
 func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
-	out := make(map[string]any, 4)
+	out := make(map[string]any, 3)
 	for _, f := range [...]string{"apiVersion", "kind"} {
 		if v, ok := u.Object[f]; ok {
 			out[f] = v
@@ -118,24 +104,7 @@ func SlimLive(u *unstructured.Unstructured) *unstructured.Unstructured {
 		}
 		out["metadata"] = m
 	}
-	if spec := keptSpec(u); spec != nil {
-		out["spec"] = runtime.DeepCopyJSONValue(spec)
-	}
 	return &unstructured.Unstructured{Object: out}
-}
-
-// keptSpec is the spec a slim copy of u keeps (settledSpec), nil for none.
-func keptSpec(u *unstructured.Unstructured) map[string]any {
-	f := settledSpec(KeyOf(u))
-	if f == "" {
-		return nil
-	}
-	spec, _ := u.Object["spec"].(map[string]any)
-	v, ok := spec[f]
-	if !ok {
-		return nil
-	}
-	return map[string]any{f: v}
 }
 
 // slimEntryFields are the fields of a managedFields entry a slim copy keeps.
@@ -164,4 +133,28 @@ func slimManagedFields(v any) any {
 		out = append(out, slim)
 	}
 	return out
+}
+
+// Compared yields every object of the stack in l as the diff compared it:
+// for a settled key, its desired object in SettledFor (equal to the live
+// object on every field gpuform sets, which is what the slim copy leaves
+// out); for any other key, the live object. keep, when not nil, picks the
+// keys to yield before any object is read.
+func (l *Live) Compared(keep func(Key) bool) iter.Seq2[Key, *unstructured.Unstructured] {
+	return func(yield func(Key, *unstructured.Unstructured) bool) {
+		for k, u := range l.Objects {
+			if (keep == nil || keep(k)) && !l.Settled[k] && !yield(k, u) {
+				return
+			}
+		}
+		if l.SettledFor == nil || len(l.Settled) == 0 {
+			return
+		}
+		for _, o := range l.SettledFor.Objects {
+			k := o.Key()
+			if (keep == nil || keep(k)) && l.Settled[k] && !yield(k, o.Object) {
+				return
+			}
+		}
+	}
 }

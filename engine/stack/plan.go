@@ -123,17 +123,19 @@ type capacityCheck struct {
 // checkCapacity checks the capacity of cfg's pools on the nodes and the
 // quotas live holds (capacity.CheckFrom).
 func checkCapacity(cfg *config.Config, live *engine.Live, cat *mig.Catalog) capacityCheck {
-	r, diags := capacity.CheckFrom(cfg, live.Nodes, compile.AppliedQuota(cfg, quotaClaims(live.Objects)), cat)
+	r, diags := capacity.CheckFrom(cfg, live.Nodes, compile.AppliedQuota(cfg, quotaClaims(live)), cat)
 	return capacityCheck{r, diags}
 }
 
-// quotaClaims yields the objects of objs that compile.AppliedQuota reads
+// quotaClaims yields the objects of live that compile.AppliedQuota reads
 // quotas from (compile.ClaimsQuota), picked by their keys: the others,
-// most of a stack, are not read at all.
-func quotaClaims(objs map[engine.Key]*unstructured.Unstructured) iter.Seq[*unstructured.Unstructured] {
+// most of a stack, are not read at all. A settled object is read in its
+// desired object (engine.Live.Compared): its slim copy keeps no spec.
+func quotaClaims(live *engine.Live) iter.Seq[*unstructured.Unstructured] {
 	return func(yield func(*unstructured.Unstructured) bool) {
-		for k, u := range objs {
-			if compile.ClaimsQuota(k.Group, k.Kind) && !yield(u) {
+		claims := func(k engine.Key) bool { return compile.ClaimsQuota(k.Group, k.Kind) }
+		for _, u := range live.Compared(claims) {
+			if !yield(u) {
 				return
 			}
 		}
