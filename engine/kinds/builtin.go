@@ -76,7 +76,10 @@ func builtin() []Entry {
 	return []Entry{
 		// The managed kinds: a tenant's namespace, quota, configuration and bindings,
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Namespace")}, Resource: "namespaces", Use: Managed, Rank: 0, Access: managedAccess},
-		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ResourceQuota"), Namespaced: true}, Resource: "resourcequotas", Use: Managed, Rank: 60, Access: managedAccess, OwnedWhole: true},
+		// The proof of a tenant's new quota before its access reads it and,
+		// where nothing counts against it yet, writes its status.
+		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ResourceQuota"), Namespaced: true}, Resource: "resourcequotas", Use: Managed, Rank: 60, OwnedWhole: true,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: managedAccess.Apply | VerbGet, ApplyStatus: VerbUpdate}},
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "ConfigMap"), Namespaced: true}, Resource: "configmaps", Use: Managed, Rank: 50, Access: managedAccess},
 		// A tenant's access ranks after everything that limits it (quota,
 		// admission policies and bindings, queues): created last, deleted
@@ -117,6 +120,10 @@ func builtin() []Entry {
 		// runtime_class names one that does not exist.
 		{Kind: Kind{GroupVersionKind: gvk(GroupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
+		// The ResourceClaims that count against a quota of device classes:
+		// the proof of a new quota lists at most one per namespace.
+		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "ResourceClaim"), Namespaced: true}, Resource: "resourceclaims", Use: Auxiliary,
+			Access: Access{Apply: VerbList}},
 		// The stack's apply lock, gpuform-system/gpuform-<stack>.
 		{Kind: Kind{GroupVersionKind: gvk(groupLease, "v1", "Lease"), Namespaced: true}, Resource: "leases", Use: Auxiliary,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbGet | VerbCreate | VerbUpdate | VerbDelete}},

@@ -87,6 +87,8 @@ func (v Verbs) Strings() []string {
 // Access is what each role needs on a kind.
 type Access struct {
 	Plan, Apply, Drift Verbs
+	// ApplyStatus is what apply needs on the kind's status subresource.
+	ApplyStatus Verbs
 	// ResourceNames, when set, limit every grant on the kind to objects
 	// of these names.
 	ResourceNames []string
@@ -111,10 +113,9 @@ func (a Access) For(r Role) Verbs {
 // first kind in the registry, resources in the registry's order.
 func (r *Registry) Rules(role Role) []rbacv1.PolicyRule {
 	var out []rbacv1.PolicyRule
-	for _, e := range r.entries {
-		verbs := e.Access.For(role)
+	add := func(e Entry, resource string, verbs Verbs) {
 		if verbs == 0 {
-			continue
+			return
 		}
 		i := slices.IndexFunc(out, func(p rbacv1.PolicyRule) bool {
 			return p.APIGroups[0] == e.Group && slices.Equal(p.Verbs, verbs.Strings()) && slices.Equal(p.ResourceNames, e.Access.ResourceNames)
@@ -123,7 +124,15 @@ func (r *Registry) Rules(role Role) []rbacv1.PolicyRule {
 			out = append(out, rbacv1.PolicyRule{APIGroups: []string{e.Group}, Verbs: verbs.Strings(), ResourceNames: slices.Clone(e.Access.ResourceNames)})
 			i = len(out) - 1
 		}
-		out[i].Resources = append(out[i].Resources, e.Resource)
+		out[i].Resources = append(out[i].Resources, resource)
+	}
+	for _, e := range r.entries {
+		add(e, e.Resource, e.Access.For(role))
+	}
+	if role == RoleApply {
+		for _, e := range r.entries {
+			add(e, e.Resource+"/status", e.Access.ApplyStatus)
+		}
 	}
 	return out
 }
