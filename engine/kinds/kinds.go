@@ -46,8 +46,8 @@ const (
 	// disrupt).
 	Read
 	// Auxiliary objects are not part of a plan: the lock's Lease, the
-	// ClusterRoles a tenant's RoleBindings grant. Only the RBAC roles
-	// name them.
+	// ClusterRoles a tenant's RoleBindings grant, the ResourceClaims a
+	// quota's proof looks for. Only the RBAC roles name them.
 	Auxiliary
 )
 
