@@ -102,8 +102,8 @@ func draProductNames(g *mig.GPU) []string {
 // what the driver publishes of a device and not by node, so two DRA pools
 // of one GPU model cannot be told apart (a quota on one would admit the
 // other's devices); sharing by time-slicing or MPS is the device plugin's;
-// and what this release does not yet compile for DRA (models, Kueue's and
-// Volcano's quotas) is refused rather than left without a limit.
+// and what this release does not yet compile for DRA (Kueue's and Volcano's
+// quotas) is refused rather than left without a limit.
 func (v *validator) draPools() {
 	byModel := map[string]*config.Pool{}
 	for _, p := range v.cfg.Pools {
@@ -132,10 +132,5 @@ func (v *validator) draPools() {
 			continue
 		}
 		byModel[g.Key] = p
-	}
-	for _, m := range v.cfg.Models {
-		if m.Pool.DRA() {
-			v.errorf(m.Range("pool"), "Model on a DRA pool", "Model %s runs on pool %s, which has mode = \"dra\"; gpuform does not yet write ResourceClaimTemplates for models. Use a pool with mode = \"device_plugin\".", m.Name, m.Pool.Name)
-		}
 	}
 }
