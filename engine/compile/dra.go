@@ -133,4 +133,10 @@ func (v *validator) draPools() {
 		}
 		byModel[g.Key] = p
 	}
+	for _, m := range v.cfg.Models {
+		if m.Pool != nil && m.Pool.DRA() {
+			name, _, _ := draTemplate(m)
+			v.name(m.DeclRange, "The ResourceClaimTemplate name", name, validation.IsDNS1123Subdomain)
+		}
+	}
 }

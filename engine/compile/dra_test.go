@@ -279,29 +279,30 @@ model "ocr" {
 
 // TestDRAModelClaimTemplate: a model on a DRA pool gets a
 // ResourceClaimTemplate in its tenant's namespace asking for its slice or
-// GPUs of the pool's DeviceClass, and its InferenceService's predictor
-// claims from it (pod resourceClaims, the model container's
-// resources.claims) instead of asking for an extended resource, and waits
-// for it; a model on a device-plugin pool is unchanged.
+// GPUs of the pool's DeviceClass, named by what it asks for (a template's
+// spec is immutable), and its InferenceService's predictor claims from it
+// (pod resourceClaims, the model container's resources.claims) instead of
+// asking for an extended resource, and waits for it; a model on a
+// device-plugin pool is unchanged.
 func TestDRAModelClaimTemplate(t *testing.T) {
 	d := compileDRA(t, draStack+draModels)
 	tmplKind := engine.BuiltinKind("resource.k8s.io", "ResourceClaimTemplate")
 	templates := draObjects(d, tmplKind)
 	isvcs := draObjects(d, engine.KindInferenceService)
 	for _, tc := range []struct {
-		key, class string
-		count      int64
+		key, tmpl, class string
+		count            int64
 	}{
-		{"a/vision", "gpuform-s-a100-1g-5gb", 1},
-		{"b/chat", "gpuform-s-h100-gpu", 1},
-		{"c/ocr", "", 0},
+		{"a/vision", "a/vision-a100-1g-5gb-1", "gpuform-s-a100-1g-5gb", 1},
+		{"b/chat", "b/chat-h100-gpu-1", "gpuform-s-h100-gpu", 1},
+		{"c/ocr", "", "", 0},
 	} {
-		tmpl, ok := templates[tc.key]
+		tmpl, ok := templates[tc.tmpl]
 		isvc := isvcs[tc.key]
 		pred, _, _ := unstructured.NestedMap(isvc.Object, "spec", "predictor")
 		res, _, _ := unstructured.NestedMap(pred, "model", "resources")
 		if tc.class == "" {
-			if ok {
+			if len(templates) != 2 {
 				t.Errorf("%s: a model on a device-plugin pool has a ResourceClaimTemplate", tc.key)
 			}
 			if _, ok := pred["resourceClaims"]; ok || res["limits"] == nil {
@@ -310,7 +311,7 @@ func TestDRAModelClaimTemplate(t *testing.T) {
 			continue
 		}
 		if !ok {
-			t.Fatalf("%s: no ResourceClaimTemplate among %v", tc.key, slices.Sorted(maps.Keys(templates)))
+			t.Fatalf("%s: no ResourceClaimTemplate %s among %v", tc.key, tc.tmpl, slices.Sorted(maps.Keys(templates)))
 		}
 		reqs, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "spec", "devices", "requests")
 		if len(reqs) != 1 {
@@ -332,6 +333,17 @@ func TestDRAModelClaimTemplate(t *testing.T) {
 		if !dependsOn(d, engine.KindInferenceService, tc.key, engine.KeyFor(tmplKind, tmpl.GetNamespace(), tmpl.GetName())) {
 			t.Errorf("%s: the InferenceService does not wait for its ResourceClaimTemplate", tc.key)
 		}
+	}
+
+	// Two H100s: another template (the API server would refuse the change
+	// of a template's count), which the InferenceService names.
+	two := compileDRA(t, strings.Replace(draStack, "gpus = 1", "gpus = 2", 1)+strings.Replace(draModels, "gpus        = 1", "gpus        = 2", 1))
+	if _, ok := draObjects(two, tmplKind)["b/chat-h100-gpu-2"]; !ok {
+		t.Errorf("two H100s: templates %v, want b/chat-h100-gpu-2", slices.Sorted(maps.Keys(draObjects(two, tmplKind))))
+	}
+	claims, _, _ := unstructured.NestedSlice(draObjects(two, engine.KindInferenceService)["b/chat"].Object, "spec", "predictor", "resourceClaims")
+	if len(claims) != 1 || claims[0].(map[string]any)["resourceClaimTemplateName"] != "chat-h100-gpu-2" {
+		t.Errorf("two H100s: predictor resourceClaims %v, want the template chat-h100-gpu-2", claims)
 	}
 }
 

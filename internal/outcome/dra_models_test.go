@@ -94,10 +94,14 @@ const (
 // ResourceClaimTemplate of its pool's DeviceClass, which gpuform applied
 // with strict field validation; its pod (as KServe makes it from the
 // InferenceService, created by the tenant's admin acting as themself)
-// gets, through the claim made from the template, a device of its pool
-// only, allocated by kube-scheduler on the pool's node. A replica beyond
-// the tenant's device-class quota, and a claim of a pool where the tenant
-// has no quota, are refused by the API server.
+// gets, through the claim Kubernetes' resource claim controller makes from
+// the template, a device of its pool only, allocated by kube-scheduler on
+// the pool's node. For a replica beyond the tenant's device-class quota,
+// and a pod of a template of a pool where the tenant has no quota, the API
+// server refuses the controller's claim: the pod gets no device. A change
+// of the model's GPUs is applied as a new template (a template's spec is
+// immutable). The harness runs the resource claim controller (kubeapi
+// --workloads).
 func TestDRAModelPodsGetTheirPoolsDevices(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	createNodes(t,
@@ -116,26 +120,17 @@ func TestDRAModelPodsGetTheirPoolsDevices(t *testing.T) {
 	waitQuota(t, "dramodels-text", dmClassH100)
 
 	for _, tc := range []struct {
-		c                       *kubernetes.Clientset
-		ns, model, class, node  string
-		profile, product, devTy string
+		c                            *kubernetes.Clientset
+		ns, model, tmpl, class, node string
+		profile, product, devTy      string
 	}{
-		{vision, "dramodels-vision", "vision", dmClassA100, "dramodels-a100-0", "1g.5gb", "NVIDIA A100-SXM4-40GB", "mig"},
-		{text, "dramodels-text", "chat", dmClassH100, "dramodels-h100-0", "", "NVIDIA H100 80GB HBM3", "gpu"},
+		{vision, "dramodels-vision", "vision", "vision-dm-a100-1g-5gb-1", dmClassA100, "dramodels-a100-0", "1g.5gb", "NVIDIA A100-SXM4-40GB", "mig"},
+		{text, "dramodels-text", "chat", "chat-dm-h100-gpu-1", dmClassH100, "dramodels-h100-0", "", "NVIDIA H100 80GB HBM3", "gpu"},
 	} {
-		tmpl, err := cs.ResourceV1().ResourceClaimTemplates(tc.ns).Get(ctx, tc.model, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("%s: the model's ResourceClaimTemplate: %v", tc.ns, err)
-		}
-		if reqs := tmpl.Spec.Spec.Devices.Requests; len(reqs) != 1 || reqs[0].Exactly == nil || reqs[0].Exactly.DeviceClassName != tc.class {
-			t.Fatalf("%s: template %s asks for %+v, want one request of %s", tc.ns, tc.model, reqs, tc.class)
-		}
+		checkTemplate(ctx, t, tc.ns, tc.tmpl, tc.class, 1)
 		pod := draModelPod(t, tc.ns, tc.model, 0)
 		if _, err := tc.c.CoreV1().Pods(tc.ns).Create(ctx, pod, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
 			t.Fatalf("%s: the model's pod, created by the tenant's admin: %v", tc.ns, err)
-		}
-		if err := claimsFromTemplates(ctx, tc.ns, pod.Name); err != nil {
-			t.Fatalf("%s: the claim of the model's pod: %v", tc.ns, err)
 		}
 		eventually(t, tc.ns+"'s model pod bound to "+tc.node+" with a device of its pool", func() (bool, string) {
 			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, pod.Name, metav1.GetOptions{})
@@ -193,14 +188,53 @@ func TestDRAModelPodsGetTheirPoolsDevices(t *testing.T) {
 			if _, err := tc.c.CoreV1().Pods(tc.ns).Create(ctx, pod, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
 				t.Fatalf("the pod: %v", err)
 			}
-			err := claimsFromTemplates(ctx, tc.ns, pod.Name)
-			if err == nil {
-				t.Fatalf("%s: the claim of pod %s was admitted", tc.ns, pod.Name)
+			eventually(t, "the resource claim controller refused a claim for "+pod.Name, func() (bool, string) {
+				evs, err := cs.CoreV1().Events(tc.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+				if err != nil {
+					return false, err.Error()
+				}
+				var seen []string
+				for _, e := range evs.Items {
+					if e.Reason == "FailedResourceClaimCreation" && strings.Contains(e.Message, "forbidden: "+tc.refusal) {
+						return true, ""
+					}
+					seen = append(seen, e.Reason+": "+e.Message)
+				}
+				return false, strings.Join(seen, "; ")
+			})
+			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.refusal) {
-				t.Fatalf("%s: claim refused with %v, want %q", tc.ns, err, tc.refusal)
+			if len(p.Status.ResourceClaimStatuses) > 0 || p.Spec.NodeName != "" {
+				t.Fatalf("%s: pod %s has claims %v on node %q, want none and unbound", tc.ns, pod.Name, p.Status.ResourceClaimStatuses, p.Spec.NodeName)
 			}
 		})
+	}
+
+	// Two H100s for chat (and for text): the API server refuses any change
+	// of a template's spec, so apply makes a new template, points the
+	// InferenceService at it and prunes the old one.
+	apply(t, strings.NewReplacer("gpus = 1", "gpus = 2", "gpus        = 1", "gpus        = 2").Replace(draModelsConfig))
+	checkTemplate(ctx, t, "dramodels-text", "chat-dm-h100-gpu-2", dmClassH100, 2)
+	if pod := draModelPod(t, "dramodels-text", "chat", 3); *pod.Spec.ResourceClaims[0].ResourceClaimTemplateName != "chat-dm-h100-gpu-2" {
+		t.Errorf("chat's predictor claims from %s, want chat-dm-h100-gpu-2", *pod.Spec.ResourceClaims[0].ResourceClaimTemplateName)
+	}
+	if _, err := cs.ResourceV1().ResourceClaimTemplates("dramodels-text").Get(ctx, "chat-dm-h100-gpu-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the template of one H100 after the change: %v, want it pruned", err)
+	}
+}
+
+// checkTemplate fails the test unless ResourceClaimTemplate ns/name asks
+// for count devices of class.
+func checkTemplate(ctx context.Context, t *testing.T, ns, name, class string, count int64) {
+	t.Helper()
+	tmpl, err := cs.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("%s: the model's ResourceClaimTemplate: %v", ns, err)
+	}
+	if reqs := tmpl.Spec.Spec.Devices.Requests; len(reqs) != 1 || reqs[0].Exactly == nil || reqs[0].Exactly.DeviceClassName != class || reqs[0].Exactly.Count != count {
+		t.Fatalf("%s: template %s asks for %+v, want one request of %d of %s", ns, name, reqs, count, class)
 	}
 }
 
@@ -231,48 +265,4 @@ func draModelPod(t *testing.T, ns, model string, i int) *corev1.Pod {
 		t.Fatalf("InferenceService %s/%s asks for nvidia.com/gpu too", ns, model)
 	}
 	return pod
-}
-
-// claimsFromTemplates stands in for Kubernetes' resource claim controller
-// (pkg/controller/resourceclaim), which the harness does not run: bin/kubeapi
-// runs only the kube-controller-manager loops testdata/kubeapi lists. For each
-// of pod name's resourceClaims with a template it does what the controller
-// does, with its own identity and not the tenant's: creates (with strict
-// field validation) a ResourceClaim of the template's spec, generated
-// name <pod>-<claim>-, annotated resource.kubernetes.io/pod-claim-name,
-// controlled by the pod, and records it in the pod's
-// status.resourceClaimStatuses, where kube-scheduler looks for it. It
-// returns the API server's answer to the claim's create.
-func claimsFromTemplates(ctx context.Context, ns, name string) error {
-	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	yes := true
-	for _, pc := range pod.Spec.ResourceClaims {
-		if pc.ResourceClaimTemplateName == nil {
-			continue
-		}
-		tmpl, err := cs.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, *pc.ResourceClaimTemplateName, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		claim := &resourcev1.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{
-				GenerateName:    pod.Name + "-" + pc.Name + "-",
-				Namespace:       ns,
-				Annotations:     map[string]string{"resource.kubernetes.io/pod-claim-name": pc.Name},
-				Labels:          tmpl.Spec.Labels,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: &yes, BlockOwnerDeletion: &yes}},
-			},
-			Spec: tmpl.Spec.Spec,
-		}
-		made, err := cs.ResourceV1().ResourceClaims(ns).Create(ctx, claim, metav1.CreateOptions{FieldValidation: "Strict"})
-		if err != nil {
-			return err
-		}
-		pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses, corev1.PodResourceClaimStatus{Name: pc.Name, ResourceClaimName: &made.Name})
-	}
-	_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
-	return err
 }
