@@ -5,8 +5,9 @@
 # this pool cannot be spent on another. The L40S pool keeps the device
 # plugin's nvidia.com/gpu. Workloads on the A100s ask through a
 # ResourceClaim of class gpuform-dra-a100-1g-10gb or gpuform-dra-a100-3g-40gb;
-# the model "detector" gets a ResourceClaimTemplate vision/detector asking
-# for one 1g.10gb slice of that class, from which each of its pods claims.
+# the model "detector" gets a ResourceClaimTemplate
+# vision/detector-a100-1g-10gb-1 asking for one 1g.10gb slice of that
+# class, from which each of its pods claims.
 gpuform {
   stack     = "dra"
   scheduler = "none"
