@@ -90,7 +90,7 @@ func kueueLimits(tq *capacity.TenantQuota) hcl.Diagnostics {
 			}
 		}
 		for key, n := range q.LendingLimit {
-			quota, covered := b.Nominal[limitResource(q, key)]
+			quota, covered := b.Nominal[b.Resource(key)]
 			if covered && int64(n) > quota {
 				diags = append(diags, errorAt(q.KeyRange("lending_limit", key), "Lending limit over the quota",
 					"lending_limit[%q] is %d, more than this quota block's %d; Kueue refuses a lendingLimit above the nominalQuota (\"must be less than or equal to the nominalQuota\"). A tenant can lend at most its quota.",
