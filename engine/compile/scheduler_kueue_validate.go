@@ -20,6 +20,10 @@ const (
 	// spec.resourceGroups[*].flavors: maxItems 64 (CRD). gpuform writes one
 	// resource group with a flavor per quota block.
 	kueueMaxFlavors = 64
+	// Configuration.resources.deviceClassMappings: at most 16 mappings
+	// (pkg/config/validation.go); gpuform maps each DeviceClass of the
+	// stack to its own resource.
+	kueueMaxDeviceClasses = 16
 	// spec.resourceGroups[*].coveredResources: maxItems 64 (CRD).
 	kueueMaxCoveredResources = 64
 	// validateFlavorResourceCombinations: "number of flavor-resource
