@@ -2,6 +2,7 @@ package compile
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"slices"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -13,15 +14,7 @@ func anySensitive(m *config.Meta) bool { return len(m.Sensitive) > 0 }
 // tenantSensitive reports whether a tenant or any of its quota blocks holds
 // a value of a sensitive variable.
 func tenantSensitive(t *config.Tenant) bool {
-	if anySensitive(&t.Meta) {
-		return true
-	}
-	for _, q := range t.Quotas {
-		if anySensitive(&q.Meta) {
-			return true
-		}
-	}
-	return false
+	return anySensitive(&t.Meta) || slices.ContainsFunc(t.Quotas, func(q *config.Quota) bool { return anySensitive(&q.Meta) })
 }
 
 // newObject starts an unstructured object of kind k with the ownership
