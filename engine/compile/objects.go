@@ -1,8 +1,9 @@
 package compile
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
