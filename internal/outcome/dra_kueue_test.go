@@ -15,32 +15,33 @@ import (
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
-// draKueueConfig: a DRA pool of whole H100s under Kueue; tenant lab has
-// one of them.
+// draKueueConfig: a DRA pool of whole L40Ss under Kueue; tenant lab has
+// one of them. (No other test's stack has a DRA pool of L40Ss: a
+// DeviceClass selects by product, not by node.)
 const draKueueConfig = `
 gpuform {
   stack     = "drakueue"
   scheduler = "kueue"
 }
 
-pool "h100" {
-  gpu           = "H100-80GB"
+pool "l40s" {
+  gpu           = "L40S"
   mode          = "dra"
-  node_selector = { "outcome.gpuform.dev/group" = "drakueue-h100" }
+  node_selector = { "outcome.gpuform.dev/group" = "drakueue-l40s" }
 }
 
 tenant "lab" {
   namespace = "drakueue-lab"
   admins    = ["user:lab-admin"]
   protect   = false
-  quota "h100" {
+  quota "l40s" {
     gpus = 1
   }
 }
 `
 
 // draKueueClass is the DeviceClass of draKueueConfig's pool.
-const draKueueClass = "gpuform-drakueue-h100-gpu"
+const draKueueClass = "gpuform-drakueue-l40s-gpu"
 
 // draKueueMappings are the flags that give the package's Kueue the
 // device-class mapping docs/language.md ("DRA pools") asks of a Kueue that counts DRA
@@ -58,10 +59,10 @@ func draKueueMappings() []string {
 // device class; the namespace's ResourceQuota is not what stops it.
 func TestDRAPoolUnderKueue(t *testing.T) {
 	ctx := kubeapitest.Context(t)
-	const ns, node = "drakueue-lab", "drakueue-h100-0"
-	createNodes(t, gpuNode(node, "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "drakueue-h100", "nvidia.com/gpu.count": "2"}, nil))
+	const ns, node = "drakueue-lab", "drakueue-l40s-0"
+	createNodes(t, gpuNode(node, "NVIDIA-L40S", map[string]string{"outcome.gpuform.dev/group": "drakueue-l40s", "nvidia.com/gpu.count": "2"}, nil))
 	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
-		kubeapitest.DRANode{Node: node, Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30},
+		kubeapitest.DRANode{Node: node, Product: "NVIDIA L40S", GPUs: 2, MemoryBytes: 48 << 30},
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestDRAPoolUnderKueue(t *testing.T) {
 	waitQuota(t, ns, draKueueClass)
 
 	tmpl := &resourcev1.ResourceClaimTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: "one-h100", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "one-l40s", Namespace: ns},
 		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
 			Name:    "gpu",
 			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: draKueueClass, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1},
