@@ -111,8 +111,14 @@ func policyNeeders(d *Desired) (map[string]string, []string) {
 
 // handBack is, per component, the config name gpuform sets when this
 // stack deletes its ConfigMap there (its pools left the GPU Operator's
-// mig-manager or device plugin): the GPU Operator's defaults.
-var handBack = map[string]string{"migManager": "default-mig-parted-config", "devicePlugin": ""}
+// mig-manager or device plugin): the GPU Operator's defaults, no name.
+// Read from github.com/NVIDIA/gpu-operator (Apache License 2.0),
+// controllers/object_controls.go: at v26.3.3 mig-manager without a name
+// generates its configuration from the hardware, and any name (its old
+// default ConfigMap's, default-mig-parted-config, too) is a custom
+// configuration that turns that off; at v25.3.4 no name reads that
+// default ConfigMap.
+var handBack = map[string]string{"migManager": "", "devicePlugin": ""}
 
 // ownConfig is gpuform's ConfigMap of each component.
 var ownConfig = map[string]string{"migManager": MIGPartedConfig, "devicePlugin": DevicePluginConf}

@@ -128,8 +128,12 @@ func TestDiffHandsTheClusterPolicyBack(t *testing.T) {
 	if c == nil {
 		t.Fatal("no ClusterPolicy change; it points at gpuform's mig-parted ConfigMap, which the switch deletes")
 	}
-	if len(c.Fields) != 1 || c.Fields[0].Path != "spec.migManager.config.name" || c.Fields[0].Before != engine.MIGPartedConfig || c.Fields[0].After != "default-mig-parted-config" {
-		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> default-mig-parted-config", c.Fields, engine.MIGPartedConfig)
+	// The GPU Operator's default is no name: v26 then generates the MIG
+	// configuration from the hardware (any name, its old default
+	// ConfigMap's too, is a custom configuration there), and v25 reads its
+	// default ConfigMap.
+	if len(c.Fields) != 1 || c.Fields[0].Path != "spec.migManager.config.name" || c.Fields[0].Before != engine.MIGPartedConfig || c.Fields[0].After != "" {
+		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> \"\"", c.Fields, engine.MIGPartedConfig)
 	}
 
 	// The hand-back applied: gpuform now owns the default. A plan of a

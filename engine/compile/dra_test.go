@@ -199,8 +199,98 @@ pool "p" {
 		{"DRA pool under Kueue", "kueue", `
 pool "p" {
   gpu  = "H100-80GB"
+  mode = "dra"
+}`, ""},
+		{"DRA pool under Volcano", "volcano", `
+pool "p" {
+  gpu  = "H100-80GB"
   mode = "dra" # here
 }`, "DRA pool under a queueing scheduler"},
+		{"more DeviceClasses than Kueue maps", "kueue", `
+pool "p" {
+  gpu        = "A100-80GB"
+  mode       = "dra"
+  mig_layout = mig_layout.all
+}
+pool "q" {
+  gpu        = "H100-80GB"
+  mode       = "dra"
+  mig_layout = mig_layout.h
+}
+pool "r" {
+  gpu  = "L4"
+  mode = "dra" # here
+}
+mig_layout "all" {
+  gpu = "A100-80GB"
+  device {
+    indexes = [0]
+    slices  = { "1g.10gb" = 7 }
+  }
+  device {
+    indexes = [1]
+    slices  = { "1g.20gb" = 4 }
+  }
+  device {
+    indexes = [2]
+    slices  = { "2g.20gb" = 3 }
+  }
+  device {
+    indexes = [3]
+    slices  = { "3g.40gb" = 2 }
+  }
+  device {
+    indexes = [4]
+    slices  = { "4g.40gb" = 1 }
+  }
+  device {
+    indexes = [5]
+    slices  = { "7g.80gb" = 1 }
+  }
+  device {
+    indexes = [6]
+    enabled = false
+  }
+  device {
+    indexes = [7]
+    slices  = { "1g.10gb+me" = 1 }
+  }
+}
+mig_layout "h" {
+  gpu = "H100-80GB"
+  device {
+    indexes = [0]
+    slices  = { "1g.10gb" = 7 }
+  }
+  device {
+    indexes = [1]
+    slices  = { "1g.20gb" = 4 }
+  }
+  device {
+    indexes = [2]
+    slices  = { "2g.20gb" = 3 }
+  }
+  device {
+    indexes = [3]
+    slices  = { "3g.40gb" = 2 }
+  }
+  device {
+    indexes = [4]
+    slices  = { "4g.40gb" = 1 }
+  }
+  device {
+    indexes = [5]
+    slices  = { "7g.80gb" = 1 }
+  }
+  device {
+    indexes = [6]
+    enabled = false
+  }
+  device {
+    indexes = [7]
+    slices  = { "1g.10gb+me" = 1 }
+  }
+}`, "Too many DeviceClasses for Kueue"},
 		// A model on a DRA pool is valid and compiles (a ResourceClaimTemplate,
 		// TestDRAModelClaimTemplate); its checks are those of every model.
 		{"model on a DRA pool", "none", `
