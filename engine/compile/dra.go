@@ -102,10 +102,10 @@ func draProductNames(g *mig.GPU) []string {
 // what the driver publishes of a device and not by node, so two DRA pools
 // of one GPU model cannot be told apart (a quota on one would admit the
 // other's devices); sharing by time-slicing or MPS is the device plugin's;
-// what this release does not yet compile for DRA (models, Volcano's
-// quotas) is refused rather than left without a limit; and under Kueue,
-// whose configuration maps at most kueueMaxDeviceClasses DeviceClasses to
-// quota resources, a stack with more classes is refused.
+// what this release does not yet compile for DRA (Volcano's quotas) is
+// refused rather than left without a limit; and under Kueue, whose
+// configuration maps at most kueueMaxDeviceClasses DeviceClasses to quota
+// resources, a stack with more classes is refused.
 func (v *validator) draPools() {
 	byModel := map[string]*config.Pool{}
 	classes := 0
@@ -140,8 +140,9 @@ func (v *validator) draPools() {
 		byModel[g.Key] = p
 	}
 	for _, m := range v.cfg.Models {
-		if m.Pool.DRA() {
-			v.errorf(m.Range("pool"), "Model on a DRA pool", "Model %s runs on pool %s, which has mode = \"dra\"; gpuform does not yet write ResourceClaimTemplates for models. Use a pool with mode = \"device_plugin\".", m.Name, m.Pool.Name)
+		if m.Pool != nil && m.Pool.DRA() {
+			name, _, _ := draTemplate(m)
+			v.name(m.DeclRange, "The ResourceClaimTemplate name", name, validation.IsDNS1123Subdomain)
 		}
 	}
 }
