@@ -28,6 +28,12 @@ type DRANode struct {
 	MIG         []string
 }
 
+// DRASliceName is the name of the ResourceSlice PublishDRASlices
+// publishes for node.
+func DRASliceName(node string) string {
+	return node + "-" + strings.ReplaceAll(DRADriver, ".", "-")
+}
+
 // PublishDRASlices publishes, with strict field validation, one
 // ResourceSlice per node as NVIDIA's DRA driver (k8s-dra-driver-gpu
 // v25.12.0, cmd/gpu-kubelet-plugin: deviceinfo.go, partitions.go) does for
@@ -46,7 +52,7 @@ func PublishDRASlices(ctx context.Context, cfg *rest.Config, nodes ...DRANode) e
 	}
 	for _, n := range nodes {
 		slice := &resourcev1.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{Name: n.Node + "-" + strings.ReplaceAll(DRADriver, ".", "-")},
+			ObjectMeta: metav1.ObjectMeta{Name: DRASliceName(n.Node)},
 			Spec: resourcev1.ResourceSliceSpec{
 				Driver:   DRADriver,
 				NodeName: &n.Node,

@@ -61,11 +61,9 @@ func TestDRAPoolUnderKueue(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	const ns, node = "drakueue-lab", "drakueue-l40s-0"
 	createNodes(t, gpuNode(node, "NVIDIA-L40S", map[string]string{"outcome.gpuform.dev/group": "drakueue-l40s", "nvidia.com/gpu.count": "2"}, nil))
-	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
+	publishSlices(t,
 		kubeapitest.DRANode{Node: node, Product: "NVIDIA L40S", GPUs: 2, MemoryBytes: 48 << 30},
-	); err != nil {
-		t.Fatal(err)
-	}
+	)
 	apply(t, draKueueConfig)
 	lab := asTenant(t, "lab-admin")
 	waitQuota(t, ns, draKueueClass)

@@ -108,12 +108,10 @@ func TestDRAModelPodsGetTheirPoolsDevices(t *testing.T) {
 		gpuNode("dramodels-a100-0", "NVIDIA-A100-SXM4-40GB", map[string]string{"outcome.gpuform.dev/group": "dramodels-a100", "nvidia.com/mig.capable": "true"}, nil),
 		gpuNode("dramodels-h100-0", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "dramodels-h100", "nvidia.com/gpu.count": "2"}, nil),
 	)
-	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
+	publishSlices(t,
 		kubeapitest.DRANode{Node: "dramodels-a100-0", Product: "NVIDIA A100-SXM4-40GB", GPUs: 1, MIG: []string{"1g.5gb", "1g.5gb"}},
 		kubeapitest.DRANode{Node: "dramodels-h100-0", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30},
-	); err != nil {
-		t.Fatal(err)
-	}
+	)
 	apply(t, draModelsConfig)
 	vision, text := asTenant(t, "dramodels-vision-admin"), asTenant(t, "dramodels-text-admin")
 	waitQuota(t, "dramodels-vision", dmClassA100)

@@ -85,12 +85,10 @@ func TestDRATenantsGetTheirPoolsDevices(t *testing.T) {
 		gpuNode("dra-a100-0", "NVIDIA-A100-SXM4-40GB", map[string]string{"outcome.gpuform.dev/group": "dra-a100", "nvidia.com/mig.capable": "true"}, nil),
 		gpuNode("dra-h100-0", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "dra-h100", "nvidia.com/gpu.count": "2"}, nil),
 	)
-	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
+	publishSlices(t,
 		kubeapitest.DRANode{Node: "dra-a100-0", Product: "NVIDIA A100-SXM4-40GB", GPUs: 1, MIG: []string{"1g.5gb", "1g.5gb"}},
 		kubeapitest.DRANode{Node: "dra-h100-0", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30},
-	); err != nil {
-		t.Fatal(err)
-	}
+	)
 	apply(t, draConfig)
 	vision, text := asTenant(t, "vision-admin"), asTenant(t, "text-admin")
 	waitQuota(t, "dra-vision", draClassA100)
@@ -170,6 +168,24 @@ func TestDRATenantsGetTheirPoolsDevices(t *testing.T) {
 			}
 		})
 	}
+}
+
+// publishSlices publishes the ResourceSlices of nodes as NVIDIA's DRA
+// driver does, and deletes them when the test ends: a DeviceClass selects
+// devices by product and profile, not by node, so the devices one test
+// publishes would otherwise be devices of the next test's stack too.
+func publishSlices(t *testing.T, nodes ...kubeapitest.DRANode) {
+	t.Helper()
+	if err := kubeapitest.PublishDRASlices(context.Background(), restCfg, nodes...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if err := cs.ResourceV1().ResourceSlices().Delete(context.Background(), kubeapitest.DRASliceName(n.Node), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete the ResourceSlice of node %s: %v", n.Node, err)
+			}
+		}
+	})
 }
 
 // waitQuota waits until the quota controller has counted the tenant's
@@ -277,11 +293,9 @@ tenant "chat" {
 func TestDRADriverClassesClosedToEveryStack(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	createNodes(t, gpuNode("plugin-h100-0", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "plugin-h100", "nvidia.com/gpu.count": "2"}, map[string]string{"nvidia.com/gpu": "2"}))
-	if err := kubeapitest.PublishDRASlices(ctx, restCfg,
+	publishSlices(t,
 		kubeapitest.DRANode{Node: "plugin-h100-0", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30},
-	); err != nil {
-		t.Fatal(err)
-	}
+	)
 	// The DeviceClass NVIDIA's driver installs for whole GPUs.
 	driverClass := &resourcev1.DeviceClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpu.nvidia.com"},
