@@ -28,6 +28,9 @@ type kueue struct {
 	// lendable is what each cohort's tenants may lend, by cohort, pool and
 	// resource (made by the first ResourceQuota call).
 	lendable map[string]map[string]capacity.Counts
+	// tree is what the organisation tree lets departments' members borrow
+	// (made by the first ResourceQuota call for one; orgtree.go).
+	tree *orgTree
 }
 
 func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
@@ -89,6 +92,9 @@ func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacity.Counts {
 	if t.Cohort == "" {
 		return nil
+	}
+	if t.Department != nil {
+		return k.departmentBorrow(quotas, t)
 	}
 	if k.lendable == nil {
 		k.lendable = cohortLendable(quotas)
@@ -197,6 +203,9 @@ func (k *kueue) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.
 	deps := []engine.Key{engine.KeyFor(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack))}
 	for _, q := range t.Quotas {
 		deps = append(deps, engine.KeyFor(engine.KindResourceFlavor, "", q.PoolName))
+	}
+	if t.Department != nil {
+		deps = append(deps, engine.KeyFor(kindCohort(), "", t.Cohort))
 	}
 	lq := newObject(engine.KindLocalQueue, ns, engine.LocalQueueName, k.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}

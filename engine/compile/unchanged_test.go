@@ -22,7 +22,8 @@ import (
 // shared only once the object is added: content digests unchanged each
 // time; retaken when the registry got DeviceClass, which changes only the
 // desired kinds list, and when every stack with tenants got the
-// device-classes policy): a change that makes compile cheaper must not change what
+// device-classes policy, and when it got Cohort, again only the kinds
+// list): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -32,27 +33,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "a559e453ee5352cfe925a00f9719c7b8123fa531d1b1fecf9a3856d92e1f91d3"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "ff6c368423e2ad34cee49e50bec7e3bf248786c5b2a7026255886001e0f45f2a"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "1ef82237c71b90ad680f78c9ee32633b1db706cb3a0fb2674acc5ee114dd4477"},
+		}, "0c76d43f7904b6acf915f00837e683fd63d88e572df2bec4f27423d98d88bf4f"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "49e857d67d72a9d20a20ceec029c5a987edeec7931a09846bcde872fa6cff756"},
+		}, "1fcc0c6e723a71ac4d1f25e1438be03197faf865a62d377e66df2eef42cfe819"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "612d4d558f3b12a66d2b782ee0e0e675a4db907ecdd0dc75c84ad6fdd0abc915"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "74b7cfb0403880b65e7bf889bc22a09d88592cd3d55256683fe5edc2473ad604"},
+		}, "f561d46521e35f4c7e3f30ed6c40d8e76cfbc39c64dfdca920536a23f07c9a2f"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "610b668f2f1877d588a8a912f360e1514b779c22cc7a8d31eb9f0597c6bf08de"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "a73598e079b0448cf93826455372e667e2e8d61402b02ccc52fbd8bcc42f0ebf"},
+		}, "4b342ac4f4ac4e1a732794e9503f155e90215fc1c2964cd537d1a4726253baaa"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "48763f55fb5918ec024245e0621f118d4902c0d21156858be23f7701949d14c7"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "785a7334088ef78c223390d2835630b48105043a7364212e9481dfbc9255136a"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "5d4ed2f008f65b4b61ccf14ac9ce1071e4ac5312fc79bcb561737dd293a4e01e"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "ad08a7ab4de274c0012a37c426e3033ea30ebf8eb917f5abe257449b1d633a83"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "bfcb5a147a0734b736ab25658b717b30c8e94c6933a7d4022f59a401f807b1c0"},
+		}, "9092033420c96d3ab16b99c9afd77c10cf2fcdc1424ab1353639681ba5f591e2"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "d7d895d00fcd0a43168974bb33bbd35e56a6814ff9d964a9875b1e3cc1053513"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "bda8eee2283d2a14dad6f77ae17634affd338ebe022e1989edebb0ebba073177"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "6dd788e314e671f533483d90fc9744862b711888dd89d79054fc9cd607b3b977"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "8a2d486652c87a967c26d2a04bf0c4028672586029ccf5730e4e6b7a1a573e55"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
