@@ -87,7 +87,7 @@ var cohortGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v
 // Cohort, if its tenants' ClusterQueues are not in it, if the Cohort's
 // own quota is missing, or if the departments share quota.
 func TestDepartmentsShareQuotaWithinNotAcross(t *testing.T) {
-	createNodes(t, gpuNode("org-gpu-0", "NVIDIA-A100-SXM4-80GB", map[string]string{"outcome.gpuform.dev/group": "org-gpu"}, map[string]string{"nvidia.com/gpu": "9"}))
+	createNodes(t, gpuNode("org-gpu-0", "NVIDIA-A100-SXM4-80GB", map[string]string{"outcome.gpuform.dev/group": "org-gpu", "nvidia.com/gpu.count": "9"}, map[string]string{"nvidia.com/gpu": "9"}))
 	apply(t, orgConfig)
 	for _, ns := range []string{"r-alpha", "r-beta", "p-gamma", "p-delta"} {
 		cq := get(t, clusterQueueGVR, "", ns)
