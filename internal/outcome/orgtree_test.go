@@ -10,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// orgConfig: two departments of two tenants each share one node of nine
-// GPUs. research has 1 GPU of its own, which its tenants share on top of
-// their 2 each; product has none of its own. Neither department has a
-// parent, so neither borrows from the other.
+// orgConfig: two trees of departments share one node of eleven GPUs.
+// lab (2 GPUs of its own) holds research (1 of its own, which its two
+// tenants share on top of their 2 each, and at most 1 borrowed from lab);
+// product (none of its own) holds two tenants of 2 each. The trees have
+// no common parent, so neither borrows from the other.
 const orgConfig = `
 gpuform {
   stack     = "org"
@@ -30,9 +31,17 @@ pool "org-gpu" {
   node_selector = { "outcome.gpuform.dev/group" = "org-gpu" }
 }
 
-department "research" {
+department "lab" {
   quota "org-gpu" {
-    gpus = 1
+    gpus = 2
+  }
+}
+
+department "research" {
+  parent = department.lab
+  quota "org-gpu" {
+    gpus            = 1
+    borrowing_limit = { gpus = 1 }
   }
 }
 
@@ -78,16 +87,17 @@ tenant "p-delta" {
 var cohortGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "cohorts"}
 
 // TestDepartmentsShareQuotaWithinNotAcross: a research tenant's Jobs
-// borrow its idle sibling's GPUs and its department's own GPU, and no
-// more, while the other department's four GPUs stand idle; a product
-// tenant then borrows its own sibling's GPU. Every admitted Job's pod is
+// borrow its idle sibling's GPUs, its department's own GPU and one of its
+// parent lab's (research's borrowing limit), and no more, while lab's
+// other GPU and the other tree's four stand idle; a product tenant then
+// borrows its own sibling's GPUs, and not lab's free one. Every admitted Job's pod is
 // created (the ResourceQuota allows what Kueue lets it borrow) and bound.
 // Every object is applied with strict field validation against Kueue
 // v0.17.0's CRDs, the Cohorts among them. Fails if a department is not a
 // Cohort, if its tenants' ClusterQueues are not in it, if the Cohort's
 // own quota is missing, or if the departments share quota.
 func TestDepartmentsShareQuotaWithinNotAcross(t *testing.T) {
-	createNodes(t, gpuNode("org-gpu-0", "NVIDIA-A100-SXM4-80GB", map[string]string{"outcome.gpuform.dev/group": "org-gpu", "nvidia.com/gpu.count": "9"}, map[string]string{"nvidia.com/gpu": "9"}))
+	createNodes(t, gpuNode("org-gpu-0", "NVIDIA-A100-SXM4-80GB", map[string]string{"outcome.gpuform.dev/group": "org-gpu", "nvidia.com/gpu.count": "11"}, map[string]string{"nvidia.com/gpu": "11"}))
 	apply(t, orgConfig)
 	for _, ns := range []string{"r-alpha", "r-beta", "p-gamma", "p-delta"} {
 		cq := get(t, clusterQueueGVR, "", ns)
@@ -99,31 +109,32 @@ func TestDepartmentsShareQuotaWithinNotAcross(t *testing.T) {
 			t.Fatalf("ClusterQueue %s cohortName %q, want %q", ns, got, want)
 		}
 	}
-	if co := get(t, cohortGVR, "", "research"); co == nil {
-		t.Fatal("no Cohort research")
+	if p, _, _ := unstructured.NestedString(get(t, cohortGVR, "", "research").Object, "spec", "parentName"); p != "lab" {
+		t.Fatalf("Cohort research parentName %q, want lab", p)
 	}
 	gpu := map[string]string{"nvidia.com/gpu": "1"}
 
-	// r-alpha: 2 of its own, r-beta's 2 and research's 1; the sixth waits
-	// though product's 4 GPUs are idle.
-	for i := 1; i <= 6; i++ {
+	// r-alpha: 2 of its own, r-beta's 2, research's 1 and 1 of lab's; the
+	// seventh waits though lab has 1 more and product's 4 GPUs are idle.
+	for i := 1; i <= 7; i++ {
 		submit(t, job("r-alpha", fmt.Sprintf("train-%d", i), "", gpu))
 		time.Sleep(1100 * time.Millisecond) // distinct creation times: Kueue admits in that order
 	}
-	eventually(t, "r-alpha: 5 Jobs admitted, 1 waiting", func() (bool, string) {
+	eventually(t, "r-alpha: 6 Jobs admitted, 1 waiting", func() (bool, string) {
 		ws := workloads(t, "r-alpha")
 		n, all := count(ws, workloadState.admitted)
 		waiting, _ := count(ws, func(w workloadState) bool { return w.Conditions["QuotaReserved"][0] == "False" })
-		return n == 5 && waiting == 1 && len(ws) == 6, all
+		return n == 6 && waiting == 1 && len(ws) == 7, all
 	})
-	consistently(t, "r-alpha's sixth Job does not borrow from product", 4*time.Second, func() (bool, string) {
-		w := workloads(t, "r-alpha")["train-6"]
+	consistently(t, "r-alpha's seventh Job borrows neither past research's limit nor from product", 4*time.Second, func() (bool, string) {
+		w := workloads(t, "r-alpha")["train-7"]
 		return !w.admitted() && strings.Contains(w.Message, "insufficient"), w.String()
 	})
-	assertBound(t, "r-alpha", []string{"train-1", "train-2", "train-3", "train-4", "train-5"}, "org-gpu-0")
+	assertBound(t, "r-alpha", []string{"train-1", "train-2", "train-3", "train-4", "train-5", "train-6"}, "org-gpu-0")
 
-	// r-beta lent everything and research's GPU is taken: r-beta's Job
-	// waits (no preemption: batch never preempts), product's GPUs idle.
+	// r-beta lent everything, research's GPU and what it may borrow from
+	// lab are taken: r-beta's Job waits (batch never preempts) beside lab's
+	// free GPU and product's idle ones.
 	submit(t, job("r-beta", "eval-1", "", gpu))
 	consistently(t, "r-beta's Job waits: research is full, product is not research's", 4*time.Second, func() (bool, string) {
 		w := workloads(t, "r-beta")["eval-1"]
@@ -131,7 +142,7 @@ func TestDepartmentsShareQuotaWithinNotAcross(t *testing.T) {
 	})
 
 	// p-gamma borrows p-delta's GPUs inside product: 4 admitted, the
-	// fifth waits (research's GPUs are all in use anyway, and not its).
+	// fifth waits beside lab's free GPU, which is not its tree's.
 	for i := 1; i <= 5; i++ {
 		submit(t, job("p-gamma", fmt.Sprintf("serve-%d", i), "", gpu))
 		time.Sleep(1100 * time.Millisecond)
@@ -140,6 +151,10 @@ func TestDepartmentsShareQuotaWithinNotAcross(t *testing.T) {
 		ws := workloads(t, "p-gamma")
 		n, all := count(ws, workloadState.admitted)
 		return n == 4 && len(ws) == 5 && !ws["serve-5"].admitted(), all
+	})
+	consistently(t, "p-gamma's fifth Job does not borrow lab's free GPU", 4*time.Second, func() (bool, string) {
+		w := workloads(t, "p-gamma")["serve-5"]
+		return !w.admitted(), w.String()
 	})
 	assertBound(t, "p-gamma", []string{"serve-1", "serve-2", "serve-3", "serve-4"}, "org-gpu-0")
 }
