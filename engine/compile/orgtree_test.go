@@ -133,6 +133,13 @@ tenant "delta" {
 			validateAtHere(t, orgConfig(tt.sched, tt.src), tt.summary, tt.summary == "")
 		})
 	}
+	// A department's Cohort takes at most 64 flavors, as a ClusterQueue.
+	t.Run("65 quota blocks on a department", func(t *testing.T) {
+		src := "gpuform {\n  stack     = \"org\"\n  scheduler = \"kueue\"\n}\n" +
+			strings.Replace(manyFlavors(65), "tenant \"a\" {", "department \"a\" {", 1) +
+			"tenant \"t\" {\n  department = department.a\n}\n"
+		validateAtHere(t, src, "Too many quota blocks for Kueue", false)
+	})
 	// Under a scheduler without the tree: one error, at the first
 	// department.
 	for _, sched := range []string{"none", "volcano"} {

@@ -76,7 +76,9 @@ func noTreeReason(scheduler string, d *config.Department) string {
 //     parent");
 //   - a department's lending limit above what its subtree holds on the
 //     pool (its own quota and what its members lend): it lends at most
-//     that, and a larger figure says the author expected more.
+//     that, and a larger figure says the author expected more;
+//   - more flavors, covered resources or flavor-resource combinations in
+//     the Cohort's resource group than Kueue takes (as a ClusterQueue's).
 func kueueDepartments(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics {
 	if len(cfg.Departments) == 0 {
 		return nil
@@ -103,6 +105,7 @@ func kueueDepartments(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnosti
 	tree := newOrgTree(quotas)
 	for _, dq := range quotas.Departments {
 		d := dq.Department
+		diags = append(diags, kueueCohortSizes(dq)...)
 		sub := tree.sub(d)
 		for _, b := range dq.Blocks {
 			q := b.Block
@@ -125,4 +128,29 @@ func kueueDepartments(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnosti
 		}
 	}
 	return diags
+}
+
+// kueueCohortSizes checks department dq's Cohort, as Department writes it
+// (one resource group, a flavor per quota block), against the limits a
+// ClusterQueue's resource group has too: Kueue's Cohort CRD and webhook
+// (validateResourceGroups) share them.
+func kueueCohortSizes(dq *capacity.DepartmentQuota) hcl.Diagnostics {
+	d := dq.Department
+	flavors, covered := len(dq.Blocks), len(dq.Covered())
+	if flavors == 0 {
+		return nil
+	}
+	last := d.Quotas[len(d.Quotas)-1].DeclRange
+	switch {
+	case flavors > kueueMaxFlavors:
+		return hcl.Diagnostics{errorAt(d.Quotas[kueueMaxFlavors].DeclRange, "Too many quota blocks for Kueue",
+			"%s has %d quota blocks, each a flavor of its Cohort, and Kueue takes at most %d flavors in a resource group (maxItems); give it quotas on fewer pools.", d.Address, flavors, kueueMaxFlavors)}
+	case covered > kueueMaxCoveredResources:
+		return hcl.Diagnostics{errorAt(last, "Too many resources for Kueue",
+			"%s's Cohort would cover %d resources (the GPUs and MIG profiles of its quota blocks), and Kueue takes at most %d (maxItems); give it quotas on fewer profiles.", d.Address, covered, kueueMaxCoveredResources)}
+	case flavors*covered > kueueMaxFlavorResources:
+		return hcl.Diagnostics{errorAt(last, "Too many flavor-resource combinations for Kueue",
+			"%s's Cohort would have %d flavors (quota blocks) × %d resources = %d flavor-resource combinations, and Kueue refuses more than %d in a resource group; give it quotas on fewer pools or fewer MIG profiles.", d.Address, flavors, covered, flavors*covered, kueueMaxFlavorResources)}
+	}
+	return nil
 }
