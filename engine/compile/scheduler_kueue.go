@@ -162,21 +162,32 @@ func limitsOf(q *config.Quota, limits map[string]int) capacity.Counts {
 	return out
 }
 
-// Applied reads the ClusterQueues' nominal quotas: under Kueue a tenant's
-// ResourceQuota also allows what it may borrow in its cohort.
+// Applied reads the ClusterQueues' nominal quotas, and the departments'
+// Cohorts', which the pool's capacity counts as it counts the tenants':
+// under Kueue a tenant's ResourceQuota also allows what it may borrow in
+// its cohort.
 func (k *kueue) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
-	return appliedOf(objs, engine.KindClusterQueue, func(obj map[string]any, add func(string, string)) {
-		for _, g := range listAt(obj, "spec", "resourceGroups") {
-			for _, f := range listAt(g, "flavors") {
-				for _, r := range listAt(f, "resources") {
-					m, _ := r.(map[string]any)
-					name, _ := m["name"].(string)
-					quota, _ := m["nominalQuota"].(string)
-					add(name, quota)
-				}
+	out, ok := appliedOf(objs, engine.KindClusterQueue, readNominalQuotas)
+	if ok {
+		cohorts, _ := appliedOf(objs, kindCohort(), readNominalQuotas)
+		out.Add(cohorts)
+	}
+	return out, ok
+}
+
+// readNominalQuotas reads the nominal quota of every resource of every
+// flavor of a ClusterQueue's or Cohort's resource groups.
+func readNominalQuotas(obj map[string]any, add func(string, string)) {
+	for _, g := range listAt(obj, "spec", "resourceGroups") {
+		for _, f := range listAt(g, "flavors") {
+			for _, r := range listAt(f, "resources") {
+				m, _ := r.(map[string]any)
+				name, _ := m["name"].(string)
+				quota, _ := m["nominalQuota"].(string)
+				add(name, quota)
 			}
 		}
-	})
+	}
 }
 
 // Objects is the ResourceFlavor of cpu, memory and pods, when there are
