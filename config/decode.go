@@ -22,6 +22,7 @@ type instances struct {
 	layouts    map[string]*MIGLayout
 	pools      map[string]*Pool
 	tenants    map[string]*Tenant
+	depts      map[string]*Department
 	models     map[string]*Model
 	alerts     map[string]*Alert
 	cfg        Config
@@ -38,6 +39,7 @@ func newInstances() *instances {
 		layouts:    map[string]*MIGLayout{},
 		pools:      map[string]*Pool{},
 		tenants:    map[string]*Tenant{},
+		depts:      map[string]*Department{},
 		models:     map[string]*Model{},
 		alerts:     map[string]*Alert{},
 		names:      map[string]*string{},
@@ -103,6 +105,7 @@ func (in *instances) finish(cfg *Config) {
 	cfg.MIGLayouts = sortBySource(in.cfg.MIGLayouts)
 	cfg.Pools = sortBySource(in.cfg.Pools)
 	cfg.Tenants = sortBySource(in.cfg.Tenants)
+	cfg.Departments = sortBySource(in.cfg.Departments)
 	cfg.Models = sortBySource(in.cfg.Models)
 	cfg.Alerts = sortBySource(in.cfg.Alerts)
 	pools := make(map[string]*Pool, len(cfg.Pools))
@@ -111,6 +114,11 @@ func (in *instances) finish(cfg *Config) {
 	}
 	for _, t := range cfg.Tenants {
 		for _, q := range t.Quotas {
+			q.Pool = pools[q.PoolName]
+		}
+	}
+	for _, d := range cfg.Departments {
+		for _, q := range d.Quotas {
 			q.Pool = pools[q.PoolName]
 		}
 	}
@@ -145,6 +153,8 @@ func (l *loader) evalInstance(n *node, content *hcl.BodyContent, ctx *hcl.EvalCo
 		l.decodeMIGLayout(&d, content, ctx, schema, ok)
 	case TypePool:
 		l.decodePool(&d, content, ctx, schema, ok)
+	case TypeDepartment:
+		l.decodeDepartment(&d, content, ctx, schema, ok)
 	case TypeTenant:
 		extra = l.decodeTenant(&d, content, ctx, schema, ok)
 	case TypeModel:
@@ -243,6 +253,7 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	t.Namespace = d.str("namespace", meta.Name)
 	t.Labels = d.strMap("labels")
 	t.Cohort = d.str("cohort", l.stack())
+	l.tenantDepartment(d, t)
 	t.Weight = d.int("weight", 1)
 	t.Reclaimable = d.bool("reclaimable", true)
 	t.CPU = d.str("cpu", "")
@@ -386,7 +397,7 @@ func (l *loader) decodeQuotas(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 		}
 		pool := b.Labels[0]
 		if prev, dup := seen[pool]; dup {
-			d.fail("Duplicate quota block", fmt.Sprintf("This tenant already has a quota for pool %q at %s; give one quota block per pool.", pool, prev), b.LabelRanges[0])
+			d.fail("Duplicate quota block", fmt.Sprintf("This %s already has a quota for pool %q at %s; give one quota block per pool.", d.meta.Type, pool, prev), b.LabelRanges[0])
 			continue
 		}
 		seen[pool] = b.DefRange

@@ -35,6 +35,10 @@ type Config struct {
 	Models     []*Model     `config:"model,block"`
 	// Alerts are the alert blocks: operators' own alerting rules.
 	Alerts []*Alert `config:"alert,block"`
+
+	// Departments are the department blocks: the organisation tree that
+	// tenants are grouped into (department.go).
+	Departments []*Department `config:"department,block"`
 }
 
 // Meta is what every evaluated block instance carries: its address, the
@@ -263,6 +267,8 @@ const (
 )
 
 // Tenant is a tenant block instance: a namespace with quotas, priorities and access.
+// Department is the department it belongs to (nil for none); in one, its
+// Cohort is the department's name.
 type Tenant struct {
 	Meta
 	Namespace       string            `config:"namespace"`
@@ -270,6 +276,7 @@ type Tenant struct {
 	Quotas          []*Quota          `config:"quota,block"`
 	Alerts          *TenantAlerts     `config:"alerts,block"`
 	Cohort          string            `config:"cohort,omitempty"`
+	Department      *Department       `config:"department,ref,omitempty"`
 	Weight          int               `config:"weight"`
 	Reclaimable     bool              `config:"reclaimable"`
 	CPU             string            `config:"cpu,omitempty"`

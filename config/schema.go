@@ -83,6 +83,8 @@ const (
 	TypeTenant    = "tenant"
 	TypeModel     = "model"
 	TypeAlert     = "alert"
+	// TypeDepartment is a node of the organisation tree (department.go).
+	TypeDepartment = "department"
 )
 
 // alertsBlock is the alerts block of a pool (tenant false) or a tenant:
@@ -156,6 +158,7 @@ func Schema() []BlockSchema {
 			}},
 		}},
 		poolSchema(),
+		departmentSchema(),
 		tenantSchema(),
 		modelSchema(),
 		alertSchema(),
@@ -191,7 +194,8 @@ func tenantSchema() BlockSchema {
 	return BlockSchema{Type: TypeTenant, Labels: []string{"name"}, Repeatable: true, Attrs: []AttrSchema{
 		attr("namespace", cty.String, "the tenant's name"),
 		attr("labels", stringMap, "{}"),
-		hideable(attr("cohort", cty.String, "the stack")),
+		hideable(attr("cohort", cty.String, "the stack (in a department: the department's name)")),
+		ref("department", TypeDepartment, false),
 		hideable(attr("weight", cty.Number, "1")),
 		hideable(attr("reclaimable", cty.Bool, "true")),
 		hideable(attr("cpu", cty.String, "no limit")),
@@ -316,7 +320,7 @@ func (idx schemaIndex) topSchema() *hcl.BodySchema {
 // isResourceType reports whether blocks of type t can be referenced by address.
 func isResourceType(t string) bool {
 	switch t {
-	case TypePriority, TypeMIGLayout, TypePool, TypeTenant, TypeModel, TypeAlert:
+	case TypePriority, TypeMIGLayout, TypePool, TypeDepartment, TypeTenant, TypeModel, TypeAlert:
 		return true
 	}
 	return false

@@ -41,6 +41,8 @@ pool "a" {
   gpu = "A100-80GB"
 }
 
+department "d" {}
+
 tenant "t" {
   quota "a" {
     gpus = 1
@@ -171,7 +173,7 @@ func requiredArgs(b config.BlockSchema, skip, indent string) string {
 }
 
 func refTarget(typ string) string {
-	return map[string]string{config.TypePriority: "priority.p", config.TypeMIGLayout: "mig_layout.l", config.TypePool: "pool.a", config.TypeTenant: "tenant.t"}[typ]
+	return map[string]string{config.TypePriority: "priority.p", config.TypeMIGLayout: "mig_layout.l", config.TypePool: "pool.a", config.TypeDepartment: "department.d", config.TypeTenant: "tenant.t"}[typ]
 }
 
 // Every argument of every resource block and nested block refuses a value

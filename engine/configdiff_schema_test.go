@@ -246,6 +246,13 @@ func caseConfig(schema []config.BlockSchema, c attrCase, v string) (string, erro
 		switch {
 		case b.Type == c.top.Type:
 			err = blockText(&w, b, "subject", &c, 0, v)
+			if targets[b.Type] && err == nil {
+				// A block type that refers to its own kind (a department's
+				// parent): the targets a and b beside the subject.
+				if err = blockText(&w, b, "a", nil, 0, ""); err == nil {
+					err = blockText(&w, b, "b", nil, 0, "")
+				}
+			}
 		case b.Type == config.TypeGpuform:
 			err = blockText(&w, b, "", nil, 0, "")
 		case targets[b.Type]:

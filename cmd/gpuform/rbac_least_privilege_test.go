@@ -199,6 +199,13 @@ pool "spare" {
   driver_version = "550.54.15"
   alerts {}
 }
+
+department "rbaclp-spare" {}
+
+tenant "rbaclp-spare" {
+  department = department.rbaclp-spare
+  protect    = false
+}
 `
 
 // leastPrivilegeConfig is a Kueue stack of two tenants with RoleBindings,
@@ -213,10 +220,11 @@ func leastPrivilegeConfig(t *testing.T, stack string) string {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(src), fmt.Sprintf("stack = %q\n", stack), fmt.Sprintf("stack = %q\n  scheduler = \"kueue\"\n  pin_drivers = true\n", stack), 1)
-	// A priority and a pool no tenant uses, so that the prune also
-	// deletes cluster-scoped objects (PriorityClass, Kueue's
-	// WorkloadPriorityClass and ResourceFlavor, the GPU Operator's
-	// NVIDIADriver) and the pool's PrometheusRule.
+	// A priority and a pool no tenant uses, and a department of one
+	// tenant, so that the prune also deletes cluster-scoped objects
+	// (PriorityClass, Kueue's WorkloadPriorityClass, ResourceFlavor and
+	// Cohort, the GPU Operator's NVIDIADriver) and the pool's
+	// PrometheusRule.
 	text += spareBlocks
 	text = strings.Replace(text, `admins           = ["group:team-${each.key}"]`, `admins           = ["group:team-${each.key}"]
   editors          = ["group:dev-${each.key}"]

@@ -150,8 +150,17 @@ func driverProblem(p *config.Pool, nodes []string) *hcl.Diagnostic {
 func poolRows(cfg *config.Config, quotas *Quotas, p *config.Pool, gpusPerNode, before map[string]int) ([]Row, hcl.Diagnostics) {
 	total := draTotals(cfg.Settings.Stack, p, poolTotals(p, gpusPerNode))
 	quota, requested := map[string]int{}, map[string]int{}
+	// A department's own quota is promised on the pool as much as a
+	// tenant's: its members share it on top of their own.
+	blocks := make([][]BlockQuota, 0, len(quotas.Tenants)+len(quotas.Departments))
 	for _, tq := range quotas.Tenants {
-		for _, b := range tq.Blocks {
+		blocks = append(blocks, tq.Blocks)
+	}
+	for _, dq := range quotas.Departments {
+		blocks = append(blocks, dq.Blocks)
+	}
+	for _, bs := range blocks {
+		for _, b := range bs {
 			if b.Block.Pool != p {
 				continue
 			}

@@ -95,6 +95,10 @@ type Quotas struct {
 	// Offered lists, in order, every resource the stack's pools offer.
 	Offered  []string
 	byTenant map[*config.Tenant]*TenantQuota
+	// Departments are the departments' own quotas, in the configuration's
+	// order (department.go).
+	Departments  []*DepartmentQuota
+	byDepartment map[*config.Department]*DepartmentQuota
 }
 
 // QuotasOf computes the GPU quota of every tenant of cfg.
@@ -126,6 +130,7 @@ func QuotasOf(cfg *config.Config) *Quotas {
 		qs.Tenants = append(qs.Tenants, tq)
 		qs.byTenant[t] = tq
 	}
+	qs.departments(cfg)
 	return qs
 }
 

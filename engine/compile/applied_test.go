@@ -33,6 +33,12 @@ func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 			map[string]any{"flavors": []any{map[string]any{"name": "cap.any-node", "resources": []any{map[string]any{"name": "cpu", "nominalQuota": "8"}}}}},
 		}},
 	}}
+	cohort := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": map[string]any{"name": "research"},
+		"spec": map[string]any{"resourceGroups": []any{
+			map[string]any{"flavors": []any{map[string]any{"name": "h100", "resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "2"}}}}},
+		}},
+	}}
 	fromRQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6}
 	fromCQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}
 	for _, tt := range []struct {
@@ -45,6 +51,8 @@ func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 		{"volcano", config.SchedulerVolcano, []*unstructured.Unstructured{rq}, fromRQ},
 		{"kueue", config.SchedulerKueue, []*unstructured.Unstructured{rq, cq}, fromCQ},
 		{"kueue before its first apply", config.SchedulerKueue, []*unstructured.Unstructured{rq}, fromRQ},
+		// A department's own quota is claimed on its pools too.
+		{"kueue with a department", config.SchedulerKueue, []*unstructured.Unstructured{rq, cq, cohort}, capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 5}},
 		{"nothing applied", config.SchedulerKueue, nil, capacity.Counts{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,9 @@ type kueue struct {
 	// lendable is what each cohort's tenants may lend, by cohort, pool and
 	// resource (made by the first ResourceQuota call).
 	lendable map[string]map[string]capacity.Counts
+	// tree is what the organisation tree lets departments' members borrow
+	// (made by the first ResourceQuota call for one; orgtree.go).
+	tree *orgTree
 }
 
 func newKueue(s *config.Settings) Scheduler { return &kueue{stack: s.Stack} }
@@ -90,6 +93,9 @@ func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacit
 	if t.Cohort == "" {
 		return nil
 	}
+	if t.Department != nil {
+		return k.departmentBorrow(quotas, t)
+	}
 	if k.lendable == nil {
 		k.lendable = cohortLendable(quotas)
 	}
@@ -146,21 +152,32 @@ func lendableOf(b capacity.BlockQuota) capacity.Counts {
 	return res
 }
 
-// Applied reads the ClusterQueues' nominal quotas: under Kueue a tenant's
-// ResourceQuota also allows what it may borrow in its cohort.
+// Applied reads the ClusterQueues' nominal quotas, and the departments'
+// Cohorts', which the pool's capacity counts as it counts the tenants':
+// under Kueue a tenant's ResourceQuota also allows what it may borrow in
+// its cohort.
 func (k *kueue) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
-	return appliedOf(objs, engine.KindClusterQueue, func(obj map[string]any, add func(string, string)) {
-		for _, g := range listAt(obj, "spec", "resourceGroups") {
-			for _, f := range listAt(g, "flavors") {
-				for _, r := range listAt(f, "resources") {
-					m, _ := r.(map[string]any)
-					name, _ := m["name"].(string)
-					quota, _ := m["nominalQuota"].(string)
-					add(name, quota)
-				}
+	out, ok := appliedOf(objs, engine.KindClusterQueue, readNominalQuotas)
+	if ok {
+		cohorts, _ := appliedOf(objs, kindCohort(), readNominalQuotas)
+		out.Add(cohorts)
+	}
+	return out, ok
+}
+
+// readNominalQuotas reads the nominal quota of every resource of every
+// flavor of a ClusterQueue's or Cohort's resource groups.
+func readNominalQuotas(obj map[string]any, add func(string, string)) {
+	for _, g := range listAt(obj, "spec", "resourceGroups") {
+		for _, f := range listAt(g, "flavors") {
+			for _, r := range listAt(f, "resources") {
+				m, _ := r.(map[string]any)
+				name, _ := m["name"].(string)
+				quota, _ := m["nominalQuota"].(string)
+				add(name, quota)
 			}
 		}
-	})
+	}
 }
 
 // Objects is the ResourceFlavor of cpu, memory and pods, when there are
@@ -187,6 +204,9 @@ func (k *kueue) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.
 	deps := []engine.Key{engine.KeyFor(engine.KindResourceFlavor, "", AnyNodeFlavor(k.stack))}
 	for _, q := range t.Quotas {
 		deps = append(deps, engine.KeyFor(engine.KindResourceFlavor, "", q.PoolName))
+	}
+	if t.Department != nil {
+		deps = append(deps, engine.KeyFor(kindCohort(), "", t.Cohort))
 	}
 	lq := newObject(engine.KindLocalQueue, ns, engine.LocalQueueName, k.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}

@@ -57,6 +57,7 @@ func (k kueue) Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnos
 		diags = append(diags, kueueSizes(tq)...)
 	}
 	diags = append(diags, kueueTaints(cfg)...)
+	diags = append(diags, kueueDepartments(cfg, quotas)...)
 	return append(diags, kueuePriorityLabels(cfg)...)
 }
 
@@ -66,7 +67,7 @@ func errorAt(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic
 
 // kueueCohort checks the tenant's cohort against spec.cohortName's pattern.
 func kueueCohort(t *config.Tenant) hcl.Diagnostics {
-	if t.Cohort == "" {
+	if t.Cohort == "" || t.Department != nil { // a department's name: kueueDepartments
 		return nil
 	}
 	if len(validation.IsDNS1123Subdomain(t.Cohort)) > 0 {

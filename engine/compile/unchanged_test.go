@@ -22,8 +22,8 @@ import (
 // shared only once the object is added: content digests unchanged each
 // time; retaken when the registry got DeviceClass, which changes only the
 // desired kinds list, and when every stack with tenants got the
-// device-classes policy, and when the registry got ResourceClaimTemplate,
-// which again changes only the desired kinds list): a change that makes compile cheaper must not change what
+// device-classes policy, and when the registry got ResourceClaimTemplate
+// and Cohort, again only the kinds list): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -33,27 +33,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "30f9c366f08c9c840e9b878f48963d3452878c3a0e35b305b3a0427856726207"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "7318e063391220c5037b24eb8848a80a0e35fd943fe19fdd085bd7e105566b3c"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "2adac2104dbe352df562b35f9a58c3112c55bcb4e9f0dea416373691d61ac720"},
+		}, "90a5e24831dc33dd1cd96ca28bc1048c5503eff81be3473aa17db1d3dafd5f28"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "a5a3ae8bac7deb7ff4a586cb237e5f2e248a6cc60940804084fdd2370f1b7334"},
+		}, "34b94dcde37d455b10db70615b1ad15315bcd94e6f0e23d1b0595632b25e4627"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "97166dccdecfa7780530dc4583c1b3aaff2d633aeccf013eb6c962fa69cf1ada"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "03c9a8137f13edb8c050e9d04ad614a16b0e75caa7d4a69945256fae62e7861a"},
+		}, "9b78d7751e73a107572b05ea94547524c0074836dcb950b3ecac1d987ad7fc77"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "cf1d3241541131d9706051f54567b5dc0a7c0e30a0baa28c0d0709359b023f0c"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "762418dabcfdae57000bfc656549552bff843d77e713c6297fb43bb83c602a8e"},
+		}, "3e1e830b7b5f08bb12422dd08916b3dd189877a1dbdd176340e02700aa950ea8"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "de680e9b94ad2c31679d4cea8103257e82a34385beec1d60c753a440447ff7cf"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "ac5c78ea7e33575166be8639b9c67c64cb8af2df900a5de0d4ddafb648471b27"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "cd6d4cba24e19fdf3ec706d9a93f5ec24f8918a9de1ef4d5469c311fc2e97320"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "777c328d50208a507bb36dd7ddda29b44da4b76bdf9433a5149e775db6ef5efd"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "5fc001002318ceeeba0fb384816e0a2bde35722351656cec6f1563ff1ef014cb"},
+		}, "5d719fec951753ca838e974c091a76a3ae185f74c77dfe59ffddd110bf4a94c9"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "aca631f474c187d123bcb00d007d3457ab621234161d9bf8e49f623bd2cc8529"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "594b5f12c4f93d15a32db7b9f1de3b19e0b0b7973c76113ddf3968ea5fb3819e"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "fab9119a41a972d5615f47eb9833e71652a7aa466b4809ed9a3d1a6d7056bc64"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "af09c95bd41b4af5edf58e21d35bee28f1cd0d9e1f8359926c4bc29772b9fe9f"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

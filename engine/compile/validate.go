@@ -50,6 +50,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	v.currency()
 	v.draPools()
 	v.tenants()
+	v.departments(sched)
 	for _, m := range cfg.Models {
 		v.model(m)
 		v.env(m)
@@ -355,7 +356,7 @@ func (v *validator) tenant(t *config.Tenant) {
 		v.errorf(t.Range("default_priority"), "Default priority not allowed", "%s is the default priority of %s but is not in its priorities (%s).", t.DefaultPriority.Address, t.Address, priorityNames(t.Priorities))
 	}
 	for _, q := range t.Quotas {
-		v.quota(t, q)
+		v.quota(&t.Meta, q)
 	}
 }
 
@@ -423,14 +424,15 @@ func checkSubject(s string) string {
 	return fmt.Sprintf("unknown subject kind %q; use user:, group: or serviceaccount:.", kind)
 }
 
-func (v *validator) quota(t *config.Tenant, q *config.Quota) {
+// quota checks quota block q of owner (a tenant or a department).
+func (v *validator) quota(owner *config.Meta, q *config.Quota) {
 	p := q.Pool
 	if p == nil {
 		var names []string
 		for _, p := range v.cfg.Pools {
 			names = append(names, p.Name)
 		}
-		v.errorf(q.Range("pool"), "Unknown pool", "Tenant %s has a quota for pool %q, which is not declared. Declared pools: %s.", t.Name, q.PoolName, strings.Join(names, ", "))
+		v.errorf(q.Range("pool"), "Unknown pool", "%s %s has a quota for pool %q, which is not declared. Declared pools: %s.", blockTitle(owner), owner.Name, q.PoolName, strings.Join(names, ", "))
 		return
 	}
 	offers, isMIG := v.offers[p]

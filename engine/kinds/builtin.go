@@ -101,6 +101,9 @@ func builtin() []Entry {
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		// A department's Cohort (its own quota, its parent) comes before the
+		// ClusterQueues of its tenants and after its parent's (DependsOn).
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "Cohort"), Optional: true}, Resource: "cohorts", Use: Managed, Rank: 95, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(GroupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess, OwnedWhole: true},

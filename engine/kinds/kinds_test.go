@@ -33,7 +33,7 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 		"/v1, Kind=ResourceQuota",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicy",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicyBinding",
-		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "rbac.authorization.k8s.io/v1, Kind=RoleBinding", "monitoring.coreos.com/v1, Kind=PrometheusRule",
+		"kueue.x-k8s.io/v1beta2, Kind=Cohort", "kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "rbac.authorization.k8s.io/v1, Kind=RoleBinding", "monitoring.coreos.com/v1, Kind=PrometheusRule",
 		"resource.k8s.io/v1, Kind=ResourceClaimTemplate", "serving.kserve.io/v1beta1, Kind=InferenceService",
 	}
 	var got []string
@@ -225,7 +225,7 @@ func TestUpgradeHints(t *testing.T) {
 // carry a tenant's limits (docs/security.md, "Guard objects owned whole"),
 // and that only a managed kind may be.
 func TestOwnedWholeKinds(t *testing.T) {
-	want := []string{"ResourceQuota", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ClusterQueue", "LocalQueue", "Queue"}
+	want := []string{"ResourceQuota", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ClusterQueue", "Cohort", "LocalQueue", "Queue"}
 	var got []string
 	r := kinds.Builtin()
 	for _, e := range r.Entries() {

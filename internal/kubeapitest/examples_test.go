@@ -38,7 +38,8 @@ var withoutKueueArguments = []string{
 // exampleVariants are the examples as `gpuform render` compiles them:
 // quickstart, bank under every scheduler and MIG backend, and shared with
 // and without Kueue (the cases of engine/compile's TestCompileGolden), and
-// dra (a DRA pool beside a device-plugin pool).
+// dra (a DRA pool beside a device-plugin pool), and orgtree (departments
+// as Kueue Cohorts).
 var exampleVariants = []struct {
 	name, example string
 	replace       []string
@@ -52,6 +53,7 @@ var exampleVariants = []struct {
 	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
 	{"isolation", "isolation", nil},
 	{"dra", "dra", nil},
+	{"orgtree", "orgtree", nil},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to
