@@ -29,6 +29,7 @@ var (
 	KindMAPBinding       = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicyBinding")
 	KindResourceFlavor   = BuiltinKind(kinds.GroupKueue, "ResourceFlavor")
 	KindClusterQueue     = BuiltinKind(kinds.GroupKueue, "ClusterQueue")
+	KindCohort           = BuiltinKind(kinds.GroupKueue, "Cohort")
 	KindLocalQueue       = BuiltinKind(kinds.GroupKueue, "LocalQueue")
 	KindWorkloadPrio     = BuiltinKind(kinds.GroupKueue, "WorkloadPriorityClass")
 	KindVolcanoQueue     = BuiltinKind(kinds.GroupVolcano, "Queue")

@@ -35,7 +35,7 @@ func AppliedQuota(cfg *config.Config, objs iter.Seq[*unstructured.Unstructured])
 // ClusterQueue, a department's Kueue Cohort): AppliedQuota reads only
 // those, so a caller may pass only those.
 func ClaimsQuota(group, kind string) bool {
-	for _, k := range []engine.Kind{engine.KindResourceQuota, engine.KindClusterQueue, kindCohort()} {
+	for _, k := range []engine.Kind{engine.KindResourceQuota, engine.KindClusterQueue, engine.KindCohort} {
 		if group == k.Group && kind == k.Kind {
 			return true
 		}

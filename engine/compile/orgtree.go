@@ -6,7 +6,6 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
-	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // The organisation tree: department blocks, which group tenants and other
@@ -32,22 +31,18 @@ func (c *compiler) departments() {
 	}
 }
 
-// kindCohort is Kueue's Cohort: a node of a tree of cohorts, with quota
-// of its own that the ClusterQueues and Cohorts under it share.
-func kindCohort() engine.Kind { return engine.BuiltinKind(kinds.GroupKueue, "Cohort") }
-
 // Department is the department's Cohort, named after it: its parent's
 // Cohort as parentName, its own quota blocks as one resource group (a
 // flavor per pool, with borrowing and lending limits towards its parent)
 // and its fair-sharing weight when set. The tenants of the department
 // have its name as their ClusterQueues' cohortName.
 func (k *kueue) Department(d *config.Department, quota *capacity.DepartmentQuota) []*engine.Object {
-	co := newObject(kindCohort(), "", d.Name, k.stack, d.Address)
+	co := newObject(engine.KindCohort, "", d.Name, k.stack, d.Address)
 	spec := map[string]any{}
 	var deps []engine.Key
 	if d.Parent != nil {
 		spec["parentName"] = d.Parent.Name
-		deps = append(deps, engine.KeyFor(kindCohort(), "", d.Parent.Name))
+		deps = append(deps, engine.KeyFor(engine.KindCohort, "", d.Parent.Name))
 	}
 	if covered := quota.Covered(); len(covered) > 0 {
 		cov := make([]any, len(covered))

@@ -159,7 +159,7 @@ func lendableOf(b capacity.BlockQuota) capacity.Counts {
 func (k *kueue) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
 	out, ok := appliedOf(objs, engine.KindClusterQueue, readNominalQuotas)
 	if ok {
-		cohorts, _ := appliedOf(objs, kindCohort(), readNominalQuotas)
+		cohorts, _ := appliedOf(objs, engine.KindCohort, readNominalQuotas)
 		out.Add(cohorts)
 	}
 	return out, ok
@@ -206,7 +206,7 @@ func (k *kueue) Tenant(t *config.Tenant, quota *capacity.TenantQuota) []*engine.
 		deps = append(deps, engine.KeyFor(engine.KindResourceFlavor, "", q.PoolName))
 	}
 	if t.Department != nil {
-		deps = append(deps, engine.KeyFor(kindCohort(), "", t.Cohort))
+		deps = append(deps, engine.KeyFor(engine.KindCohort, "", t.Cohort))
 	}
 	lq := newObject(engine.KindLocalQueue, ns, engine.LocalQueueName, k.stack, t.Address)
 	lq.Object["spec"] = map[string]any{"clusterQueue": ns}
