@@ -38,6 +38,7 @@ var (
 	KindNode             = BuiltinKind("", "Node")
 	KindClusterPolicy    = BuiltinKind(kinds.GroupNVIDIA, "ClusterPolicy")
 	KindRuntimeClass     = BuiltinKind(kinds.GroupNode, "RuntimeClass")
+	KindResourceSlice    = BuiltinKind(kinds.GroupResource, "ResourceSlice")
 )
 
 // KeyFor is the key of the object of kind k at namespace and name.

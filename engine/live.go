@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/kinds"
 )
 
@@ -58,6 +59,10 @@ type Live struct {
 	// not read them. PodsTruncated says the provider kept only MaxLivePods.
 	Pods          []LivePod
 	PodsTruncated bool
+	// DRA is what NVIDIA's DRA driver publishes in ResourceSlices, by node
+	// (DRA.Served false when the cluster does not serve them); slices of
+	// other drivers are not kept.
+	DRA capacity.DRAInventory
 	// Source describes where the state was read from (the server URL and context).
 	Source string
 }
@@ -91,6 +96,11 @@ func readers() map[schema.GroupKind]ReadKind {
 			for _, u := range items {
 				live.RuntimeClasses[u.GetName()] = true
 			}
+		}},
+		// Capacity reads a DRA pool's devices; a cluster older than v1.34
+		// has none, which capacity reports for a DRA pool.
+		KindResourceSlice.GroupKind(): {Absent: true, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			live.DRA = capacity.DRADevicesOf(items, true)
 		}},
 		{Kind: "Pod"}: {},
 	}

@@ -47,8 +47,9 @@ type Report struct {
 // driver_version, and quotas beyond capacity x overcommit. With the
 // quota the stack's applied objects claim, by resource (nil for none), it
 // also gives the figures before the change: the nodes' current MIG
-// instances and that quota.
-func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow Counts, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
+// instances and that quota. A DRA pool's GPUs and devices are those NVIDIA's
+// DRA driver publishes for its nodes (dra, checkDRAMembers).
+func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAInventory, quotaNow Counts, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	offeredBy := map[string]int{}
 	for _, p := range cfg.Pools {
 		for r := range draTotals(cfg.Settings.Stack, p, poolTotals(p, map[string]int{"": 1})) {
@@ -70,7 +71,13 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow 
 			continue
 		}
 		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
+		if p.DRA() {
+			gpusPerNode, before, mdiags = checkDRAMembers(cfg.Settings.Stack, p, members, dra, cat)
+		}
 		diags = append(diags, mdiags...)
+		if gpusPerNode == nil {
+			continue
+		}
 		rows, rdiags := poolRows(cfg, quotas, p, gpusPerNode, before)
 		diags = append(diags, rdiags...)
 		for _, row := range rows {

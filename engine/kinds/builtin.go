@@ -120,6 +120,10 @@ func builtin() []Entry {
 		// runtime_class names one that does not exist.
 		{Kind: Kind{GroupVersionKind: gvk(GroupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
+		// The devices NVIDIA's DRA driver publishes: a DRA pool's GPUs and
+		// MIG devices (capacity), absent before Kubernetes v1.34.
+		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "ResourceSlice")}, Resource: "resourceslices", Use: Read,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The ResourceClaims that count against a quota of device classes:
 		// the proof of a new quota lists at most one per namespace.
 		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "ResourceClaim"), Namespaced: true}, Resource: "resourceclaims", Use: Auxiliary,
