@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,7 +35,7 @@ func TestReadKinds(t *testing.T) {
 	want := []struct {
 		kind   Kind
 		absent bool
-	}{{KindNode, false}, {KindClusterPolicy, true}, {KindRuntimeClass, true}, {KindResourceSlice, true}}
+	}{{KindNode, false}, {KindClusterPolicy, true}, {KindGPUCluster, true}, {KindRuntimeClass, true}, {KindResourceSlice, true}}
 	got := ReadKinds()
 	if len(got) != len(want) {
 		t.Fatalf("ReadKinds() = %v, want %d kinds", got, len(want))
@@ -75,6 +76,9 @@ func TestReadersKeep(t *testing.T) {
 	rs[KindResourceSlice.GroupKind()].Keep(empty, nil)
 	if !empty.DRA.Served {
 		t.Error("no ResourceSlice read: DRA.Served is false, which says the cluster does not serve them")
+	}
+	if !slices.Equal(live.DRA.GPUClusters, []string{"a", "b"}) {
+		t.Errorf("GPUClusters = %v, want a and b", live.DRA.GPUClusters)
 	}
 }
 

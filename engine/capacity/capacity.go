@@ -39,6 +39,10 @@ type Row struct {
 type Report struct {
 	// Rows are the pools' figures, in pool order, by resource name.
 	Rows []Row `json:"rows"`
+	// Stack says which GPU stack offers the nodes' GPUs (StackOf); empty
+	// when the configuration has no DRA pool and the cluster does not run
+	// the DRA stack.
+	Stack string `json:"stack,omitempty"`
 }
 
 // CheckFrom computes each pool's capacity from the live nodes and reports,
@@ -58,7 +62,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAIn
 	}
 	quotas := QuotasOf(cfg)
 	var diags hcl.Diagnostics
-	out := &Report{}
+	out := &Report{Stack: StackOf(cfg, nodes, dra)}
 	for _, p := range cfg.Pools {
 		var members []NodeInventory
 		for _, n := range nodes {
@@ -71,6 +75,10 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAIn
 			continue
 		}
 		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
+		if d := pluginWithoutResources(p, nodes, dra); d != nil {
+			diags = append(diags, d)
+			continue
+		}
 		if p.DRA() {
 			gpusPerNode, before, mdiags = checkDRAMembers(cfg.Settings.Stack, p, members, dra, cat)
 		}

@@ -62,6 +62,10 @@ type DRAInventory struct {
 	Served bool
 	// Nodes are the devices of each node, in the slices' order.
 	Nodes map[string][]DRADevice
+	// GPUClusters are the names of the GPU Operator's GPUCluster objects:
+	// one says the operator runs its DRA stack, under which nodes no
+	// longer advertise nvidia.com resources. Nil when none was read.
+	GPUClusters []string
 }
 
 // IsDRADriverSlice reports whether u is a ResourceSlice of NVIDIA's DRA

@@ -14,6 +14,7 @@ nvidia.com/ClusterPolicy -
 kueue.x-k8s.io/ClusterQueue spec.admissionChecksStrategy.admissionChecks name
 kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors name
 kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors[].resources name
+nvidia.com/GPUCluster -
 serving.kserve.io/InferenceService *.claims name
 serving.kserve.io/InferenceService *.env name
 serving.kserve.io/InferenceService *.ports containerPort,protocol

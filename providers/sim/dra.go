@@ -25,6 +25,20 @@ func (c *Cluster) draSlices() []*unstructured.Unstructured {
 	return out
 }
 
+// gpuClusters is the GPU Operator's GPUCluster "gpu-cluster" when a node
+// runs its DRA stack (NodeSpec.DRA), else none.
+func (c *Cluster) gpuClusters() []*unstructured.Unstructured {
+	for _, n := range c.spec.Nodes {
+		if n.DRA {
+			return []*unstructured.Unstructured{{Object: map[string]any{
+				"apiVersion": engine.KindGPUCluster.GroupVersion().String(), "kind": engine.KindGPUCluster.Kind,
+				"metadata": map[string]any{"name": "gpu-cluster"},
+			}}}
+		}
+	}
+	return nil
+}
+
 // draDevices are what NVIDIA's DRA driver publishes of node spec's GPUs
 // (capacity.DRAGPU): each GPU whole, or in MIG mode its MIG instances, as
 // the simulated GPUs read them back, or for GPUs go-nvml does not simulate
