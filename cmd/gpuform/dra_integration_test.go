@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
@@ -22,6 +26,17 @@ func TestDRAExamplePlanOnTheAPIServer(t *testing.T) {
 	if err := kubeapitest.PublishDRASlices(t.Context(), cfg, kubeapitest.DRANode{Node: "a100-0", Product: "NVIDIA A100-SXM4-80GB", GPUs: 8, MemoryBytes: 80 << 30}); err != nil {
 		t.Fatal(err)
 	}
+	// The other tests' device-plugin pools on a100-0 do not read the slices;
+	// they go all the same.
+	t.Cleanup(func() {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err == nil {
+			err = cs.ResourceV1().ResourceSlices().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+		}
+		if err != nil {
+			t.Errorf("delete the ResourceSlices: %v", err)
+		}
+	})
 	dir := copyExample(t, "dra",
 		`gpu           = "L40S"`, `gpu           = "H100-80GB"`,
 		`"gpuform.dev/node-group" = "l40s"`, `"gpuform.dev/node-group" = "h100"`,

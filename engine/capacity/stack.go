@@ -32,7 +32,8 @@ func advertisesNVIDIA(n *unstructured.Unstructured) bool {
 // plan: the GPU Operator's DRA stack (its GPUCluster), the nodes whose GPUs
 // NVIDIA's DRA driver publishes and those where the device plugin
 // advertises nvidia.com resources. Empty when cfg has no DRA pool and the
-// cluster shows no DRA stack: a device-plugin stack says nothing new.
+// GPU Operator runs no DRA stack: a device-plugin configuration on a
+// device-plugin cluster says nothing new.
 func StackOf(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAInventory) string {
 	draPool := slices.ContainsFunc(cfg.Pools, (*config.Pool).DRA)
 	driver, plugin := 0, 0
@@ -44,7 +45,7 @@ func StackOf(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAInve
 			plugin++
 		}
 	}
-	if !draPool && len(dra.GPUClusters) == 0 && driver == 0 {
+	if !draPool && len(dra.GPUClusters) == 0 {
 		return ""
 	}
 	var parts []string

@@ -38,7 +38,8 @@ func advertising(name string, plugin bool) *unstructured.Unstructured {
 
 // TestKnowTheStack: plan says which GPU stack it found (the GPU Operator's
 // DRA stack, the nodes of NVIDIA's DRA driver and of the device plugin)
-// when a DRA stack or pool is about, nothing on a device-plugin cluster;
+// when the GPU Operator's DRA stack or a DRA pool is about, nothing for a
+// device-plugin configuration without them (the driver's slices alone);
 // it refuses a device-plugin pool whose nodes advertise no nvidia.com
 // resource under the DRA stack (a GPUCluster, or the driver publishing
 // their GPUs), and lets it be where the device plugin runs or no DRA
@@ -59,8 +60,9 @@ func TestKnowTheStack(t *testing.T) {
 			"the GPU Operator runs its DRA stack (GPUCluster gpu-cluster); NVIDIA's DRA driver publishes the GPUs of 0 nodes; the device plugin advertises nvidia.com resources on 1 node", ""},
 		{"GPUCluster, no plugin", false, capacity.DRAInventory{Served: true, GPUClusters: []string{"gpu-cluster"}},
 			"the GPU Operator runs its DRA stack", "its nodes (h100-0) advertise no nvidia.com resource: the GPU Operator's DRA stack (GPUCluster gpu-cluster) offers their GPUs"},
+		{"driver slices, plugin runs", true, capacity.DRADevicesOf([]*unstructured.Unstructured{h100Slice}, true), "", ""},
 		{"driver slices, no plugin", false, capacity.DRADevicesOf([]*unstructured.Unstructured{h100Slice}, true),
-			"NVIDIA's DRA driver publishes the GPUs of 1 node; the device plugin advertises nvidia.com resources on 0 nodes", "NVIDIA's DRA driver (gpu.nvidia.com) offers their GPUs"},
+			"", "NVIDIA's DRA driver (gpu.nvidia.com) offers their GPUs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
