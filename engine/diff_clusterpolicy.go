@@ -111,8 +111,13 @@ func policyNeeders(d *Desired) (map[string]string, []string) {
 
 // handBack is, per component, the config name gpuform sets when this
 // stack deletes its ConfigMap there (its pools left the GPU Operator's
-// mig-manager or device plugin): the GPU Operator's defaults.
-var handBack = map[string]string{"migManager": "default-mig-parted-config", "devicePlugin": ""}
+// mig-manager or device plugin): the GPU Operator's own defaults, an empty
+// name. For mig-manager, v26 (gpu-operator v26.7.0,
+// controllers/object_controls.go) then makes the mig-parted configuration
+// from the hardware, whereas the name of the old default ConfigMap,
+// default-mig-parted-config, is a custom configuration to it; v25 reads
+// that ConfigMap for an empty name too.
+var handBack = map[string]string{"migManager": "", "devicePlugin": ""}
 
 // ownConfig is gpuform's ConfigMap of each component.
 var ownConfig = map[string]string{"migManager": MIGPartedConfig, "devicePlugin": DevicePluginConf}

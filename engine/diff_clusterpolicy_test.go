@@ -111,7 +111,9 @@ func TestDiffSetsMIGStrategy(t *testing.T) {
 // TestDiffHandsTheClusterPolicyBack: a stack whose MIG pools left the
 // gpu-operator backend (here: for the agent), and so deletes its mig-parted
 // ConfigMap, points the ClusterPolicy's mig-manager back at the GPU
-// Operator's default config instead of dropping the field; later plans
+// Operator's own default, an empty config name (v26 then makes the
+// mig-parted configuration from the hardware; v25 and earlier read
+// default-mig-parted-config), instead of dropping the field; later plans
 // keep what gpuform set (the default, the MIG strategy) rather than drop
 // it. Dropping a field makes server-side apply write its emptied parent as
 // null, which the ClusterPolicy schema refuses: the switch could not be
@@ -128,8 +130,8 @@ func TestDiffHandsTheClusterPolicyBack(t *testing.T) {
 	if c == nil {
 		t.Fatal("no ClusterPolicy change; it points at gpuform's mig-parted ConfigMap, which the switch deletes")
 	}
-	if len(c.Fields) != 1 || c.Fields[0].Path != "spec.migManager.config.name" || c.Fields[0].Before != engine.MIGPartedConfig || c.Fields[0].After != "default-mig-parted-config" {
-		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> default-mig-parted-config", c.Fields, engine.MIGPartedConfig)
+	if len(c.Fields) != 1 || c.Fields[0].Path != "spec.migManager.config.name" || c.Fields[0].Before != engine.MIGPartedConfig || c.Fields[0].After != "" {
+		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> \"\" (the operator's own default)", c.Fields, engine.MIGPartedConfig)
 	}
 
 	// The hand-back applied: gpuform now owns the default. A plan of a
