@@ -150,6 +150,7 @@ docs:
 
 ## lint: go vet and gofmt
 lint:
+	$(GO) mod tidy -diff
 	$(GO) vet ./... ./testdata/bench/...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^testdata/kubeapi/')); \
 	if [ -n "$$out" ]; then echo "gofmt wants to rewrite:"; echo "$$out"; exit 1; fi

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -356,15 +357,7 @@ func (l *loader) decodeDevices(d *decoder, content *hcl.BodyContent, ctx *hcl.Ev
 
 // isCurrencyCode reports whether s has the form of an ISO 4217 code.
 func isCurrencyCode(s string) bool {
-	if len(s) != 3 {
-		return false
-	}
-	for _, r := range s {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
+	return len(s) == 3 && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
 }
 
 // decodeSharing decodes the pool's block typ (time_slicing or mps), nil
@@ -471,10 +464,8 @@ func (d *decoder) str(name, def string) string {
 
 func (d *decoder) enum(name, def string, allowed ...string) string {
 	s := d.str(name, def)
-	for _, a := range allowed {
-		if s == a {
-			return s
-		}
+	if slices.Contains(allowed, s) {
+		return s
 	}
 	shown := fmt.Sprintf("%q", s)
 	if d.meta.IsSensitive(name) {

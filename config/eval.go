@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,12 +108,7 @@ func (l *loader) declare(b *hcl.Block) {
 	case TypeLocals:
 		attrs, diags := b.Body.JustAttributes()
 		l.diags = append(l.diags, diags...)
-		sorted := make([]*hcl.Attribute, 0, len(attrs))
-		for _, a := range attrs {
-			sorted = append(sorted, a)
-		}
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Range.Start.Byte < sorted[j].Range.Start.Byte })
-		for _, a := range sorted {
+		for _, a := range slices.SortedFunc(maps.Values(attrs), func(a, b *hcl.Attribute) int { return a.Range.Start.Byte - b.Range.Start.Byte }) {
 			l.addNode(&node{addr: rootLocal + "." + a.Name, typ: rootLocal, name: a.Name, expr: a.Expr, decl: a.Range}, "local value")
 		}
 	default:
@@ -199,12 +196,7 @@ func (n *node) traversals() []hcl.Traversal {
 	var out []hcl.Traversal
 	var walk func(b *hclsyntax.Body)
 	walk = func(b *hclsyntax.Body) {
-		names := make([]string, 0, len(b.Attributes))
-		for name := range b.Attributes {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(b.Attributes)) {
 			out = append(out, b.Attributes[name].Expr.Variables()...)
 		}
 		for _, nb := range b.Blocks {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 
@@ -88,12 +89,13 @@ func interpolates(t *hclsyntax.TemplateExpr) bool {
 	if len(t.Parts) == 1 && isCall(t.Parts[0], valueFunc) {
 		return false
 	}
-	for _, p := range t.Parts {
-		if lit, ok := p.(*hclsyntax.LiteralValueExpr); !ok || lit.Val.Type() != cty.String {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.Parts, notText)
+}
+
+// notText reports whether a template part is anything but literal text.
+func notText(p hclsyntax.Expression) bool {
+	lit, ok := p.(*hclsyntax.LiteralValueExpr)
+	return !ok || lit.Val.Type() != cty.String
 }
 
 // measured is expr as an argument of valueFunc, once.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -218,26 +219,13 @@ func literal(expr hcl.Expression) bool {
 	case *hclsyntax.LiteralValueExpr:
 		return true
 	case *hclsyntax.TemplateExpr:
-		for _, p := range e.Parts {
-			if lit, ok := p.(*hclsyntax.LiteralValueExpr); !ok || lit.Val.Type() != cty.String {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(e.Parts, notText)
 	case *hclsyntax.TupleConsExpr:
-		for _, x := range e.Exprs {
-			if !literal(x) {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(e.Exprs, func(x hclsyntax.Expression) bool { return !literal(x) })
 	case *hclsyntax.ObjectConsExpr:
-		for _, item := range e.Items {
-			if !literal(item.KeyExpr) || !literal(item.ValueExpr) {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(e.Items, func(item hclsyntax.ObjectConsItem) bool {
+			return !literal(item.KeyExpr) || !literal(item.ValueExpr)
+		})
 	case *hclsyntax.ObjectConsKeyExpr:
 		// A bare name is the key itself (as HCL's ObjectConsKeyExpr reads
 		// it), not a reference.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing/fstest"
@@ -308,12 +310,7 @@ func dropCascades(diags hcl.Diagnostics) hcl.Diagnostics {
 // environment.
 func hashInputs(files map[string]*hcl.File, opts Options) string {
 	h := sha256.New()
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		fmt.Fprintf(h, "file %q %d\n", n, len(files[n].Bytes))
 		h.Write(files[n].Bytes)
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"sort"
 
@@ -436,12 +437,8 @@ func rangeCount(content *hcl.BodyContent) int {
 // arguments, the given extra attributes, name and address.
 func objectValue(meta *Meta, vals map[string]cty.Value, extra map[string]cty.Value) cty.Value {
 	attrs := make(map[string]cty.Value, len(vals)+len(extra)+2)
-	for k, v := range vals {
-		attrs[k] = v
-	}
-	for k, v := range extra {
-		attrs[k] = v
-	}
+	maps.Copy(attrs, vals)
+	maps.Copy(attrs, extra)
 	attrs["name"] = cty.StringVal(meta.Name)
 	attrs["address"] = cty.StringVal(meta.Address)
 	return cty.ObjectVal(attrs)

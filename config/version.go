@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -56,21 +57,10 @@ func SatisfiesVersion(c string, have string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cmp := 0
-	for i := range want {
-		g := 0
-		if i < len(got) {
-			g = got[i]
-		}
-		if g != want[i] {
-			if g < want[i] {
-				cmp = -1
-			} else {
-				cmp = 1
-			}
-			break
-		}
-	}
+	// Compare as many components as want gives, a missing one as 0.
+	g := make([]int, len(want))
+	copy(g, got)
+	cmp := slices.Compare(g, want)
 	switch op {
 	case ">=":
 		return cmp >= 0, nil

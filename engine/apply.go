@@ -605,20 +605,15 @@ func (ex *executor) do(ctx context.Context, c *Change) error {
 // for the new one; mig-manager or the agent takes the field over.
 func withPendingState(n *unstructured.Unstructured, key string) *unstructured.Unstructured {
 	n = n.DeepCopy()
+	get, set := n.GetLabels, n.SetLabels
 	if key == agentv1.AnnotMIGState {
-		a := n.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[key] = "pending"
-		n.SetAnnotations(a)
-		return n
+		get, set = n.GetAnnotations, n.SetAnnotations
 	}
-	l := n.GetLabels()
-	if l == nil {
-		l = map[string]string{}
+	m := get()
+	if m == nil {
+		m = map[string]string{}
 	}
-	l[key] = "pending"
-	n.SetLabels(l)
+	m[key] = "pending"
+	set(m)
 	return n
 }

@@ -111,12 +111,13 @@ func policyNeeders(d *Desired) (map[string]string, []string) {
 
 // handBack is, per component, the config name gpuform sets when this
 // stack deletes its ConfigMap there (its pools left the GPU Operator's
-// mig-manager or device plugin): the GPU Operator's own defaults, an empty
-// name. For mig-manager, v26 (gpu-operator v26.7.0,
-// controllers/object_controls.go) then makes the mig-parted configuration
-// from the hardware, whereas the name of the old default ConfigMap,
-// default-mig-parted-config, is a custom configuration to it; v25 reads
-// that ConfigMap for an empty name too.
+// mig-manager or device plugin): the GPU Operator's defaults, no name.
+// Read from github.com/NVIDIA/gpu-operator (Apache License 2.0),
+// controllers/object_controls.go: at v26.3.3 mig-manager without a name
+// generates its configuration from the hardware, and any name (its old
+// default ConfigMap's, default-mig-parted-config, too) is a custom
+// configuration that turns that off; at v25.3.4 no name reads that
+// default ConfigMap.
 var handBack = map[string]string{"migManager": "", "devicePlugin": ""}
 
 // ownConfig is gpuform's ConfigMap of each component.

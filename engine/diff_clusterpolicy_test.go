@@ -111,9 +111,7 @@ func TestDiffSetsMIGStrategy(t *testing.T) {
 // TestDiffHandsTheClusterPolicyBack: a stack whose MIG pools left the
 // gpu-operator backend (here: for the agent), and so deletes its mig-parted
 // ConfigMap, points the ClusterPolicy's mig-manager back at the GPU
-// Operator's own default, an empty config name (v26 then makes the
-// mig-parted configuration from the hardware; v25 and earlier read
-// default-mig-parted-config), instead of dropping the field; later plans
+// Operator's default config instead of dropping the field; later plans
 // keep what gpuform set (the default, the MIG strategy) rather than drop
 // it. Dropping a field makes server-side apply write its emptied parent as
 // null, which the ClusterPolicy schema refuses: the switch could not be
@@ -130,8 +128,12 @@ func TestDiffHandsTheClusterPolicyBack(t *testing.T) {
 	if c == nil {
 		t.Fatal("no ClusterPolicy change; it points at gpuform's mig-parted ConfigMap, which the switch deletes")
 	}
+	// The GPU Operator's default is no name: v26 then generates the MIG
+	// configuration from the hardware (any name, its old default
+	// ConfigMap's too, is a custom configuration there), and v25 reads its
+	// default ConfigMap.
 	if len(c.Fields) != 1 || c.Fields[0].Path != "spec.migManager.config.name" || c.Fields[0].Before != engine.MIGPartedConfig || c.Fields[0].After != "" {
-		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> \"\" (the operator's own default)", c.Fields, engine.MIGPartedConfig)
+		t.Errorf("ClusterPolicy fields %+v, want only spec.migManager.config.name %s -> \"\"", c.Fields, engine.MIGPartedConfig)
 	}
 
 	// The hand-back applied: gpuform now owns the default. A plan of a

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,12 +148,7 @@ func walkElements(path []string, want, have []any, labels []string, lk *listKeys
 }
 
 func hasMaps(l []any) bool {
-	for _, e := range l {
-		if _, ok := e.(map[string]any); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(l, func(e any) bool { _, ok := e.(map[string]any); return ok })
 }
 
 // isZero reports whether v is false, 0 or "".

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,12 +54,7 @@ func DiffOwned(reg *kinds.Registry, desired map[string]any, live *unstructured.U
 
 // hasPath reports whether fs has a difference at path p.
 func hasPath(fs []FieldDiff, p string) bool {
-	for _, f := range fs {
-		if f.Path == p {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs, func(f FieldDiff) bool { return f.Path == p })
 }
 
 // ForeignPaths returns the fields of live that a field manager other than

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -78,12 +78,7 @@ func knownAddresses(p *Plan, d *Desired) []string {
 			set[c.Address] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for a := range set {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // targetClosure is the keys of d's objects at the wanted addresses, the

@@ -11,14 +11,12 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/gpuform/gpuform/internal/clidoc"
 )
 
 // ciCommand is a gpuform command line of a CI integration's script.
 type ciCommand struct {
 	where string // the job or step, as ciScripts names it
-	quote clidoc.Quote
+	quote Quote
 }
 
 // ciIntegrations are the files whose scripts run gpuform, with the commands
@@ -62,7 +60,7 @@ func ciCommands(t *testing.T, src []byte) []ciCommand {
 		script = strings.ReplaceAll(script, "\\\n", " ")
 		for i, line := range strings.Split(script, "\n") {
 			for _, seg := range shellSegments(line) {
-				words, err := clidoc.Split(strings.TrimSpace(seg))
+				words, err := Split(strings.TrimSpace(seg))
 				if err != nil {
 					if gpuformWord.MatchString(seg) {
 						t.Errorf("%s line %d: %v", where, i+1, err)
@@ -79,7 +77,7 @@ func ciCommands(t *testing.T, src []byte) []ciCommand {
 				for _, w := range words[1:] {
 					quoted = append(quoted, "'"+strings.ReplaceAll(w, "'", `'\''`)+"'")
 				}
-				out = append(out, ciCommand{where: where, quote: clidoc.Quote{Line: i + 1, Text: strings.Join(quoted, " ")}})
+				out = append(out, ciCommand{where: where, quote: Quote{Line: i + 1, Text: strings.Join(quoted, " ")}})
 			}
 		}
 	}
@@ -157,11 +155,11 @@ func TestCICommandsExist(t *testing.T) {
 			}
 			seen := map[string]bool{}
 			for _, c := range ciCommands(t, src) {
-				if err := clidoc.Check(docsRoot(), c.quote); err != nil {
+				if err := Check(docsRoot(), c.quote); err != nil {
 					t.Errorf("%s: %s line %d: %s\n  %v", name, c.where, c.quote.Line, c.quote.Text, err)
 					continue
 				}
-				args, _ := clidoc.Split(c.quote.Text)
+				args, _ := Split(c.quote.Text)
 				cmd, _, _ := docsRoot().Find(args[1:])
 				seen[cmd.CommandPath()] = true
 			}
@@ -200,7 +198,7 @@ func TestCICommandsCheckFails(t *testing.T) {
 			}
 			var failed []string
 			for _, c := range ciCommands(t, bytes.Replace(src, []byte(tt.old), []byte(tt.new), 1)) {
-				if err := clidoc.Check(docsRoot(), c.quote); err != nil {
+				if err := Check(docsRoot(), c.quote); err != nil {
 					failed = append(failed, err.Error())
 				}
 			}

@@ -13,8 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/gpuform/gpuform/internal/clidoc"
 )
 
 // repoRoot is the repository's root, seen from this package.
@@ -59,7 +57,7 @@ func docsRoot() *cobra.Command {
 // fails when a command, a flag, a default or a help text changed and they
 // were not regenerated.
 func TestCLIReference(t *testing.T) {
-	got := clidoc.Reference(docsRoot(), "make docs")
+	got := Reference(docsRoot(), "make docs")
 	if *update {
 		if err := os.WriteFile(cliDoc, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -77,7 +75,7 @@ func TestCLIReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spliced, err := clidoc.Splice(src, "commands", clidoc.Summary(docsRoot(), "docs/cli.md"))
+	spliced, err := Splice(src, "commands", Summary(docsRoot(), "docs/cli.md"))
 	if err != nil {
 		t.Fatalf("README.md: %v", err)
 	}
@@ -119,7 +117,7 @@ func firstDifference(want, got string) string {
 func TestDocsCommandLines(t *testing.T) {
 	checked := 0
 	for name, src := range docFiles(t) {
-		for _, b := range clidoc.Blocks(src) {
+		for _, b := range Blocks(src) {
 			for i, l := range b.Lines {
 				if strings.HasPrefix(l, "global:") {
 					t.Errorf("%s:%d: lists the global flags by hand; link to cli.md#global-flags, which make docs keeps true", name, b.Line+1+i)
@@ -128,7 +126,7 @@ func TestDocsCommandLines(t *testing.T) {
 		}
 		for _, q := range append(docCommandLines(src), inlineCommands(src)...) {
 			checked++
-			if err := clidoc.Check(docsRoot(), q); err != nil {
+			if err := Check(docsRoot(), q); err != nil {
 				t.Errorf("%s:%d: %s\n  %v", name, q.Line, q.Text, err)
 			}
 		}
@@ -144,11 +142,11 @@ var shellBlock = map[string]bool{"": true, "sh": true, "shell": true, "bash": tr
 
 // docCommandLines are the gpuform command lines of src's code blocks that
 // hold commands.
-func docCommandLines(src []byte) []clidoc.Quote {
-	var out []clidoc.Quote
-	for _, b := range clidoc.Blocks(src) {
+func docCommandLines(src []byte) []Quote {
+	var out []Quote
+	for _, b := range Blocks(src) {
 		if shellBlock[b.Info] {
-			out = append(out, clidoc.BlockCommands(b, "gpuform")...)
+			out = append(out, BlockCommands(b, "gpuform")...)
 		}
 	}
 	return out
@@ -158,17 +156,17 @@ func docCommandLines(src []byte) []clidoc.Quote {
 // command ("gpuform plan --base REF"), to be checked as usage lines: the
 // command and the flags' names. A span whose second word is no command
 // ("gpuform stopped: ...") quotes output.
-func inlineCommands(src []byte) []clidoc.Quote {
+func inlineCommands(src []byte) []Quote {
 	root := docsRoot()
-	var out []clidoc.Quote
-	for i, l := range strings.Split(clidoc.Prose(src), "\n") {
+	var out []Quote
+	for i, l := range strings.Split(Prose(src), "\n") {
 		for _, m := range inlineCode.FindAllStringSubmatch(l, -1) {
 			words := strings.Fields(m[1])
 			if len(words) < 2 || words[0] != "gpuform" {
 				continue
 			}
 			if c, _, err := root.Find(words[1:2]); err == nil && c != root || strings.HasPrefix(words[1], "-") {
-				out = append(out, clidoc.Quote{Line: i + 1, Text: m[1], Synopsis: true})
+				out = append(out, Quote{Line: i + 1, Text: m[1], Synopsis: true})
 			}
 		}
 	}
@@ -184,7 +182,7 @@ var inlineCode = regexp.MustCompile("`([^`\n]+)`")
 func quotedMessages(src []byte) []string {
 	var out []string
 	isMsg := func(s string) bool { return strings.HasPrefix(s, "Error: ") || strings.HasPrefix(s, "Warning: ") }
-	for _, b := range clidoc.Blocks(src) {
+	for _, b := range Blocks(src) {
 		for _, l := range b.Lines {
 			if l = strings.TrimSpace(l); isMsg(l) {
 				out = append(out, l)
@@ -204,7 +202,7 @@ func quotedMessages(src []byte) []string {
 func messageColumns(src []byte) []string {
 	var out []string
 	col := -1
-	for _, l := range strings.Split(clidoc.Prose(src), "\n") {
+	for _, l := range strings.Split(Prose(src), "\n") {
 		if !strings.HasPrefix(l, "|") {
 			col = -1
 			continue
@@ -232,7 +230,7 @@ func messageColumns(src []byte) []string {
 // is one the binary can print: each stretch of words of it is in a string
 // literal of the source (values, quoted names and "..." aside).
 func TestDocsQuotedMessages(t *testing.T) {
-	chunks, err := clidoc.Chunks(repoRoot)
+	chunks, err := Chunks(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +240,7 @@ func TestDocsQuotedMessages(t *testing.T) {
 	for name, src := range docFiles(t) {
 		for _, msg := range quotedMessages(src) {
 			checked++
-			if bad := clidoc.Uncovered(msg, chunks); len(bad) > 0 {
+			if bad := Uncovered(msg, chunks); len(bad) > 0 {
 				t.Errorf("%s quotes a message gpuform does not print:\n  %s\n  not printed: %q", name, msg, bad)
 			}
 		}
@@ -250,7 +248,7 @@ func TestDocsQuotedMessages(t *testing.T) {
 	if checked < 10 {
 		t.Errorf("checked only %d quoted messages", checked)
 	}
-	if bad := clidoc.Uncovered("Error: the plan file was changed after it was made; run plan again", chunks); len(bad) == 0 {
+	if bad := Uncovered("Error: the plan file was changed after it was made; run plan again", chunks); len(bad) == 0 {
 		t.Error("a message gpuform no longer prints passes the check")
 	}
 }
@@ -310,7 +308,7 @@ func TestDocsCiteOnlyTheRepository(t *testing.T) {
 
 // proseOf is src without its code blocks and code spans.
 func proseOf(src []byte) string {
-	return inlineCode.ReplaceAllString(clidoc.Prose(src), "code")
+	return inlineCode.ReplaceAllString(Prose(src), "code")
 }
 
 // headingAnchors are the anchors of src's headings, as GitHub makes them
@@ -318,11 +316,11 @@ func proseOf(src []byte) string {
 func headingAnchors(src []byte) map[string]bool {
 	out := map[string]bool{}
 	count := map[string]int{}
-	for _, l := range strings.Split(clidoc.Prose(src), "\n") {
+	for _, l := range strings.Split(Prose(src), "\n") {
 		if !strings.HasPrefix(l, "#") {
 			continue
 		}
-		a := clidoc.Anchor(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		a := Anchor(strings.TrimSpace(strings.TrimLeft(l, "#")))
 		if n := count[a]; n > 0 {
 			out[a+"-"+strconv.Itoa(n)] = true
 		} else {
@@ -350,7 +348,7 @@ func TestDocsFlagTables(t *testing.T) {
 		root := docsRoot()
 		// A table's command is the first of the code block before it.
 		blockCmd := map[int]*cobra.Command{} // by the line of the block's end
-		for _, b := range clidoc.Blocks(src) {
+		for _, b := range Blocks(src) {
 			for _, l := range b.Lines {
 				if q, ok := strings.CutPrefix(strings.TrimPrefix(l, "$ "), "gpuform "); ok {
 					if c, _, err := root.Find(strings.Fields(strings.Split(q, "[")[0])); err == nil {
@@ -362,7 +360,7 @@ func TestDocsFlagTables(t *testing.T) {
 		}
 		var cmd *cobra.Command
 		header := false
-		for i, l := range strings.Split(clidoc.Prose(src), "\n") {
+		for i, l := range strings.Split(Prose(src), "\n") {
 			if c, ok := blockCmd[i+1]; ok {
 				cmd = c
 			}

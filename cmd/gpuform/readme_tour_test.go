@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gpuform/gpuform/internal/clidoc"
 )
 
 // tourStep is one command of README.md's tour with what it shows.
@@ -41,7 +39,7 @@ func tourSteps(t *testing.T, readme []byte, region string) []tourStep {
 	}
 	offset := bytes.Count(readme[:begin], []byte("\n"))
 	var steps []tourStep
-	for _, b := range clidoc.Blocks(readme[begin:end]) {
+	for _, b := range Blocks(readme[begin:end]) {
 		if b.Info != "console" {
 			continue
 		}
@@ -95,7 +93,7 @@ func TestReadmeTour(t *testing.T) {
 	steps := tourSteps(t, readme, "tour")
 	ran := map[string]bool{}
 	for _, s := range steps {
-		if args, _ := clidoc.Split(s.cmd); len(args) > 1 && args[0] == "gpuform" {
+		if args, _ := Split(s.cmd); len(args) > 1 && args[0] == "gpuform" {
 			ran[args[1]] = true
 		}
 	}
@@ -169,7 +167,7 @@ func runSteps(t *testing.T, steps []tourStep, tmp string, replace map[string]str
 	for _, s := range steps {
 		cmd := subst(s.cmd)
 		var r result
-		if args, err := clidoc.Split(cmd); err == nil && len(args) > 0 && args[0] == "gpuform" && !strings.Contains(cmd, "\n") {
+		if args, err := Split(cmd); err == nil && len(args) > 0 && args[0] == "gpuform" && !strings.Contains(cmd, "\n") {
 			// In the steps' directory, as the reader is: paths print as given.
 			t.Chdir(cwd)
 			r = runGpuform(t, nil, append([]string{"--no-color"}, args[1:]...)...)
@@ -259,9 +257,9 @@ func TestReadmeStartsWithDemoAndTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cmds []string
-	for _, b := range clidoc.Blocks(readme) {
+	for _, b := range Blocks(readme) {
 		for _, l := range b.Lines {
-			if words, err := clidoc.Split(strings.TrimPrefix(l, "$ ")); err == nil && len(words) > 0 {
+			if words, err := Split(strings.TrimPrefix(l, "$ ")); err == nil && len(words) > 0 {
 				cmds = append(cmds, strings.Join(words, " "))
 			}
 		}

@@ -6,6 +6,7 @@ package alerting
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 )
@@ -108,9 +109,7 @@ func Rules(s Scope, t Thresholds) []Rule {
 		} else {
 			r.Labels["gpuform_pool"] = Literal(s.Pool)
 		}
-		for k, v := range t.Labels {
-			r.Labels[k] = v
-		}
+		maps.Copy(r.Labels, t.Labels)
 		out = append(out, r)
 	}
 	return out

@@ -185,6 +185,7 @@ func poolRows(cfg *config.Config, quotas *Quotas, p *config.Pool, gpusPerNode, b
 			requested[GPUResource(p)] += m.MinReplicas * m.GPUs
 		}
 	}
+	requested = draTotals(cfg.Settings.Stack, p, requested) // a DRA pool's models ask for its classes' devices
 	resources := map[string]bool{}
 	for _, m := range []map[string]int{total, quota, requested} {
 		for r := range m {

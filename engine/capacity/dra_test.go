@@ -180,3 +180,36 @@ func TestDRADevicesOf(t *testing.T) {
 		t.Errorf("GPUs = %d, want 1 (two MIG devices of one GPU)", n)
 	}
 }
+
+// TestDRAModelsRequestTheirClass: a model on a DRA pool requests devices
+// of the pool's DeviceClass for its slice (or whole GPUs), in that row,
+// not in a row of the device plugin's resource the pool does not offer.
+func TestDRAModelsRequestTheirClass(t *testing.T) {
+	src := draSrc("7", "2") + `
+model "m" {
+  tenant      = tenant.a
+  pool        = pool.a100
+  slice       = "1g.10gb"
+  format      = "onnx"
+  storage_uri = "s3://models/m"
+  replicas    = { min = 3, max = 4 }
+}
+`
+	dra := capacity.DRADevicesOf([]*unstructured.Unstructured{
+		draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb"),
+		draNode("h100-0", "NVIDIA H100 80GB HBM3", 2),
+	}, true)
+	c, diags := capacity.CheckFrom(enginetest.LoadSource(t, src), draNodes(), dra, nil, mig.Default())
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	for _, r := range c.Rows {
+		want := 0
+		if r.Resource == "gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices" {
+			want = 3
+		}
+		if r.Requested != want || strings.HasPrefix(r.Resource, "nvidia.com/") {
+			t.Errorf("row %+v, want requested %d and a DeviceClass's resource", r, want)
+		}
+	}
+}

@@ -30,6 +30,47 @@ type BlockQuota struct {
 	Offered []string
 	// Nominal is what the block claims by resource, zero amounts left out.
 	Nominal Counts
+	stack   string
+}
+
+// Resource is the resource that key of quota block b (a MIG profile, or
+// "gpus") counts: the profile's resource, or b's pool's GPU resource; on a
+// DRA pool, the device quota of the pool's DeviceClass for it.
+func (b BlockQuota) Resource(key string) string {
+	return keyResource(b.stack, b.Block.Pool, key)
+}
+
+// Limits maps borrowing or lending limits of b's block (by MIG profile or
+// "gpus") to the resources they limit.
+func (b BlockQuota) Limits(limits map[string]int) Counts {
+	out := make(Counts, len(limits))
+	for k, v := range limits {
+		out[b.Resource(k)] = int64(v)
+	}
+	return out
+}
+
+// keyResource is Resource for quota key key of pool p in stack.
+func keyResource(stack string, p *config.Pool, key string) string {
+	switch {
+	case p != nil && p.DRA() && key == "gpus":
+		return DeviceClassQuota(DeviceClass(stack, p.Name, WholeGPUClass))
+	case p != nil && p.DRA():
+		return DeviceClassQuota(DeviceClass(stack, p.Name, key))
+	case key == "gpus":
+		return GPUResource(p)
+	}
+	return mig.Resource(key)
+}
+
+// QuotaKey is the key of a ResourceQuota's spec.hard that bounds the
+// requests of resource r: requests.<r>, and a DeviceClass's device quota
+// as it is (it has no requests. form).
+func QuotaKey(r string) string {
+	if _, ok := IsDeviceClassQuota(r); ok {
+		return r
+	}
+	return "requests." + r
 }
 
 // TenantQuota is a tenant's GPU quota, the one value every reader of it
@@ -76,7 +117,7 @@ func QuotasOf(cfg *config.Config) *Quotas {
 	for _, t := range cfg.Tenants {
 		tq := &TenantQuota{Tenant: t, Offered: qs.Offered}
 		for _, q := range t.Quotas {
-			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(stack, q)}
+			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(stack, q), stack: stack}
 			if q.Pool != nil {
 				b.Offered = offered(stack, q.Pool)
 			}
@@ -97,29 +138,17 @@ func (qs *Quotas) Of(t *config.Tenant) *TenantQuota {
 	return &TenantQuota{Tenant: t}
 }
 
-// blockNominal is what quota block q claims, by GPU resource: its slices
-// as MIG resources and its gpus as its pool's GPU resource (on a DRA pool
-// the device quotas of the pool's DeviceClasses), zero amounts left out.
+// blockNominal is what quota block q claims, by GPU resource (keyResource):
+// its slices by MIG profile and its gpus, zero amounts left out.
 func blockNominal(stack string, q *config.Quota) Counts {
 	res := Counts{}
-	if q.Pool.DRA() {
-		for prof, n := range q.Slices {
-			if n > 0 {
-				res[DeviceClassQuota(DeviceClass(stack, q.Pool.Name, prof))] += int64(n)
-			}
-		}
-		if q.GPUs > 0 {
-			res[DeviceClassQuota(DeviceClass(stack, q.Pool.Name, WholeGPUClass))] += int64(q.GPUs)
-		}
-		return res
-	}
 	for prof, n := range q.Slices {
 		if n > 0 {
-			res[mig.Resource(prof)] += int64(n)
+			res[keyResource(stack, q.Pool, prof)] += int64(n)
 		}
 	}
 	if q.GPUs > 0 {
-		res[GPUResource(q.Pool)] += int64(q.GPUs)
+		res[keyResource(stack, q.Pool, "gpus")] += int64(q.GPUs)
 	}
 	return res
 }

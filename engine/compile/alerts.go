@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/gpuform/gpuform/config"
@@ -40,9 +41,7 @@ func (c *compiler) alerts() {
 	}
 	for _, a := range c.cfg.Alerts {
 		labels := map[string]string{"severity": a.Severity, "gpuform_stack": c.stack}
-		for k, v := range a.Labels {
-			labels[k] = v
-		}
+		maps.Copy(labels, a.Labels)
 		r := alerting.Rule{Alert: a.Label, Expr: a.Expr, For: a.For, Labels: labels, Annotations: a.Annotations}
 		c.prometheusRule(a.Address, alertRuleName(c.stack, a.Name), []alerting.Rule{r})
 	}

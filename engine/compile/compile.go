@@ -172,6 +172,9 @@ func (c *compiler) model(m *config.Model) {
 		predictor["priorityClassName"] = w.Priority.Name
 		w.DependsOn = append(w.DependsOn, engine.KeyFor(engine.KindPriorityClass, "", w.Priority.Name))
 	}
+	if m.Pool.DRA() {
+		c.add(m.Address, c.draModel(m, w, modelSpec))
+	}
 	isvc := newObject(engine.KindInferenceService, ns, m.Name, c.stack, m.Address)
 	meta := isvc.Object["metadata"].(map[string]any)
 	w.Labels, w.Annotations = meta["labels"].(map[string]any), meta["annotations"].(map[string]any)

@@ -94,10 +94,13 @@ func draProductNames(g *mig.GPU) []string {
 // what the driver publishes of a device and not by node, so two DRA pools
 // of one GPU model cannot be told apart (a quota on one would admit the
 // other's devices); sharing by time-slicing or MPS is the device plugin's;
-// and what this release does not yet compile for DRA (models, Kueue's and
-// Volcano's quotas) is refused rather than left without a limit.
+// what this release does not yet compile for DRA (Volcano's quotas) is
+// refused rather than left without a limit; and under Kueue, whose
+// configuration maps at most kueueMaxDeviceClasses DeviceClasses to quota
+// resources, a stack with more classes is refused.
 func (v *validator) draPools() {
 	byModel := map[string]*config.Pool{}
+	classes := 0
 	for _, p := range v.cfg.Pools {
 		if !p.DRA() {
 			continue
@@ -105,11 +108,14 @@ func (v *validator) draPools() {
 		if s := p.Shared(); s != nil {
 			v.errorf(s.DeclRange, "Sharing on a DRA pool", "Pool %s has mode = \"dra\": NVIDIA's DRA driver does not share a GPU by time-slicing or MPS the way the device plugin does; remove the block or set mode = \"device_plugin\".", p.Name)
 		}
-		if sched := v.cfg.Settings.Scheduler; sched != config.SchedulerNone {
-			v.errorf(p.Range("mode"), "DRA pool under a queueing scheduler", "Pool %s has mode = \"dra\", but gpuform does not yet write %s quotas for DeviceClasses; set scheduler = \"none\" or mode = \"device_plugin\".", p.Name, sched)
+		if sched := v.cfg.Settings.Scheduler; sched == config.SchedulerVolcano {
+			v.errorf(p.Range("mode"), "DRA pool under a queueing scheduler", "Pool %s has mode = \"dra\", but gpuform does not yet write %s quotas for DeviceClasses; set scheduler = \"none\" or \"kueue\", or mode = \"device_plugin\".", p.Name, sched)
 		}
 		for class := range capacity.DeviceClasses(v.cfg.Settings.Stack, p) {
 			v.name(p.Range("mode"), "The DeviceClass name", class, validation.IsDNS1123Subdomain)
+			if classes++; classes == kueueMaxDeviceClasses+1 && v.cfg.Settings.Scheduler == config.SchedulerKueue {
+				v.errorf(p.Range("mode"), "Too many DeviceClasses for Kueue", "The stack's DRA pools have more than %d DeviceClasses (pool %s's take it past that). Kueue counts a workload's devices only of a DeviceClass its configuration maps to a resource (resources.deviceClassMappings), at most %d mappings, and gpuform maps each class to its own resource, so that a quota on one pool is not spent on another's devices. Use fewer MIG profiles on DRA pools, or mode = \"device_plugin\" on some.", kueueMaxDeviceClasses, p.Name, kueueMaxDeviceClasses)
+			}
 		}
 		g := v.gpus[p]
 		if g == nil {
@@ -126,8 +132,9 @@ func (v *validator) draPools() {
 		byModel[g.Key] = p
 	}
 	for _, m := range v.cfg.Models {
-		if m.Pool.DRA() {
-			v.errorf(m.Range("pool"), "Model on a DRA pool", "Model %s runs on pool %s, which has mode = \"dra\"; gpuform does not yet write ResourceClaimTemplates for models. Use a pool with mode = \"device_plugin\".", m.Name, m.Pool.Name)
+		if m.Pool != nil && m.Pool.DRA() {
+			name, _, _ := draTemplate(m)
+			v.name(m.DeclRange, "The ResourceClaimTemplate name", name, validation.IsDNS1123Subdomain)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -198,8 +199,100 @@ pool "p" {
 		{"DRA pool under Kueue", "kueue", `
 pool "p" {
   gpu  = "H100-80GB"
+  mode = "dra"
+}`, ""},
+		{"DRA pool under Volcano", "volcano", `
+pool "p" {
+  gpu  = "H100-80GB"
   mode = "dra" # here
 }`, "DRA pool under a queueing scheduler"},
+		{"more DeviceClasses than Kueue maps", "kueue", `
+pool "p" {
+  gpu        = "A100-80GB"
+  mode       = "dra"
+  mig_layout = mig_layout.all
+}
+pool "q" {
+  gpu        = "H100-80GB"
+  mode       = "dra"
+  mig_layout = mig_layout.h
+}
+pool "r" {
+  gpu  = "L4"
+  mode = "dra" # here
+}
+mig_layout "all" {
+  gpu = "A100-80GB"
+  device {
+    indexes = [0]
+    slices  = { "1g.10gb" = 7 }
+  }
+  device {
+    indexes = [1]
+    slices  = { "1g.20gb" = 4 }
+  }
+  device {
+    indexes = [2]
+    slices  = { "2g.20gb" = 3 }
+  }
+  device {
+    indexes = [3]
+    slices  = { "3g.40gb" = 2 }
+  }
+  device {
+    indexes = [4]
+    slices  = { "4g.40gb" = 1 }
+  }
+  device {
+    indexes = [5]
+    slices  = { "7g.80gb" = 1 }
+  }
+  device {
+    indexes = [6]
+    enabled = false
+  }
+  device {
+    indexes = [7]
+    slices  = { "1g.10gb+me" = 1 }
+  }
+}
+mig_layout "h" {
+  gpu = "H100-80GB"
+  device {
+    indexes = [0]
+    slices  = { "1g.10gb" = 7 }
+  }
+  device {
+    indexes = [1]
+    slices  = { "1g.20gb" = 4 }
+  }
+  device {
+    indexes = [2]
+    slices  = { "2g.20gb" = 3 }
+  }
+  device {
+    indexes = [3]
+    slices  = { "3g.40gb" = 2 }
+  }
+  device {
+    indexes = [4]
+    slices  = { "4g.40gb" = 1 }
+  }
+  device {
+    indexes = [5]
+    slices  = { "7g.80gb" = 1 }
+  }
+  device {
+    indexes = [6]
+    enabled = false
+  }
+  device {
+    indexes = [7]
+    slices  = { "1g.10gb+me" = 1 }
+  }
+}`, "Too many DeviceClasses for Kueue"},
+		// A model on a DRA pool is valid and compiles (a ResourceClaimTemplate,
+		// TestDRAModelClaimTemplate); its checks are those of every model.
 		{"model on a DRA pool", "none", `
 pool "p" {
   gpu  = "H100-80GB"
@@ -212,15 +305,152 @@ tenant "t" {
 }
 model "m" {
   tenant      = tenant.t
-  pool        = pool.p # here
+  pool        = pool.p
+  gpus        = 1
   format      = "onnx"
   storage_uri = "s3://m"
-}`, "Model on a DRA pool"},
+}`, ""},
+		{"whole GPUs on a DRA MIG pool", "none", `
+mig_layout "l" {
+  gpu    = "A100-40GB"
+  slices = { "1g.5gb" = 7 }
+}
+pool "p" {
+  gpu        = "A100-40GB"
+  mode       = "dra"
+  mig_layout = mig_layout.l
+}
+tenant "t" {
+  quota "p" {
+    slices = { "1g.5gb" = 1 }
+  }
+}
+model "m" {
+  tenant      = tenant.t
+  pool        = pool.p
+  gpus        = 1 # here
+  format      = "onnx"
+  storage_uri = "s3://m"
+}`, "Whole GPUs on a MIG pool"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := strings.Replace(head, "SCHED", tt.sched, 1) + tt.src
-			validateAtHere(t, src, tt.summary, false)
+			validateAtHere(t, src, tt.summary, tt.summary == "")
 		})
 	}
+}
+
+// draModels are models on each pool of draStack: a slice of the A100s, an
+// H100 and an L4 (a device-plugin pool).
+const draModels = `
+model "vision" {
+  tenant      = tenant.a
+  pool        = pool.a100
+  slice       = "1g.5gb"
+  format      = "onnx"
+  storage_uri = "s3://vision"
+}
+model "chat" {
+  tenant      = tenant.b
+  pool        = pool.h100
+  gpus        = 1
+  format      = "huggingface"
+  storage_uri = "s3://chat"
+}
+model "ocr" {
+  tenant      = tenant.c
+  pool        = pool.l4
+  gpus        = 2
+  format      = "onnx"
+  storage_uri = "s3://ocr"
+}
+`
+
+// TestDRAModelClaimTemplate: a model on a DRA pool gets a
+// ResourceClaimTemplate in its tenant's namespace asking for its slice or
+// GPUs of the pool's DeviceClass, named by what it asks for (a template's
+// spec is immutable), and its InferenceService's predictor claims from it
+// (pod resourceClaims, the model container's resources.claims) instead of
+// asking for an extended resource, and waits for it; a model on a
+// device-plugin pool is unchanged.
+func TestDRAModelClaimTemplate(t *testing.T) {
+	d := compileDRA(t, draStack+draModels)
+	tmplKind := engine.BuiltinKind("resource.k8s.io", "ResourceClaimTemplate")
+	templates := draObjects(d, tmplKind)
+	isvcs := draObjects(d, engine.KindInferenceService)
+	for _, tc := range []struct {
+		key, tmpl, class string
+		count            int64
+	}{
+		{"a/vision", "a/vision-a100-1g-5gb-1", "gpuform-s-a100-1g-5gb", 1},
+		{"b/chat", "b/chat-h100-gpu-1", "gpuform-s-h100-gpu", 1},
+		{"c/ocr", "", "", 0},
+	} {
+		tmpl, ok := templates[tc.tmpl]
+		isvc := isvcs[tc.key]
+		pred, _, _ := unstructured.NestedMap(isvc.Object, "spec", "predictor")
+		res, _, _ := unstructured.NestedMap(pred, "model", "resources")
+		if tc.class == "" {
+			if len(templates) != 2 {
+				t.Errorf("%s: a model on a device-plugin pool has a ResourceClaimTemplate", tc.key)
+			}
+			if _, ok := pred["resourceClaims"]; ok || res["limits"] == nil {
+				t.Errorf("%s: predictor %v, want the extended resource and no claim", tc.key, pred)
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("%s: no ResourceClaimTemplate %s among %v", tc.key, tc.tmpl, slices.Sorted(maps.Keys(templates)))
+		}
+		reqs, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "spec", "devices", "requests")
+		if len(reqs) != 1 {
+			t.Fatalf("%s: template requests %v, want one", tc.key, reqs)
+		}
+		exactly, _, _ := unstructured.NestedMap(reqs[0].(map[string]any), "exactly")
+		if exactly["deviceClassName"] != tc.class || exactly["count"] != tc.count || exactly["allocationMode"] != "ExactCount" {
+			t.Errorf("%s: template asks for %v, want %d of %s", tc.key, exactly, tc.count, tc.class)
+		}
+		name := reqs[0].(map[string]any)["name"]
+		claims, _, _ := unstructured.NestedSlice(pred, "resourceClaims")
+		want := []any{map[string]any{"name": name, "resourceClaimTemplateName": tmpl.GetName()}}
+		if !equalJSON(claims, want) {
+			t.Errorf("%s: predictor resourceClaims %v, want %v", tc.key, claims, want)
+		}
+		if want := map[string]any{"claims": []any{map[string]any{"name": name}}}; !equalJSON(res, want) {
+			t.Errorf("%s: model resources %v, want %v (no extended resource)", tc.key, res, want)
+		}
+		if !dependsOn(d, engine.KindInferenceService, tc.key, engine.KeyFor(tmplKind, tmpl.GetNamespace(), tmpl.GetName())) {
+			t.Errorf("%s: the InferenceService does not wait for its ResourceClaimTemplate", tc.key)
+		}
+	}
+
+	// Two H100s: another template (the API server would refuse the change
+	// of a template's count), which the InferenceService names.
+	two := compileDRA(t, strings.Replace(draStack, "gpus = 1", "gpus = 2", 1)+strings.Replace(draModels, "gpus        = 1", "gpus        = 2", 1))
+	if _, ok := draObjects(two, tmplKind)["b/chat-h100-gpu-2"]; !ok {
+		t.Errorf("two H100s: templates %v, want b/chat-h100-gpu-2", slices.Sorted(maps.Keys(draObjects(two, tmplKind))))
+	}
+	claims, _, _ := unstructured.NestedSlice(draObjects(two, engine.KindInferenceService)["b/chat"].Object, "spec", "predictor", "resourceClaims")
+	if len(claims) != 1 || claims[0].(map[string]any)["resourceClaimTemplateName"] != "chat-h100-gpu-2" {
+		t.Errorf("two H100s: predictor resourceClaims %v, want the template chat-h100-gpu-2", claims)
+	}
+}
+
+// equalJSON compares two unstructured values by their JSON.
+func equalJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// dependsOn reports whether the object of kind k at key ns/name in d
+// depends on dep.
+func dependsOn(d *engine.Desired, k engine.Kind, key string, dep engine.Key) bool {
+	for _, o := range d.Objects {
+		if o.Object.GroupVersionKind() == k.GroupVersionKind && o.Object.GetNamespace()+"/"+o.Object.GetName() == key {
+			return slices.Contains(o.DependsOn, dep)
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"maps"
 
 	"sigs.k8s.io/yaml"
 
@@ -44,9 +45,7 @@ func (g *gpuOperator) Objects() ([]*engine.Object, error) {
 		return nil, nil
 	}
 	configs := make(map[string]any, len(g.configs)+2)
-	for name, conf := range g.configs {
-		configs[name] = conf
-	}
+	maps.Copy(configs, g.configs)
 	// Keep the operator's own off/on configs so nodes can be reset.
 	configs["all-disabled"] = []any{map[string]any{"devices": "all", "mig-enabled": false}}
 	configs["all-enabled"] = []any{map[string]any{"devices": "all", "mig-enabled": true, "mig-devices": map[string]any{}}}

@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
@@ -13,15 +15,7 @@ func anySensitive(m *config.Meta) bool { return len(m.Sensitive) > 0 }
 // tenantSensitive reports whether a tenant or any of its quota blocks holds
 // a value of a sensitive variable.
 func tenantSensitive(t *config.Tenant) bool {
-	if anySensitive(&t.Meta) {
-		return true
-	}
-	for _, q := range t.Quotas {
-		if anySensitive(&q.Meta) {
-			return true
-		}
-	}
-	return false
+	return anySensitive(&t.Meta) || slices.ContainsFunc(t.Quotas, func(q *config.Quota) bool { return anySensitive(&q.Meta) })
 }
 
 // newObject starts an unstructured object of kind k with the ownership

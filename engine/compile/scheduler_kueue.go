@@ -98,14 +98,14 @@ func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacit
 	extra := capacity.Counts{}
 	for _, b := range tq.Blocks {
 		own := lendableOf(b)
-		borrow := limitsOf(b.Block, b.Block.BorrowingLimit)
+		borrow := b.Limits(b.Block.BorrowingLimit)
 		for _, r := range covered {
 			n := k.lendable[t.Cohort][b.Pool][r] - own[r]
 			if l, ok := borrow[r]; ok && l < n {
 				n = l
 			}
 			if n > 0 {
-				extra["requests."+r] += n
+				extra[capacity.QuotaKey(r)] += n
 			}
 		}
 	}
@@ -138,22 +138,12 @@ func cohortLendable(quotas *capacity.Quotas) map[string]map[string]capacity.Coun
 // capped by its lending limits (a new map: b's is never written).
 func lendableOf(b capacity.BlockQuota) capacity.Counts {
 	res := maps.Clone(b.Nominal)
-	for r, l := range limitsOf(b.Block, b.Block.LendingLimit) {
+	for r, l := range b.Limits(b.Block.LendingLimit) {
 		if n, ok := res[r]; ok && l < n {
 			res[r] = l
 		}
 	}
 	return res
-}
-
-// limitsOf maps borrowing or lending limits of quota q (by profile or
-// "gpus") to their resources.
-func limitsOf(q *config.Quota, limits map[string]int) capacity.Counts {
-	out := make(capacity.Counts, len(limits))
-	for k, v := range limits {
-		out[limitResource(q, k)] = int64(v)
-	}
-	return out
 }
 
 // Applied reads the ClusterQueues' nominal quotas: under Kueue a tenant's
@@ -212,7 +202,7 @@ func clusterQueueSpec(t *config.Tenant, quota *capacity.TenantQuota) map[string]
 	resources := quota.Covered()
 	var flavors []any
 	for _, b := range quota.Blocks {
-		flavors = append(flavors, map[string]any{"name": b.Pool, "resources": flavorResources(b.Block, b.Nominal, resources)})
+		flavors = append(flavors, map[string]any{"name": b.Pool, "resources": flavorResources(b, resources)})
 	}
 	spec := map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": t.Namespace}},
@@ -286,20 +276,14 @@ func (k *kueue) preemption(t *config.Tenant) map[string]any {
 	}
 }
 
-// flavorResources is the nominal quota of each covered resource in one
-// quota block's flavor, with its borrowing and lending limits.
-func flavorResources(q *config.Quota, res capacity.Counts, covered []string) []any {
-	borrow, lend := map[string]int64{}, map[string]int64{}
-	for k, v := range q.BorrowingLimit {
-		borrow[limitResource(q, k)] = int64(v)
-	}
-	for k, v := range q.LendingLimit {
-		lend[limitResource(q, k)] = int64(v)
-	}
+// flavorResources is the nominal quota of each covered resource in quota
+// block b's flavor, with its borrowing and lending limits.
+func flavorResources(b capacity.BlockQuota, covered []string) []any {
+	borrow, lend := b.Limits(b.Block.BorrowingLimit), b.Limits(b.Block.LendingLimit)
 	var rs []any
 	for _, r := range covered {
 		var kv [8]string
-		e := append(kv[:0], "name", r, "nominalQuota", strconv.FormatInt(res[r], 10))
+		e := append(kv[:0], "name", r, "nominalQuota", strconv.FormatInt(b.Nominal[r], 10))
 		if v, ok := borrow[r]; ok {
 			e = append(e, "borrowingLimit", strconv.FormatInt(v, 10))
 		}
@@ -309,15 +293,6 @@ func flavorResources(q *config.Quota, res capacity.Counts, covered []string) []a
 		rs = append(rs, pairs(e...))
 	}
 	return rs
-}
-
-// limitResource maps a borrowing/lending limit key of quota q (a profile
-// or "gpus") to its resource: "gpus" is the GPU resource of q's pool.
-func limitResource(q *config.Quota, key string) string {
-	if key == "gpus" {
-		return capacity.GPUResource(q.Pool)
-	}
-	return engine.MIGResource(key)
 }
 
 // Model labels the model with its LocalQueue and priority, which Kueue

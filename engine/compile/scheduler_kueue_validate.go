@@ -20,6 +20,10 @@ const (
 	// spec.resourceGroups[*].flavors: maxItems 64 (CRD). gpuform writes one
 	// resource group with a flavor per quota block.
 	kueueMaxFlavors = 64
+	// Configuration.resources.deviceClassMappings: at most 16 mappings
+	// (pkg/config/validation.go); gpuform maps each DeviceClass of the
+	// stack to its own resource.
+	kueueMaxDeviceClasses = 16
 	// spec.resourceGroups[*].coveredResources: maxItems 64 (CRD).
 	kueueMaxCoveredResources = 64
 	// validateFlavorResourceCombinations: "number of flavor-resource
@@ -90,7 +94,7 @@ func kueueLimits(tq *capacity.TenantQuota) hcl.Diagnostics {
 			}
 		}
 		for key, n := range q.LendingLimit {
-			quota, covered := b.Nominal[limitResource(q, key)]
+			quota, covered := b.Nominal[b.Resource(key)]
 			if covered && int64(n) > quota {
 				diags = append(diags, errorAt(q.KeyRange("lending_limit", key), "Lending limit over the quota",
 					"lending_limit[%q] is %d, more than this quota block's %d; Kueue refuses a lendingLimit above the nominalQuota (\"must be less than or equal to the nominalQuota\"). A tenant can lend at most its quota.",

@@ -54,11 +54,7 @@ func (c *compiler) namespace(t *config.Tenant) *unstructured.Unstructured {
 func (c *compiler) resourceQuota(t *config.Tenant) *unstructured.Unstructured {
 	limits := capacity.Counts{}
 	for r, n := range c.quotas.Of(t).Hard() {
-		if _, ok := capacity.IsDeviceClassQuota(r); ok {
-			limits[r] = n // a DRA pool's device quota has no requests. prefix
-			continue
-		}
-		limits["requests."+r] = n
+		limits[capacity.QuotaKey(r)] = n
 	}
 	limits.Add(c.sched.ResourceQuota(c.quotas, t))
 	hard := make(map[string]any, len(limits)+3)

@@ -22,7 +22,8 @@ import (
 // shared only once the object is added: content digests unchanged each
 // time; retaken when the registry got DeviceClass, which changes only the
 // desired kinds list, and when every stack with tenants got the
-// device-classes policy): a change that makes compile cheaper must not change what
+// device-classes policy, and when the registry got ResourceClaimTemplate,
+// which again changes only the desired kinds list): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -32,27 +33,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "a559e453ee5352cfe925a00f9719c7b8123fa531d1b1fecf9a3856d92e1f91d3"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "30f9c366f08c9c840e9b878f48963d3452878c3a0e35b305b3a0427856726207"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "1ef82237c71b90ad680f78c9ee32633b1db706cb3a0fb2674acc5ee114dd4477"},
+		}, "2adac2104dbe352df562b35f9a58c3112c55bcb4e9f0dea416373691d61ac720"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "49e857d67d72a9d20a20ceec029c5a987edeec7931a09846bcde872fa6cff756"},
+		}, "a5a3ae8bac7deb7ff4a586cb237e5f2e248a6cc60940804084fdd2370f1b7334"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "612d4d558f3b12a66d2b782ee0e0e675a4db907ecdd0dc75c84ad6fdd0abc915"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "74b7cfb0403880b65e7bf889bc22a09d88592cd3d55256683fe5edc2473ad604"},
+		}, "97166dccdecfa7780530dc4583c1b3aaff2d633aeccf013eb6c962fa69cf1ada"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "03c9a8137f13edb8c050e9d04ad614a16b0e75caa7d4a69945256fae62e7861a"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "a73598e079b0448cf93826455372e667e2e8d61402b02ccc52fbd8bcc42f0ebf"},
+		}, "762418dabcfdae57000bfc656549552bff843d77e713c6297fb43bb83c602a8e"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "48763f55fb5918ec024245e0621f118d4902c0d21156858be23f7701949d14c7"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "785a7334088ef78c223390d2835630b48105043a7364212e9481dfbc9255136a"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "5d4ed2f008f65b4b61ccf14ac9ce1071e4ac5312fc79bcb561737dd293a4e01e"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "ad08a7ab4de274c0012a37c426e3033ea30ebf8eb917f5abe257449b1d633a83"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "bfcb5a147a0734b736ab25658b717b30c8e94c6933a7d4022f59a401f807b1c0"},
+		}, "de680e9b94ad2c31679d4cea8103257e82a34385beec1d60c753a440447ff7cf"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "ac5c78ea7e33575166be8639b9c67c64cb8af2df900a5de0d4ddafb648471b27"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "cd6d4cba24e19fdf3ec706d9a93f5ec24f8918a9de1ef4d5469c311fc2e97320"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "777c328d50208a507bb36dd7ddda29b44da4b76bdf9433a5149e775db6ef5efd"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "5fc001002318ceeeba0fb384816e0a2bde35722351656cec6f1563ff1ef014cb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

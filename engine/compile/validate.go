@@ -379,20 +379,9 @@ func (v *validator) reservedNamespace(ns string) string {
 
 // hasAlerts reports whether the stack writes PrometheusRules.
 func (v *validator) hasAlerts() bool {
-	if len(v.cfg.Alerts) > 0 {
-		return true
-	}
-	for _, p := range v.cfg.Pools {
-		if p.Alerts != nil {
-			return true
-		}
-	}
-	for _, t := range v.cfg.Tenants {
-		if t.Alerts != nil {
-			return true
-		}
-	}
-	return false
+	return len(v.cfg.Alerts) > 0 ||
+		slices.ContainsFunc(v.cfg.Pools, func(p *config.Pool) bool { return p.Alerts != nil }) ||
+		slices.ContainsFunc(v.cfg.Tenants, func(t *config.Tenant) bool { return t.Alerts != nil })
 }
 
 // clusterWideSubject says why a well-formed subject is an identity of the

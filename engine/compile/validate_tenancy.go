@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/gpuform/gpuform/config"
@@ -54,10 +55,5 @@ func (v *validator) onePoolPerResource(quota *capacity.TenantQuota) {
 
 // hasModel reports whether a model of cfg belongs to tenant t.
 func hasModel(cfg *config.Config, t *config.Tenant) bool {
-	for _, m := range cfg.Models {
-		if m.Tenant == t {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(cfg.Models, func(m *config.Model) bool { return m.Tenant == t })
 }

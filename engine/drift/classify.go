@@ -2,6 +2,7 @@ package drift
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -263,12 +264,9 @@ func splitFields(fields, sFields []engine.FieldDiff) (hand, unapplied []engine.F
 
 // overlaps reports whether path equals, contains or lies under a path of fs.
 func overlaps(path string, fs []engine.FieldDiff) bool {
-	for _, f := range fs {
-		if f.Path == path || under(path, f.Path) || under(f.Path, path) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs, func(f engine.FieldDiff) bool {
+		return f.Path == path || under(path, f.Path) || under(f.Path, path)
+	})
 }
 
 // under reports whether path p lies below path prefix.

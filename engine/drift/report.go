@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -102,12 +103,7 @@ func (r *Report) Counts() map[Class]int {
 // Fixable reports whether apply can remove some of the drift: anything but
 // hardware findings without a planned change.
 func (r *Report) Fixable() bool {
-	for _, it := range r.Items {
-		if it.Action != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Items, func(it Item) bool { return it.Action != "" })
 }
 
 // AppliedConfig is the desired state compiled from the configuration at a

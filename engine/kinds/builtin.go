@@ -98,6 +98,9 @@ func builtin() []Entry {
 		// a DRA pool's DeviceClasses (one per pool and MIG profile), which
 		// tenants' ResourceQuotas count devices of,
 		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "DeviceClass")}, Resource: "deviceclasses", Use: Managed, Rank: 12, InstallHint: hintDRA, MinRelease: minKubernetesDRA, Access: managedAccess},
+		// and the ResourceClaimTemplate of each model on a DRA pool, which its
+		// pods' claims are made from,
+		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "ResourceClaimTemplate"), Namespaced: true}, Resource: "resourceclaimtemplates", Use: Managed, Rank: 126, InstallHint: hintDRA, MinRelease: minKubernetesDRA, Access: managedAccess},
 		// the schedulers' queues (Kueue, Volcano) and the models (KServe).
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ResourceFlavor"), Optional: true}, Resource: "resourceflavors", Use: Managed, Rank: 30, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "ClusterQueue"), Optional: true}, Resource: "clusterqueues", Use: Managed, Rank: 100, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},

@@ -34,7 +34,7 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicy",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicyBinding",
 		"kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "rbac.authorization.k8s.io/v1, Kind=RoleBinding", "monitoring.coreos.com/v1, Kind=PrometheusRule",
-		"serving.kserve.io/v1beta1, Kind=InferenceService",
+		"resource.k8s.io/v1, Kind=ResourceClaimTemplate", "serving.kserve.io/v1beta1, Kind=InferenceService",
 	}
 	var got []string
 	for _, k := range kinds.Builtin().Managed() {

@@ -1,6 +1,7 @@
 package mig
 
 import (
+	"maps"
 	"math/bits"
 	"slices"
 	"sort"
@@ -52,9 +53,7 @@ func Relayout(g *GPU, slices map[string]int, sol []Instance, existing []Instance
 			continue
 		}
 		remaining := map[string]int{}
-		for k, v := range slices {
-			remaining[k] = v
-		}
+		maps.Copy(remaining, slices)
 		for _, i := range kept {
 			remaining[existing[i].Profile]--
 		}
@@ -84,9 +83,7 @@ func Relayout(g *GPU, slices map[string]int, sol []Instance, existing []Instance
 // within slices, and returns them with the memory slots they occupy.
 func keepOption(existing []Instance, cand []int, mask int, slices map[string]int) ([]int, uint64, bool) {
 	remaining := map[string]int{}
-	for k, v := range slices {
-		remaining[k] = v
-	}
+	maps.Copy(remaining, slices)
 	var occ uint64
 	var kept []int
 	for j, i := range cand {

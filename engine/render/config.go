@@ -21,8 +21,5 @@ func ConfigSummary(cfg *config.Config) string {
 
 // nounCount is "1 pool", "2 pools".
 func nounCount(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return fmt.Sprintf("%d %s", n, PluralWord(n, one, many))
 }

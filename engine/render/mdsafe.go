@@ -25,9 +25,6 @@ var mdTextEscaper = strings.NewReplacer(
 // in Markdown: a table cell, a list item, a sentence.
 func mdEscape(s string) string { return mdTextEscaper.Replace(s) }
 
-// mdInline escapes text for a Markdown list item.
-func mdInline(s string) string { return mdEscape(s) }
-
 // mdCode writes s as a Markdown code span in a table cell or text: fenced
 // by one backtick more than the longest run of backticks in s (padded with
 // spaces when s starts or ends with one), with | as \| (GitHub splits a

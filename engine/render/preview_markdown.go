@@ -26,7 +26,7 @@ func PreviewMarkdown(pv *engine.Preview) string {
 	if warns := engine.WarningTexts(PreviewWarnings(pv)); len(warns) > 0 {
 		textsafe.Fprintf(&b, "\n#### ⚠️ Warnings\n\n")
 		for _, w := range warns {
-			textsafe.Fprintf(&b, "- %s\n", mdInline(w))
+			textsafe.Fprintf(&b, "- %s\n", mdEscape(w))
 		}
 	}
 	writeRepartitionsMarkdown(&b, p.Repartitions, "####")

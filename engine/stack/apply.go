@@ -77,11 +77,7 @@ func (r *ApplyResult) OK() bool {
 // Once the lock was taken the result is not nil, even with an error: it
 // says whether the lock was released.
 func (s *Stack) Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
-	head, err := s.compile(ctx, planMode())
-	if err != nil {
-		return nil, err
-	}
-	cl, err := s.open(ctx, head.cfg)
+	head, cl, err := s.compileOpen(ctx, planMode())
 	if err != nil {
 		return nil, err
 	}

@@ -36,11 +36,7 @@ var errNotGit = errors.New("not in git")
 // engine.Drift): the configurations at the commits stamped on live objects
 // tell hand edits from changes not applied yet. It never writes.
 func (s *Stack) Drift(ctx context.Context) (*drift.Report, error) {
-	head, err := s.compile(ctx, compileMode{dropSyntax: true})
-	if err != nil {
-		return nil, err
-	}
-	cl, err := s.open(ctx, head.cfg)
+	head, cl, err := s.compileOpen(ctx, compileMode{dropSyntax: true})
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +59,7 @@ type FixResult struct {
 // hardware needs a person: Fix cannot remove it
 // (drift.Report.Fixable). The result is as Apply's.
 func (s *Stack) Fix(ctx context.Context, opts ApplyOptions) (*FixResult, error) {
-	head, err := s.compile(ctx, compileMode{dropSyntax: true})
-	if err != nil {
-		return nil, err
-	}
-	cl, err := s.open(ctx, head.cfg)
+	head, cl, err := s.compileOpen(ctx, compileMode{dropSyntax: true})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,16 @@ func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
 	return cfg, append(diags, compile.Validate(cfg, s.opts.Catalog)...)
 }
 
+// compileOpen compiles the configuration, then opens the cluster it names.
+func (s *Stack) compileOpen(ctx context.Context, mode compileMode) (*loaded, Cluster, error) {
+	head, err := s.compile(ctx, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := s.open(ctx, head.cfg)
+	return head, cl, err
+}
+
 // compile loads, validates and compiles the Stack's configuration, once,
 // stamping the objects with its commit. Diagnostics go to
 // Options.Diagnostics; errors among them end the call with an *engine.ConfigError

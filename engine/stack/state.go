@@ -32,11 +32,7 @@ type StateResult struct {
 // State lists what the stack owns: its inventory record in the cluster
 // (Terraform's state list). It writes nothing.
 func (s *Stack) State(ctx context.Context) (*StateResult, error) {
-	head, err := s.compile(ctx, compileMode{})
-	if err != nil {
-		return nil, err
-	}
-	cl, err := s.open(ctx, head.cfg)
+	head, cl, err := s.compileOpen(ctx, compileMode{})
 	if err != nil {
 		return nil, err
 	}

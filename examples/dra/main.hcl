@@ -4,7 +4,10 @@
 # each tenant's ResourceQuota counts devices per class, so a slice quota on
 # this pool cannot be spent on another. The L40S pool keeps the device
 # plugin's nvidia.com/gpu. Workloads on the A100s ask through a
-# ResourceClaim of class gpuform-dra-a100-1g-10gb or gpuform-dra-a100-3g-40gb.
+# ResourceClaim of class gpuform-dra-a100-1g-10gb or gpuform-dra-a100-3g-40gb;
+# the model "detector" gets a ResourceClaimTemplate
+# vision/detector-a100-1g-10gb-1 asking for one 1g.10gb slice of that
+# class, from which each of its pods claims.
 gpuform {
   stack     = "dra"
   scheduler = "none"
@@ -45,4 +48,13 @@ tenant "speech" {
   quota "l40s" {
     gpus = 2
   }
+}
+
+model "detector" {
+  tenant      = tenant.vision
+  pool        = pool.a100
+  slice       = "1g.10gb"
+  format      = "onnx"
+  storage_uri = "s3://models/detector"
+  replicas    = { min = 1, max = 4 }
 }

@@ -5,6 +5,7 @@ package cliflags
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,10 +77,8 @@ func FlagError(_ *cobra.Command, err error) error {
 // NoColor reports whether env sets NO_COLOR to a non-empty value
 // (no-color.org): the same as --no-color.
 func NoColor(env []string) bool {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "NO_COLOR="); ok && v != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(env, func(kv string) bool {
+		v, ok := strings.CutPrefix(kv, "NO_COLOR=")
+		return ok && v != ""
+	})
 }

@@ -42,8 +42,10 @@ type Kueue struct {
 // in dir: it installs Kueue's CRDs (the module version's), registers its
 // webhooks on loopback and runs its controllers and scheduler with the Job
 // and pod integrations; StartKueue returns once the webhooks answer.
-func StartKueue(srv *Server, dir string) (*Kueue, error) {
-	cmd, stdout, log, err := launch(KueueBinary(), "the Kueue controller manager", "kueue", dir, "--kubeconfig", srv.Kubeconfig, "--dir", dir)
+// flags go to testdata/kueue's command (--dra-mapping RESOURCE=CLASS).
+func StartKueue(srv *Server, dir string, flags ...string) (*Kueue, error) {
+	args := append([]string{"--kubeconfig", srv.Kubeconfig, "--dir", dir}, flags...)
+	cmd, stdout, log, err := launch(KueueBinary(), "the Kueue controller manager", "kueue", dir, args...)
 	if err != nil {
 		return nil, err
 	}

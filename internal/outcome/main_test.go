@@ -57,7 +57,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "outcome: prepare the cluster:", err)
 		return 1
 	}
-	kueue, err := kubeapitest.StartKueue(srv, filepath.Join(dir, "kueue"))
+	kueue, err := kubeapitest.StartKueue(srv, filepath.Join(dir, "kueue"), draKueueMappings()...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "outcome:", err)
 		return 1

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -346,11 +347,7 @@ func (t Target) kubeconfig() (*rest.Config, string, error) {
 		ctxName = raw.CurrentContext
 	}
 	if _, ok := raw.Contexts[ctxName]; !ok || ctxName == "" {
-		names := make([]string, 0, len(raw.Contexts))
-		for n := range raw.Contexts {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(raw.Contexts))
 		if ctxName == "" {
 			return nil, "", fmt.Errorf("the kubeconfig %s has no current context. Pick one with --context NAME (available: %s) or with the cluster block's context", file, listOrNone(names))
 		}

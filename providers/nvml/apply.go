@@ -4,6 +4,7 @@ package nvml
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -121,15 +122,7 @@ type plan struct {
 }
 
 func (p *plan) changes() bool {
-	if p.enable || p.disable || len(p.destroy) > 0 || len(p.create) > 0 {
-		return true
-	}
-	for _, l := range p.keep {
-		if needsComputeFix(l) {
-			return true
-		}
-	}
-	return false
+	return p.enable || p.disable || len(p.destroy) > 0 || len(p.create) > 0 || slices.ContainsFunc(p.keep, needsComputeFix)
 }
 
 // needsComputeFix is true unless the GPU instance has exactly one compute

@@ -3,7 +3,10 @@
 package nvml
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -241,12 +244,7 @@ func processes(dev nvml.Device) ([]agentv1.Process, string) {
 			byPID[out.PID] = out
 		}
 	}
-	var out []agentv1.Process
-	for _, p := range byPID {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
-	return out, warn
+	return slices.SortedFunc(maps.Values(byPID), func(a, b agentv1.Process) int { return cmp.Compare(a.PID, b.PID) }), warn
 }
 
 func safeProcesses(get func() ([]nvml.ProcessInfo, nvml.Return)) (ps []nvml.ProcessInfo, ret nvml.Return) {

@@ -14,8 +14,9 @@ import (
 // workloadControllers are the kube-controller-manager loops added with
 // --workloads: the Job controller makes a Job's pods (and deletes them when
 // Kueue suspends it), so that the pods kube-scheduler binds come from real
-// Jobs.
-var workloadControllers = []string{"job-controller"}
+// Jobs; the ResourceClaim controller makes the ResourceClaims a pod's
+// ResourceClaimTemplates stand for (DRA), which kube-scheduler allocates.
+var workloadControllers = []string{"job-controller", "resourceclaim-controller"}
 
 // schedulerArgs returns the kube-scheduler command line: the default
 // profile (scheduler name "default-scheduler", every default plugin:

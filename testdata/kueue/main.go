@@ -19,7 +19,7 @@
 //
 // Usage:
 //
-//	kueue --kubeconfig FILE --dir DIR [--manifests DIR] [--frameworks LIST] [--ready-timeout D]
+//	kueue --kubeconfig FILE --dir DIR [--manifests DIR] [--frameworks LIST] [--ready-timeout D] [--dra-mapping RESOURCE=CLASS[,CLASS...]]...
 //
 // When the webhooks answer and are registered it prints one line
 // "READY https://127.0.0.1:PORT" (the webhook server) on stdout; nothing
@@ -57,6 +57,14 @@ func run() int {
 	manifests := fs.String("manifests", "", "directory with crds/*.yaml and webhooks.yaml from the Kueue module (default: kueue-manifests beside this binary)")
 	frameworks := fs.String("frameworks", "batch/job,pod", "Kueue job integrations to run, comma-separated")
 	readyTimeout := fs.Duration("ready-timeout", 2*time.Minute, "give up if not ready within this time")
+	var draMappings []string
+	fs.Func("dra-mapping", "RESOURCE=CLASS[,CLASS...]: Kueue counts the devices claimed of each DeviceClass as RESOURCE (resources.deviceClassMappings, with the DynamicResourceAllocation feature gate); repeatable", func(v string) error {
+		if _, _, ok := strings.Cut(v, "="); !ok {
+			return fmt.Errorf("want RESOURCE=CLASS[,CLASS...], got %q", v)
+		}
+		draMappings = append(draMappings, v)
+		return nil
+	})
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -111,7 +119,7 @@ func run() int {
 		return fail(err)
 	}
 	cfgFile := filepath.Join(dir, "config.yaml")
-	if err := writeConfig(cfgFile, certDir, port, strings.Split(*frameworks, ",")); err != nil {
+	if err := writeConfig(cfgFile, certDir, port, strings.Split(*frameworks, ","), draMappings); err != nil {
 		return fail(err)
 	}
 	mgr, err := newManager(ctx, restCfg, cfgFile)

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/controller/tas"
 	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
+	"sigs.k8s.io/kueue/pkg/dra"
 	"sigs.k8s.io/kueue/pkg/features"
 	"sigs.k8s.io/kueue/pkg/metrics"
 	"sigs.k8s.io/kueue/pkg/scheduler"
@@ -76,13 +77,26 @@ integrations:
   frameworks: [%s]
 `
 
-// writeConfig writes Kueue's Configuration file.
-func writeConfig(path, certDir string, port int, frameworks []string) error {
+// writeConfig writes Kueue's Configuration file. Each of draMappings,
+// RESOURCE=CLASS[,CLASS...], is a device-class mapping; with any, the
+// DynamicResourceAllocation feature gate is on.
+func writeConfig(path, certDir string, port int, frameworks, draMappings []string) error {
 	quoted := make([]string, len(frameworks))
 	for i, f := range frameworks {
 		quoted[i] = fmt.Sprintf("%q", strings.TrimSpace(f))
 	}
 	doc := fmt.Sprintf(configTemplate, port, certDir, strings.Join(quoted, ", "))
+	if len(draMappings) > 0 {
+		doc += "featureGates:\n  DynamicResourceAllocation: true\nresources:\n  deviceClassMappings:\n"
+		for _, m := range draMappings {
+			name, classes, _ := strings.Cut(m, "=")
+			quoted = quoted[:0]
+			for _, c := range strings.Split(classes, ",") {
+				quoted = append(quoted, fmt.Sprintf("%q", strings.TrimSpace(c)))
+			}
+			doc += fmt.Sprintf("  - name: %q\n    deviceClassNames: [%s]\n", name, strings.Join(quoted, ", "))
+		}
+	}
 	return os.WriteFile(path, []byte(doc), 0o644)
 }
 
@@ -119,6 +133,12 @@ func newManager(ctx context.Context, restCfg *rest.Config, cfgFile string) (ctrl
 	}
 	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
 		return nil, err
+	}
+	// As cmd/kueue: the device-class mappings are read once, at start.
+	if features.Enabled(features.DynamicResourceAllocation) && cfg.Resources != nil && len(cfg.Resources.DeviceClassMappings) > 0 {
+		if err := dra.CreateMapperFromConfiguration(cfg.Resources.DeviceClassMappings); err != nil {
+			return nil, fmt.Errorf("device-class mappings: %w", err)
+		}
 	}
 	config.AddWebhookSettingsTo(&options, &cfg)
 	metrics.Register()

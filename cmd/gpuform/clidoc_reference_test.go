@@ -1,4 +1,4 @@
-package clidoc
+package main
 
 import (
 	"bytes"
