@@ -39,6 +39,8 @@ var (
 	KindNode             = BuiltinKind("", "Node")
 	KindClusterPolicy    = BuiltinKind(kinds.GroupNVIDIA, "ClusterPolicy")
 	KindRuntimeClass     = BuiltinKind(kinds.GroupNode, "RuntimeClass")
+	KindResourceSlice    = BuiltinKind(kinds.GroupResource, "ResourceSlice")
+	KindGPUCluster       = BuiltinKind(kinds.GroupNVIDIA, "GPUCluster")
 )
 
 // KeyFor is the key of the object of kind k at namespace and name.

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/kinds"
 )
 
@@ -58,6 +59,10 @@ type Live struct {
 	// not read them. PodsTruncated says the provider kept only MaxLivePods.
 	Pods          []LivePod
 	PodsTruncated bool
+	// DRA is what NVIDIA's DRA driver publishes in ResourceSlices, by node
+	// (DRA.Served false when the cluster does not serve them; slices of
+	// other drivers are not kept), and the GPU Operator's GPUClusters.
+	DRA capacity.DRAInventory
 	// Source describes where the state was read from (the server URL and context).
 	Source string
 }
@@ -90,6 +95,19 @@ func readers() map[schema.GroupKind]ReadKind {
 			live.RuntimeClasses = make(map[string]bool, len(items))
 			for _, u := range items {
 				live.RuntimeClasses[u.GetName()] = true
+			}
+		}},
+		// Capacity reads a DRA pool's devices; a cluster older than v1.34
+		// has none, which capacity reports for a DRA pool.
+		KindResourceSlice.GroupKind(): {Absent: true, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			inv := capacity.DRADevicesOf(items, true)
+			live.DRA.Served, live.DRA.Nodes = inv.Served, inv.Nodes
+		}},
+		// The GPU Operator's DRA stack; absent before its v26.7.
+		KindGPUCluster.GroupKind(): {Absent: true, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			live.DRA.GPUClusters = make([]string, 0, len(items))
+			for _, u := range items {
+				live.DRA.GPUClusters = append(live.DRA.GPUClusters, u.GetName())
 			}
 		}},
 		{Kind: "Pod"}: {},

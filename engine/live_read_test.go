@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/kinds"
 )
 
@@ -33,7 +35,7 @@ func TestReadKinds(t *testing.T) {
 	want := []struct {
 		kind   Kind
 		absent bool
-	}{{KindNode, false}, {KindClusterPolicy, true}, {KindRuntimeClass, true}}
+	}{{KindNode, false}, {KindClusterPolicy, true}, {KindGPUCluster, true}, {KindRuntimeClass, true}, {KindResourceSlice, true}}
 	got := ReadKinds()
 	if len(got) != len(want) {
 		t.Fatalf("ReadKinds() = %v, want %d kinds", got, len(want))
@@ -70,5 +72,28 @@ func TestReadersKeep(t *testing.T) {
 	rs[KindRuntimeClass.GroupKind()].Keep(empty, nil)
 	if empty.RuntimeClasses == nil {
 		t.Error("no RuntimeClass read: the set is nil, which says they were not read")
+	}
+	rs[KindResourceSlice.GroupKind()].Keep(empty, nil)
+	if !empty.DRA.Served {
+		t.Error("no ResourceSlice read: DRA.Served is false, which says the cluster does not serve them")
+	}
+	if !slices.Equal(live.DRA.GPUClusters, []string{"a", "b"}) {
+		t.Errorf("GPUClusters = %v, want a and b", live.DRA.GPUClusters)
+	}
+}
+
+// The ResourceSlices' reader keeps the devices of NVIDIA's DRA driver by
+// node, none of another driver's.
+func TestResourceSlicesKeepNVIDIAsDevices(t *testing.T) {
+	gv := KindResourceSlice.GroupVersion().String()
+	ours := capacity.DRASlice(gv, "n", capacity.DRAGPU("n", "NVIDIA H100 80GB HBM3", 0, nil))
+	theirs := capacity.DRASlice(gv, "n", capacity.DRAGPU("n", "NVIDIA H100 80GB HBM3", 1, nil))
+	theirs.SetName("other")
+	_ = unstructured.SetNestedField(theirs.Object, "gpu.example.com", "spec", "driver")
+	_ = unstructured.SetNestedField(theirs.Object, "other", "spec", "pool", "name")
+	live := &Live{}
+	readers()[KindResourceSlice.GroupKind()].Keep(live, []*unstructured.Unstructured{ours, theirs})
+	if devs := live.DRA.Nodes["n"]; len(devs) != 1 || devs[0].Name != "gpu-0" {
+		t.Errorf("kept %+v, want gpu-0 of NVIDIA's driver only", live.DRA.Nodes)
 	}
 }

@@ -136,8 +136,8 @@ func checkSameResults(t *testing.T, cfg *config.Config, d *engine.Desired, live 
 		if adopt {
 			continue
 		}
-		rw, dw := capacity.CheckFrom(cfg, whole.Nodes, compile.AppliedQuota(cfg, maps.Values(whole.Objects)), mig.Default())
-		rs, ds := capacity.CheckFrom(cfg, slim.Nodes, compile.AppliedQuota(cfg, comparedObjects(slim)), mig.Default())
+		rw, dw := capacity.CheckFrom(cfg, whole.Nodes, whole.DRA, compile.AppliedQuota(cfg, maps.Values(whole.Objects)), mig.Default())
+		rs, ds := capacity.CheckFrom(cfg, slim.Nodes, slim.DRA, compile.AppliedQuota(cfg, comparedObjects(slim)), mig.Default())
 		if !reflect.DeepEqual(rw, rs) || fmt.Sprint(dw) != fmt.Sprint(ds) {
 			t.Errorf("capacity reports differ:\nwhole %+v %v\nslim  %+v %v", rw, dw, rs, ds)
 		}

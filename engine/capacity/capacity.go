@@ -39,6 +39,10 @@ type Row struct {
 type Report struct {
 	// Rows are the pools' figures, in pool order, by resource name.
 	Rows []Row `json:"rows"`
+	// Stack says which GPU stack offers the nodes' GPUs (StackOf); empty
+	// when the configuration has no DRA pool and the cluster does not run
+	// the DRA stack.
+	Stack string `json:"stack,omitempty"`
 }
 
 // CheckFrom computes each pool's capacity from the live nodes and reports,
@@ -47,8 +51,9 @@ type Report struct {
 // driver_version, and quotas beyond capacity x overcommit. With the
 // quota the stack's applied objects claim, by resource (nil for none), it
 // also gives the figures before the change: the nodes' current MIG
-// instances and that quota.
-func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow Counts, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
+// instances and that quota. A DRA pool's GPUs and devices are those NVIDIA's
+// DRA driver publishes for its nodes (dra, checkDRAMembers).
+func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAInventory, quotaNow Counts, cat *mig.Catalog) (*Report, hcl.Diagnostics) {
 	offeredBy := map[string]int{}
 	for _, p := range cfg.Pools {
 		for r := range draTotals(cfg.Settings.Stack, p, poolTotals(p, map[string]int{"": 1})) {
@@ -57,7 +62,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow 
 	}
 	quotas := QuotasOf(cfg)
 	var diags hcl.Diagnostics
-	out := &Report{}
+	out := &Report{Stack: StackOf(cfg, nodes, dra)}
 	for _, p := range cfg.Pools {
 		var members []NodeInventory
 		for _, n := range nodes {
@@ -70,7 +75,17 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, quotaNow 
 			continue
 		}
 		gpusPerNode, before, mdiags := checkMembers(p, members, cat)
+		if d := pluginWithoutResources(p, nodes, dra); d != nil {
+			diags = append(diags, d)
+			continue
+		}
+		if p.DRA() {
+			gpusPerNode, before, mdiags = checkDRAMembers(cfg.Settings.Stack, p, members, dra, cat)
+		}
 		diags = append(diags, mdiags...)
+		if gpusPerNode == nil {
+			continue
+		}
 		rows, rdiags := poolRows(cfg, quotas, p, gpusPerNode, before)
 		diags = append(diags, rdiags...)
 		for _, row := range rows {
@@ -179,6 +194,7 @@ func poolRows(cfg *config.Config, quotas *Quotas, p *config.Pool, gpusPerNode, b
 			requested[GPUResource(p)] += m.MinReplicas * m.GPUs
 		}
 	}
+	requested = draTotals(cfg.Settings.Stack, p, requested) // a DRA pool's models ask for its classes' devices
 	resources := map[string]bool{}
 	for _, m := range []map[string]int{total, quota, requested} {
 		for r := range m {

@@ -111,7 +111,7 @@ func TestCapacity(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := capacityConfig(t, tt.migQuota, tt.gpuQuota, tt.overcommit, tt.driver)
-			c, diags := capacity.CheckFrom(cfg, nodes, nil, mig.Default())
+			c, diags := capacity.CheckFrom(cfg, nodes, capacity.DRAInventory{}, nil, mig.Default())
 			if tt.wantErr != "" {
 				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tt.wantErr, diags)
@@ -146,7 +146,7 @@ func TestCapacity(t *testing.T) {
 
 func TestCapacityNodeChecks(t *testing.T) {
 	cfg := capacityConfig(t, 1, 1, "1.0", ">= 535")
-	_, diags := capacity.CheckFrom(cfg, []*unstructured.Unstructured{enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, nil, mig.Default())
+	_, diags := capacity.CheckFrom(cfg, []*unstructured.Unstructured{enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "")}, capacity.DRAInventory{}, nil, mig.Default())
 	if !strings.Contains(diags.Error(), "Pool a100 selects nodes labelled gpuform.dev/node-group=a100, and no node") {
 		t.Errorf("a pool without nodes: %v", diags)
 	}
@@ -154,7 +154,7 @@ func TestCapacityNodeChecks(t *testing.T) {
 		enginetest.GPUNode("a100-0", "a100", "NVIDIA-H100-80GB-HBM3", 8, ""),
 		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, ""),
 	}
-	_, diags = capacity.CheckFrom(cfg, wrong, nil, mig.Default())
+	_, diags = capacity.CheckFrom(cfg, wrong, capacity.DRAInventory{}, nil, mig.Default())
 	if !strings.Contains(diags.Error(), "Pool a100 is for A100-80GB GPUs, but it selects a100-0 (H100-80GB)") {
 		t.Errorf("nodes with other GPUs: %v", diags)
 	}
@@ -187,7 +187,7 @@ func TestQuotaBeforeIsTheAppliedQuota(t *testing.T) {
 		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, "550.54.15"),
 	}
 	now := capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}
-	c, diags := capacity.CheckFrom(cfg, nodes, now, mig.Default())
+	c, diags := capacity.CheckFrom(cfg, nodes, capacity.DRAInventory{}, now, mig.Default())
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}

@@ -51,7 +51,7 @@ tenant "a" {
 			if len(qs.Departments) != 1 || qs.OfDepartment(cfg.Departments[0]).Blocks[0].Nominal["nvidia.com/gpu"] != int64(tt.dept) {
 				t.Fatalf("department quotas %+v", qs.Departments)
 			}
-			c, diags := capacity.CheckFrom(cfg, nodes, nil, mig.Default())
+			c, diags := capacity.CheckFrom(cfg, nodes, capacity.DRAInventory{}, nil, mig.Default())
 			if tt.wantErr != "" {
 				if !strings.Contains(diags.Error(), tt.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tt.wantErr, diags)

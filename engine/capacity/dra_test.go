@@ -1,23 +1,23 @@
 package capacity_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/internal/enginetest"
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
-// TestDRAPoolCapacity: a DRA pool's capacity is counted by what the
-// tenants' quotas name, its DeviceClasses' device quotas (2 nodes x 8
-// GPUs x 7 slices, 1 node x 4 whole GPUs), and a quota beyond it is
-// refused as on a device-plugin pool.
-func TestDRAPoolCapacity(t *testing.T) {
-	src := func(slices, gpus string) string {
-		return `
+// draSrc is a DRA A100 pool in 1g.10gb x 7 and a DRA H100 pool of whole
+// GPUs, tenant a's quotas on them given.
+func draSrc(slices, gpus string) string {
+	return `
 gpuform { stack = "cap" }
 mig_layout "sevens" {
   gpu    = "A100-80GB"
@@ -43,30 +43,173 @@ tenant "a" {
   }
 }
 `
+}
+
+// draNode is a node's ResourceSlice of NVIDIA's driver: gpus GPUs of
+// product, each with the MIG devices of profiles (whole without).
+func draNode(node, product string, gpus int, profiles ...string) *unstructured.Unstructured {
+	var devs []capacity.DRADevice
+	for minor := range gpus {
+		devs = append(devs, capacity.DRAGPU(node, product, minor, profiles)...)
 	}
-	nodes := []*unstructured.Unstructured{
+	return capacity.DRASlice(engine.KindResourceSlice.GroupVersion().String(), node, devs)
+}
+
+// draNodes are the labelled nodes of draSrc's pools: their labels claim 8
+// A100s and 4 H100s each, more than the driver publishes, so a count read
+// from the labels shows.
+func draNodes() []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{
 		enginetest.GPUNode("a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, ""),
 		enginetest.GPUNode("a100-1", "a100", "NVIDIA-A100-SXM4-80GB", 8, ""),
-		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 4, ""),
+		enginetest.GPUNode("h100-0", "h100", "NVIDIA-H100-80GB-HBM3", 8, ""),
 	}
-	c, diags := capacity.CheckFrom(enginetest.LoadSource(t, src("112", "4")), nodes, nil, mig.Default())
+}
+
+// otherDriver is a slice of another DRA driver on node h100-0, whose
+// "gpu" devices gpuform must not count.
+func otherDriver() *unstructured.Unstructured {
+	u := draNode("h100-0", "NVIDIA H100 80GB HBM3", 4)
+	u.SetName("h100-0-other")
+	_ = unstructured.SetNestedField(u.Object, "gpu.example.com", "spec", "driver")
+	_ = unstructured.SetNestedField(u.Object, "h100-0-other", "spec", "pool", "name")
+	return u
+}
+
+// TestDRAPoolCapacityFromSlices: a DRA pool's GPUs are those NVIDIA's DRA
+// driver publishes for its nodes (1 A100 in MIG with 7 1g.10gb devices and
+// 2 whole A100s; 2 H100s), not what the nodes' labels claim, and not the
+// devices of another driver; its rows are its DeviceClasses' device
+// quotas, what the slices offer now before; a quota beyond them is refused
+// as on a device-plugin pool.
+func TestDRAPoolCapacityFromSlices(t *testing.T) {
+	items := []*unstructured.Unstructured{
+		draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"),
+		draNode("a100-1", "NVIDIA A100-SXM4-80GB", 2),
+		draNode("h100-0", "NVIDIA H100 80GB HBM3", 2),
+		otherDriver(),
+	}
+	dra := capacity.DRADevicesOf(items, true)
+	c, diags := capacity.CheckFrom(enginetest.LoadSource(t, draSrc("21", "2")), draNodes(), dra, nil, mig.Default())
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	want := map[string]int{
-		"gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices": 112,
-		"gpuform-cap-h100-gpu.deviceclass.resource.k8s.io/devices":     4,
+	type fig struct{ total, before int }
+	want := map[string]fig{
+		"gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices": {21, 7},
+		"gpuform-cap-h100-gpu.deviceclass.resource.k8s.io/devices":     {2, 2},
 	}
 	if len(c.Rows) != len(want) {
 		t.Fatalf("rows = %+v, want one per DeviceClass", c.Rows)
 	}
 	for _, r := range c.Rows {
-		if n, ok := want[r.Resource]; !ok || r.Total != n || r.Quota != n {
-			t.Errorf("row %+v, want total and quota %d of %s", r, n, r.Resource)
+		if w, ok := want[r.Resource]; !ok || r.Total != w.total || r.TotalBefore != w.before || r.Quota != w.total {
+			t.Errorf("row %+v, want total and quota %d, before %d", r, w.total, w.before)
 		}
 	}
-	_, diags = capacity.CheckFrom(enginetest.LoadSource(t, src("112", "5")), nodes, nil, mig.Default())
-	if !diags.HasErrors() || !strings.Contains(diags.Error(), "claim 5 of gpuform-cap-h100-gpu.deviceclass.resource.k8s.io/devices, but the pool has 4") {
+	_, diags = capacity.CheckFrom(enginetest.LoadSource(t, draSrc("21", "3")), draNodes(), dra, nil, mig.Default())
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "claim 3 of gpuform-cap-h100-gpu.deviceclass.resource.k8s.io/devices, but the pool has 2") {
 		t.Fatalf("a quota over the H100s: %v", diags)
+	}
+}
+
+// TestDRAPoolWithoutSlices: a DRA pool is never silently empty: on a
+// cluster that does not serve ResourceSlices, or whose nodes of the pool
+// publish no GPU of NVIDIA's driver (another driver's devices do not
+// count), plan refuses it saying what to check; some nodes without
+// devices are a warning naming them; devices of another GPU model an
+// error.
+func TestDRAPoolWithoutSlices(t *testing.T) {
+	a100 := draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb")
+	cases := []struct {
+		name     string
+		dra      capacity.DRAInventory
+		severity string
+		want     []string
+	}{
+		{"not served", capacity.DRAInventory{}, "error", []string{"DRA pool on a cluster without DRA", "Pool a100", "resource.k8s.io/v1"}},
+		{"no slices", capacity.DRADevicesOf(nil, true), "error", []string{"DRA pool without devices", "Pool a100", "a100-0, a100-1", "gpu.nvidia.com", "kubelet plugin"}},
+		{"another driver's only", capacity.DRADevicesOf([]*unstructured.Unstructured{a100, otherDriver()}, true), "error", []string{"DRA pool without devices", "Pool h100", "(h100-0)"}},
+		{"one node bare", capacity.DRADevicesOf([]*unstructured.Unstructured{a100, draNode("h100-0", "NVIDIA H100 80GB HBM3", 1)}, true), "warning", []string{"Nodes without DRA devices", "Pool a100", "nodes a100-1 publish"}},
+		{"other GPUs", capacity.DRADevicesOf([]*unstructured.Unstructured{a100, draNode("h100-0", "NVIDIA L40S", 1)}, true), "error", []string{"Nodes with other GPUs", "h100-0 (NVIDIA L40S)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := capacity.CheckFrom(enginetest.LoadSource(t, draSrc("0", "0")), draNodes(), tc.dra, nil, mig.Default())
+			var got []string
+			for _, d := range diags {
+				sev := "warning"
+				if d.Severity == hcl.DiagError {
+					sev = "error"
+				}
+				got = append(got, sev+": "+d.Summary+": "+d.Detail)
+			}
+			i := slices.IndexFunc(got, func(s string) bool { return strings.HasPrefix(s, tc.severity+": "+tc.want[0]) })
+			if i < 0 {
+				t.Fatalf("no %s %q in %q", tc.severity, tc.want[0], got)
+			}
+			for _, w := range tc.want[1:] {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("%q lacks %q", got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestDRADevicesOf: the devices read back are those DRASlice wrote, a
+// newer generation of a node's pool replaces the older, and slices of
+// another driver or without a node are left out.
+func TestDRADevicesOf(t *testing.T) {
+	old := draNode("n", "NVIDIA A100-SXM4-80GB", 2)
+	newer := draNode("n", "NVIDIA A100-SXM4-80GB", 1, "3g.40gb", "3g.40gb")
+	newer.SetName("n-2")
+	_ = unstructured.SetNestedField(newer.Object, int64(2), "spec", "pool", "generation")
+	nodeless := draNode("m", "NVIDIA A100-SXM4-80GB", 1)
+	unstructured.RemoveNestedField(nodeless.Object, "spec", "nodeName")
+	inv := capacity.DRADevicesOf([]*unstructured.Unstructured{old, newer, nodeless, otherDriver()}, true)
+	if len(inv.Nodes) != 1 || len(inv.Nodes["n"]) != 2 {
+		t.Fatalf("nodes %+v, want n's generation 2 only", inv.Nodes)
+	}
+	for _, d := range inv.Nodes["n"] {
+		if d.Type != capacity.DRATypeMIG || d.Profile != "3g.40gb" || d.Product != "NVIDIA A100-SXM4-80GB" || d.GPU != "GPU-n-0000" {
+			t.Errorf("device %+v, want a 3g.40gb MIG device of GPU-n-0000", d)
+		}
+	}
+	if n := capacity.GPUs(inv.Nodes["n"]); n != 1 {
+		t.Errorf("GPUs = %d, want 1 (two MIG devices of one GPU)", n)
+	}
+}
+
+// TestDRAModelsRequestTheirClass: a model on a DRA pool requests devices
+// of the pool's DeviceClass for its slice (or whole GPUs), in that row,
+// not in a row of the device plugin's resource the pool does not offer.
+func TestDRAModelsRequestTheirClass(t *testing.T) {
+	src := draSrc("7", "2") + `
+model "m" {
+  tenant      = tenant.a
+  pool        = pool.a100
+  slice       = "1g.10gb"
+  format      = "onnx"
+  storage_uri = "s3://models/m"
+  replicas    = { min = 3, max = 4 }
+}
+`
+	dra := capacity.DRADevicesOf([]*unstructured.Unstructured{
+		draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb"),
+		draNode("h100-0", "NVIDIA H100 80GB HBM3", 2),
+	}, true)
+	c, diags := capacity.CheckFrom(enginetest.LoadSource(t, src), draNodes(), dra, nil, mig.Default())
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	for _, r := range c.Rows {
+		want := 0
+		if r.Resource == "gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices" {
+			want = 3
+		}
+		if r.Requested != want || strings.HasPrefix(r.Resource, "nvidia.com/") {
+			t.Errorf("row %+v, want requested %d and a DeviceClass's resource", r, want)
+		}
 	}
 }

@@ -66,7 +66,7 @@ func TestCapacitySharedPools(t *testing.T) {
 		enginetest.GPUNode("h200-0", "whole", "NVIDIA-H200", 2, ""),
 	}
 	cfg := enginetest.LoadSource(t, strings.Replace(sharedConfig, "GPUS", "12", 1))
-	c, diags := capacity.CheckFrom(cfg, nodes, nil, mig.Default())
+	c, diags := capacity.CheckFrom(cfg, nodes, capacity.DRAInventory{}, nil, mig.Default())
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
@@ -86,7 +86,7 @@ func TestCapacitySharedPools(t *testing.T) {
 		}
 	}
 	cfg = enginetest.LoadSource(t, strings.Replace(sharedConfig, "GPUS", "13", 1))
-	_, diags = capacity.CheckFrom(cfg, nodes, nil, mig.Default())
+	_, diags = capacity.CheckFrom(cfg, nodes, capacity.DRAInventory{}, nil, mig.Default())
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "claim 13 of nvidia.com/gpu.shared, but the pool has 12 (1 node, 4 GPUs x 3 time-slicing replicas)") {
 		t.Fatalf("a quota over the renamed pool's replicas: %v", diags)
 	}

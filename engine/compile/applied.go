@@ -44,12 +44,13 @@ func ClaimsQuota(group, kind string) bool {
 }
 
 // appliedOf sums, over the objects of objs of kind k, the GPU quantities
-// (nvidia.com/ resources, whole numbers) that read yields for each; ok is
+// (nvidia.com/ resources and DRA pools' device-class quotas, whole numbers)
+// that read yields for each; ok is
 // false when objs hold no object of kind k.
 func appliedOf(objs iter.Seq[*unstructured.Unstructured], k engine.Kind, read func(obj map[string]any, add func(resource, quantity string))) (capacity.Counts, bool) {
 	out, found := capacity.Counts{}, false
 	add := func(r, v string) {
-		if !strings.HasPrefix(r, "nvidia.com/") {
+		if _, dra := capacity.IsDeviceClassQuota(r); !dra && !strings.HasPrefix(r, "nvidia.com/") {
 			return
 		}
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {

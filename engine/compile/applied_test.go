@@ -17,11 +17,13 @@ import (
 // into. Under Kueue a tenant's ResourceQuota also allows what it may
 // borrow, so the ClusterQueues' nominal quotas count, or the ResourceQuotas
 // where no ClusterQueue was applied yet; every other scheduler reads the
-// ResourceQuotas, whatever other objects the cluster holds.
+// ResourceQuotas (a DRA pool's device-class quotas too), whatever other
+// objects the cluster holds.
 func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 	rq := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "gpuform", "namespace": "a"},
-		"spec": map[string]any{"hard": map[string]any{"requests.nvidia.com/mig-1g.10gb": "14", "requests.nvidia.com/gpu": "6", "requests.cpu": "8", "limits.nvidia.com/gpu": "9"}},
+		"spec": map[string]any{"hard": map[string]any{"requests.nvidia.com/mig-1g.10gb": "14", "requests.nvidia.com/gpu": "6", "requests.cpu": "8", "limits.nvidia.com/gpu": "9",
+			"gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices": "5"}},
 	}}
 	cq := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": "a"},
@@ -39,7 +41,7 @@ func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 			map[string]any{"flavors": []any{map[string]any{"name": "h100", "resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "2"}}}}},
 		}},
 	}}
-	fromRQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6}
+	fromRQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6, "gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices": 5}
 	fromCQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}
 	for _, tt := range []struct {
 		name      string

@@ -14,23 +14,15 @@ import (
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
-// What NVIDIA's DRA driver for GPUs publishes, read from
-// github.com/NVIDIA/k8s-dra-driver-gpu at tag v25.12.0 (commit
-// 0882da8720c28763137e0987778ec476ec4cf8df, Apache License 2.0):
-// cmd/gpu-kubelet-plugin/main.go (DriverName), partitions.go
-// (PartDevAttributes: a whole GPU's attributes), deviceinfo.go
-// (MigDeviceInfo.GetDevice: a MIG device's) and types.go (GpuDeviceType).
-// A whole GPU has type "gpu"; a MIG device type "mig", its profile
-// ("1g.5gb") and its parent's productName, the product name NVML reports
-// (the catalog's NVML names). Unqualified attribute names are in the
-// driver's domain, so CEL reads them as device.attributes['gpu.nvidia.com'].
+// What NVIDIA's DRA driver for GPUs publishes (its names, with their
+// source, are engine/capacity's): a DeviceClass selects by them.
 const (
-	draDriver       = "gpu.nvidia.com"
-	draTypeGPU      = "gpu"
-	draTypeMIG      = "mig"
-	draAttrType     = "type"
-	draAttrProduct  = "productName"
-	draAttrProfile  = "profile"
+	draDriver       = capacity.DRADriver
+	draTypeGPU      = capacity.DRATypeGPU
+	draTypeMIG      = capacity.DRATypeMIG
+	draAttrType     = capacity.DRAAttrType
+	draAttrProduct  = capacity.DRAAttrProduct
+	draAttrProfile  = capacity.DRAAttrProfile
 	draSelectorForm = "device.driver == %s && device.attributes[%s].%s == %s && device.attributes[%s].%s in [%s]"
 )
 

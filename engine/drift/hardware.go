@@ -29,6 +29,10 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 				members = append(members, n)
 			}
 		}
+		if p.DRA() {
+			out = append(out, draHardware(cfg, p, members, live.DRA, cat)...)
+			continue
+		}
 		invs := make([]capacity.NodeInventory, len(members))
 		counts := map[int]int{}
 		for i, n := range members {
@@ -79,18 +83,7 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 // migHardware checks a MIG pool's node: a failed state, and, when the
 // state is success and the node carries the layout, the MIG instances.
 func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured, inv capacity.NodeInventory) []string {
-	var state string
-	var inPlace bool
-	if cfg.Settings.MIGBackend == config.BackendAgent {
-		state = n.GetAnnotations()[agentv1.AnnotMIGState]
-		layout, err := engine.AgentLayout(p.MIGLayout)
-		inPlace = err == nil && n.GetAnnotations()[agentv1.AnnotMIGLayout] == layout
-	} else {
-		state = n.GetLabels()[engine.LabelMIGState]
-		name, _ := engine.MIGPartedName(p.MIGLayout)
-		inPlace = n.GetLabels()[engine.LabelMIGConfig] == name
-	}
-	if state != "success" || !inPlace || inv.GPUs == 0 || (inv.Source != capacity.SourceAgent && len(inv.MIG) == 0) {
+	if !layoutDone(cfg, p, n) || inv.GPUs == 0 || (inv.Source != capacity.SourceAgent && len(inv.MIG) == 0) {
 		return nil // not done yet, not ours yet, or nothing reported to compare
 	}
 	want := layoutInstances(p.MIGLayout, inv.GPUs)
@@ -98,6 +91,17 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 		return nil
 	}
 	return []string{fmt.Sprintf("MIG state is success but the node has MIG instances %s where layout %s on %s asks for %s", countsString(inv.MIG), p.MIGLayout.Name, capacity.Count(inv.GPUs, "GPU"), countsString(want))}
+}
+
+// layoutDone reports whether node n carries MIG pool p's layout and its
+// MIG state (the backend's label or annotation) is success.
+func layoutDone(cfg *config.Config, p *config.Pool, n *unstructured.Unstructured) bool {
+	if cfg.Settings.MIGBackend == config.BackendAgent {
+		layout, err := engine.AgentLayout(p.MIGLayout)
+		return n.GetAnnotations()[agentv1.AnnotMIGState] == "success" && err == nil && n.GetAnnotations()[agentv1.AnnotMIGLayout] == layout
+	}
+	name, _ := engine.MIGPartedName(p.MIGLayout)
+	return n.GetLabels()[engine.LabelMIGState] == "success" && n.GetLabels()[engine.LabelMIGConfig] == name
 }
 
 // layoutInstances is how many instances of each profile a layout makes on

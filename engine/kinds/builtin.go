@@ -54,6 +54,9 @@ const (
 	minGPUOperator = "NVIDIA GPU Operator v1.11"
 	// GPU Operator v23.9 added the NVIDIADriver (nvidia.com/v1alpha1).
 	minNVIDIADriver = "NVIDIA GPU Operator v23.9"
+	// GPU Operator v26.7 added the GPUCluster (nvidia.com/v1alpha1), its
+	// DRA-based stack.
+	minGPUCluster = "NVIDIA GPU Operator v26.7"
 	// Prometheus Operator v0.20 added the PrometheusRule CRD
 	// (monitoring.coreos.com/v1): groups of rules with alert, expr, for,
 	// labels and annotations, all that gpuform writes.
@@ -119,12 +122,20 @@ func builtin() []Entry {
 		// The GPU Operator's ClusterPolicy: pointed at gpuform's ConfigMaps.
 		{Kind: Kind{GroupVersionKind: gvk(GroupNVIDIA, "v1", "ClusterPolicy"), Optional: true}, Resource: "clusterpolicies", Use: Patched, Rank: 140, InstallHint: hintNVIDIA, MinRelease: minGPUOperator,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList | VerbPatch}},
+		// The GPU Operator's GPUCluster (v26): its DRA stack, under which
+		// nodes advertise no nvidia.com resource.
+		{Kind: Kind{GroupVersionKind: gvk(GroupNVIDIA, "v1alpha1", "GPUCluster"), Optional: true}, Resource: "gpuclusters", Use: Read, InstallHint: hintNVIDIA, MinRelease: minGPUCluster,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The GPU pods a MIG re-partitioning would disrupt.
 		{Kind: Kind{GroupVersionKind: gvk("", "v1", "Pod"), Namespaced: true}, Resource: "pods", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The RuntimeClasses of the cluster: plan warns when a tenant's
 		// runtime_class names one that does not exist.
 		{Kind: Kind{GroupVersionKind: gvk(GroupNode, "v1", "RuntimeClass")}, Resource: "runtimeclasses", Use: Read,
+			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
+		// The devices NVIDIA's DRA driver publishes: a DRA pool's GPUs and
+		// MIG devices (capacity), absent before Kubernetes v1.34.
+		{Kind: Kind{GroupVersionKind: gvk(GroupResource, "v1", "ResourceSlice")}, Resource: "resourceslices", Use: Read,
 			Access: Access{Plan: VerbsRead, Drift: VerbsRead, Apply: VerbList}},
 		// The ResourceClaims that count against a quota of device classes:
 		// the proof of a new quota lists at most one per namespace.

@@ -16,6 +16,7 @@ kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors name
 kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors[].resources name
 kueue.x-k8s.io/Cohort spec.resourceGroups[].flavors name
 kueue.x-k8s.io/Cohort spec.resourceGroups[].flavors[].resources name
+nvidia.com/GPUCluster -
 serving.kserve.io/InferenceService *.claims name
 serving.kserve.io/InferenceService *.env name
 serving.kserve.io/InferenceService *.ports containerPort,protocol

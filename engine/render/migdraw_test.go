@@ -91,7 +91,7 @@ func repartitionPlan(t *testing.T) *engine.Plan {
 	}
 	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
 	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, engine.RepartitionedNodes(p), mig.Default())
-	p.Capacity, _ = capacity.CheckFrom(cfg, live.Nodes, nil, mig.Default())
+	p.Capacity, _ = capacity.CheckFrom(cfg, live.Nodes, live.DRA, nil, mig.Default())
 	return p
 }
 

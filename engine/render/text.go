@@ -121,6 +121,9 @@ func (r *textRenderer) capacity(p *engine.Plan) {
 	}
 	_ = tw.Flush()
 	textsafe.Fprintf(r.w, "  (%s)\n", capacityLegend)
+	if p.Capacity.Stack != "" {
+		textsafe.Fprintf(r.w, "  GPU stack: %s.\n", p.Capacity.Stack)
+	}
 }
 
 // warnings writes the plan's warnings as diagnostics, with their source

@@ -123,7 +123,7 @@ type capacityCheck struct {
 // checkCapacity checks the capacity of cfg's pools on the nodes and the
 // quotas live holds (capacity.CheckFrom).
 func checkCapacity(cfg *config.Config, live *engine.Live, cat *mig.Catalog) capacityCheck {
-	r, diags := capacity.CheckFrom(cfg, live.Nodes, compile.AppliedQuota(cfg, quotaClaims(live)), cat)
+	r, diags := capacity.CheckFrom(cfg, live.Nodes, live.DRA, compile.AppliedQuota(cfg, quotaClaims(live)), cat)
 	return capacityCheck{r, diags}
 }
 

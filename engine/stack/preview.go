@@ -77,7 +77,7 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 		pv.CapacityProblems = append(pv.CapacityProblems, strings.TrimSuffix(d.Detail, "."))
 	}
 	if base != nil {
-		if before, _ := capacity.CheckFrom(base, live.Nodes, compile.AppliedQuota(base, quotaClaims(live)), s.opts.Catalog); before != nil {
+		if before, _ := capacity.CheckFrom(base, live.Nodes, live.DRA, compile.AppliedQuota(base, quotaClaims(live)), s.opts.Catalog); before != nil {
 			pv.CapacityBefore = before.Rows
 		}
 	}

@@ -13,6 +13,10 @@ gpuform {
   scheduler = "none"
 }
 
+cluster {
+  simulated = "cluster.sim.hcl"
+}
+
 mig_layout "inference" {
   gpu    = "A100-80GB"
   slices = { "1g.10gb" = 4, "3g.40gb" = 1 }

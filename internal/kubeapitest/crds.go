@@ -46,7 +46,10 @@ func crdSources() map[string]crdSource {
 	return map[string]crdSource{
 		"kueue":        {Module: "sigs.k8s.io/kueue", Paths: []string{"config/components/crd/bases"}},
 		"gpu-operator": {Module: "github.com/NVIDIA/gpu-operator", Paths: []string{"deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml", "deployments/gpu-operator/crds/nvidia.com_nvidiadrivers.yaml"}},
-		"kserve":       {Paths: []string{"kserve.yaml"}},
+		// GPU Operator v26.7's GPUCluster, its DRA stack: a committed copy,
+		// the pinned module being v25.3.
+		"gpu-operator-dra": {Paths: []string{"gpu-operator-dra.yaml"}},
+		"kserve":           {Paths: []string{"kserve.yaml"}},
 		// The Prometheus Operator's PrometheusRule, from the root module's
 		// example/prometheus-operator-crd (what its bundle.yaml installs).
 		"prometheus-operator": {Module: "github.com/prometheus-operator/prometheus-operator", Paths: []string{"example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"}},
@@ -65,9 +68,10 @@ func CRDSets() []string {
 }
 
 // CRDs returns the upstream CRDs of a set: "kueue", "gpu-operator",
-// "prometheus-operator", "kserve" or "volcano" (a ".yaml" suffix is
-// ignored). Kueue's, the GPU Operator's and the Prometheus Operator's are
-// read from the Go module cache (see ModuleDir), KServe's and Volcano's
+// "gpu-operator-dra", "prometheus-operator", "kserve" or "volcano" (a
+// ".yaml" suffix is ignored). Kueue's, the GPU Operator's and the
+// Prometheus Operator's are read from the Go module cache (see
+// ModuleDir), the GPUCluster's, KServe's and Volcano's
 // from their committed copies in testdata/crds.
 func CRDs(ctx context.Context, set string) ([]*unstructured.Unstructured, error) {
 	set = strings.TrimSuffix(set, ".yaml")

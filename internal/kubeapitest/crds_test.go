@@ -44,8 +44,9 @@ func applyAll(t *testing.T) {
 // names), and that the module-cache sets come at the versions go.mod pins.
 func TestCommittedCRDsAreUpstream(t *testing.T) {
 	blobs := map[string]string{
-		"kserve.yaml":  "1e37d05b7a741eb40b9eb01c378dc9dc80eab3d9", // kserve v0.20.0 config/crd/full/serving.kserve.io_inferenceservices.yaml
-		"volcano.yaml": "6ce47deddc0018ca9bf95e364e7fe3aa3ed271bc", // volcano v1.15.1 config/crd/volcano/bases/scheduling.volcano.sh_queues.yaml
+		"kserve.yaml":           "1e37d05b7a741eb40b9eb01c378dc9dc80eab3d9", // kserve v0.20.0 config/crd/full/serving.kserve.io_inferenceservices.yaml
+		"volcano.yaml":          "6ce47deddc0018ca9bf95e364e7fe3aa3ed271bc", // volcano v1.15.1 config/crd/volcano/bases/scheduling.volcano.sh_queues.yaml
+		"gpu-operator-dra.yaml": "30ff8543d7025f0abb110a4575c8a79e571d54dc", // gpu-operator v26.7.0 deployments/gpu-operator/crds/nvidia.com_gpuclusters.yaml
 	}
 	readme, err := os.ReadFile(filepath.Join(kubeapitest.CRDDir(), "README.md"))
 	if err != nil {

@@ -11,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // DRADriver is NVIDIA's DRA driver for GPUs as its ResourceSlices name it.
-const DRADriver = "gpu.nvidia.com"
+const DRADriver = capacity.DRADriver
 
 // DRANode is a simulated node of NVIDIA's DRA driver: GPUs whole GPUs of
 // Product (the product name NVML reports), or, when MIG
@@ -72,45 +74,33 @@ func PublishDRASlices(ctx context.Context, cfg *rest.Config, nodes ...DRANode) e
 }
 
 // draDevices are the devices of node n as the driver names and describes
-// them.
+// them (capacity.DRAGPU), with the attributes gpuform does not read.
 func draDevices(n DRANode) []resourcev1.Device {
 	str := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{StringValue: &s} }
 	ver := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{VersionValue: &s} }
 	var out []resourcev1.Device
 	for minor := range n.GPUs {
-		uuid := fmt.Sprintf("GPU-%s-%04d", n.Node, minor)
-		gpuAttrs := map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
-			"productName":                     str(n.Product),
-			"brand":                           str("Nvidia"),
-			"architecture":                    str("Hopper"),
-			"cudaComputeCapability":           ver("9.0.0"),
-			"driverVersion":                   ver("570.148.8"),
-			"cudaDriverVersion":               ver("12.8.0"),
-			"resource.kubernetes.io/pciBusID": str(fmt.Sprintf("0000:%02x:00.0", minor+1)),
-		}
-		if len(n.MIG) == 0 {
-			attrs := map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"type": str("gpu"), "uuid": str(uuid)}
-			for k, v := range gpuAttrs {
-				attrs[k] = v
-			}
-			out = append(out, resourcev1.Device{
-				Name: fmt.Sprintf("gpu-%d", minor), Attributes: attrs,
-				Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: *resource.NewQuantity(n.MemoryBytes, resource.BinarySI)}},
-			})
-			continue
-		}
-		for i, prof := range n.MIG {
+		for _, d := range capacity.DRAGPU(n.Node, n.Product, minor, n.MIG) {
 			attrs := map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
-				"type": str("mig"), "profile": str(prof), "parentUUID": str(uuid),
-				"uuid": str(fmt.Sprintf("MIG-%s-%04d-%d", n.Node, minor, i)),
+				capacity.DRAAttrType:              str(d.Type),
+				capacity.DRAAttrProduct:           str(d.Product),
+				"brand":                           str("Nvidia"),
+				"architecture":                    str("Hopper"),
+				"cudaComputeCapability":           ver("9.0.0"),
+				"driverVersion":                   ver("570.148.8"),
+				"cudaDriverVersion":               ver("12.8.0"),
+				"resource.kubernetes.io/pciBusID": str(fmt.Sprintf("0000:%02x:00.0", minor+1)),
 			}
-			for k, v := range gpuAttrs {
-				attrs[k] = v
+			dev := resourcev1.Device{Name: d.Name, Attributes: attrs}
+			if d.Type == capacity.DRATypeMIG {
+				attrs[capacity.DRAAttrProfile] = str(d.Profile)
+				attrs[capacity.DRAAttrParentUUID] = str(d.GPU)
+				attrs[capacity.DRAAttrUUID] = str("MIG-" + d.GPU + "-" + d.Name)
+			} else {
+				attrs[capacity.DRAAttrUUID] = str(d.GPU)
+				dev.Capacity = map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: *resource.NewQuantity(n.MemoryBytes, resource.BinarySI)}}
 			}
-			out = append(out, resourcev1.Device{
-				Name:       fmt.Sprintf("gpu-%d-mig-%s-%d", minor, strings.ReplaceAll(prof, ".", ""), i),
-				Attributes: attrs,
-			})
+			out = append(out, dev)
 		}
 	}
 	return out

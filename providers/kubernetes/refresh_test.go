@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 	"github.com/gpuform/gpuform/providers/kubernetes"
 )
@@ -102,6 +103,13 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	restCfg, err := srv.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeapitest.PublishDRASlices(ctx, restCfg, kubeapitest.DRANode{Node: "prefetch-gpu", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30}); err != nil {
+		t.Fatal(err)
+	}
 	d := &engine.Desired{Stack: "prefetch", Kinds: engine.ManagedKinds()}
 	for _, tt := range []struct {
 		name, prefetch string
@@ -137,6 +145,9 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 			if !live.RuntimeClasses["prefetch-sandbox"] {
 				t.Errorf("refresh read RuntimeClasses %v, want prefetch-sandbox among them", live.RuntimeClasses)
 			}
+			if devs := live.DRA.Nodes["prefetch-gpu"]; !live.DRA.Served || capacity.GPUs(devs) != 2 {
+				t.Errorf("refresh read DRA devices %+v (served %v), want prefetch-gpu's 2 GPUs", live.DRA.Nodes, live.DRA.Served)
+			}
 			if !tt.once {
 				return
 			}
@@ -146,7 +157,7 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 					lists[path]++
 				}
 			}
-			if lists["/api/v1/namespaces"] != 1 || lists["/api/v1/nodes"] != 1 || lists["/apis/node.k8s.io/v1/runtimeclasses"] != 1 {
+			if lists["/api/v1/namespaces"] != 1 || lists["/api/v1/nodes"] != 1 || lists["/apis/node.k8s.io/v1/runtimeclasses"] != 1 || lists["/apis/resource.k8s.io/v1/resourceslices"] != 1 {
 				t.Errorf("LISTs: %v, want each once", lists)
 			}
 			for path, n := range lists {

@@ -135,7 +135,7 @@ pool "a100" {
 					t.Errorf("%s instances = %d, want %d", prof, inv.MIG[prof], c)
 				}
 			}
-			rep, cdiags := capacity.CheckFrom(cfg, []*unstructured.Unstructured{node}, nil, mig.Default())
+			rep, cdiags := capacity.CheckFrom(cfg, []*unstructured.Unstructured{node}, capacity.DRAInventory{}, nil, mig.Default())
 			if cdiags.HasErrors() {
 				t.Fatal(cdiags.Error())
 			}

@@ -49,8 +49,9 @@ func (c *Cluster) Refresh(_ context.Context, d *engine.Desired, _ engine.Refresh
 }
 
 // readObjects are the simulated cluster's objects of a kind refresh lists
-// whole: its Nodes, its RuntimeClasses and the GPU Operator's
-// ClusterPolicy; none of any other kind.
+// whole: its Nodes, its RuntimeClasses, the GPU Operator's ClusterPolicy
+// (and its GPUCluster when a node runs the DRA stack) and the
+// ResourceSlices of NVIDIA's DRA driver; none of any other kind.
 func (c *Cluster) readObjects(gk schema.GroupKind) []*unstructured.Unstructured {
 	switch gk {
 	case engine.KindNode.GroupKind():
@@ -68,6 +69,10 @@ func (c *Cluster) readObjects(gk schema.GroupKind) []*unstructured.Unstructured 
 			}})
 		}
 		return out
+	case engine.KindResourceSlice.GroupKind():
+		return c.draSlices()
+	case engine.KindGPUCluster.GroupKind():
+		return c.gpuClusters()
 	case engine.KindClusterPolicy.GroupKind():
 		cp, ok := c.objects[clusterPolicyKey]
 		if !ok {

@@ -49,6 +49,10 @@ type NodeSpec struct {
 	Labels map[string]string `hcl:"labels,optional"`
 	// Taints are the node's taints, key=value:Effect.
 	Taints []string `hcl:"taints,optional"`
+	// DRA says NVIDIA's DRA driver, not the device plugin, offers the
+	// node's GPUs (the GPU Operator's DRA stack): it publishes them in a
+	// ResourceSlice, and the node advertises no nvidia.com resource.
+	DRA bool `hcl:"dra,optional"`
 }
 
 // state is what persists between runs, in <file>.state.json.
@@ -312,6 +316,9 @@ func (c *Cluster) node(spec NodeSpec) *unstructured.Unstructured {
 			"allocatable": map[string]any{engine.ResourceGPU: strconv.Itoa(spec.Count)},
 		},
 	}}
+	if spec.DRA {
+		node.Object["status"] = map[string]any{"capacity": map[string]any{}, "allocatable": map[string]any{}}
+	}
 	if taints := nodeTaints(spec.Taints); len(taints) > 0 {
 		node.Object["spec"] = map[string]any{"taints": taints}
 	}
