@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/engine/capacity"
 )
 
 // SafetyOptions are the limits a plan must respect to be applied.
@@ -29,7 +31,7 @@ func Unsafe(p *Plan, opts SafetyOptions) []string {
 	var out []string
 	if !opts.AllowDisruption && len(p.Disruption) > 0 {
 		nodes := slices.Sorted(maps.Keys(p.Disruption))
-		out = append(out, fmt.Sprintf("the plan re-partitions the MIG layout of %s, where pods use the GPUs (listed above); drain them first, or apply with --allow-disruption", strings.Join(nodes, ", ")))
+		out = append(out, fmt.Sprintf("the plan re-partitions the MIG layout of, or moves between the device plugin and DRA, %s, where pods use the GPUs (listed above); drain them first, or apply with --allow-disruption", strings.Join(nodes, ", ")))
 	}
 	if p.Destroy {
 		// A destroy is all deletes: neither limit yields to --allow-destroy.
@@ -85,7 +87,37 @@ func DisruptionWarnings(p *Plan) hcl.Diagnostics {
 	}
 	var out hcl.Diagnostics
 	for _, n := range nodes {
+		if pool[n] == "" {
+			continue // not re-partitioned: a pool's move (ModeSwitchWarnings)
+		}
 		out = append(out, Warning(fmt.Sprintf("Re-partitioning node %s disrupts the pods using its GPUs: %s", n, strings.Join(p.Disruption[n], ", ")), pool[n]))
+	}
+	return out
+}
+
+// ModeSwitchWarnings say, for each pool whose GPUs move between the
+// device plugin and DRA, what the move takes and which pods on its nodes
+// (disruption: the pods using GPUs, by node) hold GPUs the other side
+// could hand out again.
+func ModeSwitchWarnings(switches []capacity.ModeSwitch, disruption map[string][]string) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, sw := range switches {
+		var msg string
+		if sw.ToDRA {
+			msg = fmt.Sprintf("Pool %s moves from the device plugin to DRA: run NVIDIA's DRA driver on its nodes (%s) and stop the device plugin there; its models restart with ResourceClaimTemplates, and its tenants' quotas move to its DeviceClasses", sw.Pool.Name, strings.Join(sw.Nodes, ", "))
+		} else {
+			msg = fmt.Sprintf("Pool %s moves from DRA to the device plugin: run the device plugin on its nodes (%s) and stop NVIDIA's DRA driver there; its models restart with extended resources, its DeviceClasses are deleted, and its tenants' quotas move to its resources", sw.Pool.Name, strings.Join(sw.Nodes, ", "))
+		}
+		var pods []string
+		for _, n := range sw.Nodes {
+			for _, pod := range disruption[n] {
+				pods = append(pods, n+": "+pod)
+			}
+		}
+		if len(pods) > 0 {
+			msg += fmt.Sprintf(". Pods using its GPUs until then keep them while the other side may hand them out again: %s", strings.Join(pods, ", "))
+		}
+		out = append(out, Warning(msg, sw.Pool.Address))
 	}
 	return out
 }

@@ -73,7 +73,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 	fl.DurationVar(&f.migTimeout, "mig-timeout", 15*time.Minute, "how long to wait for one node's MIG re-partitioning before failing its change")
 	fl.BoolVar(&f.allowDestroy, "allow-destroy", false, "allow deleting protected tenants' namespaces and more than --max-deletes objects")
 	fl.IntVar(&f.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "most objects one apply may delete without --allow-destroy")
-	fl.BoolVar(&f.allowDisruption, "allow-disruption", false, "allow re-partitioning MIG on nodes with running GPU pods")
+	fl.BoolVar(&f.allowDisruption, "allow-disruption", false, "allow re-partitioning MIG, or moving a pool between the device plugin and DRA, on nodes with running GPU pods")
 	fl.BoolVar(&f.adopt, "adopt", false, "take over existing objects in the way instead of failing")
 	fl.StringVar(&f.binding.Ref, "ref-name", "", "the git `REF` (branch) apply runs from, which a signed plan must have been made from (default: $"+engine.RefEnv+", else the checked-out branch)")
 	fl.BoolVar(&f.binding.AllowOtherRef, "allow-other-ref", false, "apply a signed plan made from another ref, or where either ref is unknown")

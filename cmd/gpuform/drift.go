@@ -66,7 +66,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 	fl.DurationVar(&f.apply.lockTimeout, "lock-timeout", 0, "with --fix: how long to wait for the stack's lock (0: fail at once if held)")
 	fl.BoolVar(&f.apply.allowDestroy, "allow-destroy", false, "with --fix: allow deleting protected tenants' namespaces and more than --max-deletes objects")
 	fl.IntVar(&f.apply.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "with --fix: most objects one fix may delete without --allow-destroy")
-	fl.BoolVar(&f.apply.allowDisruption, "allow-disruption", false, "with --fix: allow re-partitioning MIG on nodes with running GPU pods")
+	fl.BoolVar(&f.apply.allowDisruption, "allow-disruption", false, "with --fix: allow re-partitioning MIG, or moving a pool between the device plugin and DRA, on nodes with running GPU pods")
 	return cmd
 }
 

@@ -81,6 +81,9 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAIn
 		}
 		if p.DRA() {
 			gpusPerNode, before, mdiags = checkDRAMembers(cfg.Settings.Stack, p, members, dra, cat)
+			if d := draOutside(cfg.Settings.Stack, p, nodes, dra, cat); d != nil {
+				mdiags = append(mdiags, d)
+			}
 		}
 		diags = append(diags, mdiags...)
 		if gpusPerNode == nil {

@@ -213,3 +213,50 @@ model "m" {
 		}
 	}
 }
+
+// TestDRADevicesOutsideThePool: a DeviceClass selects NVIDIA's devices by
+// what the driver publishes of them, not by node, so a device of a DRA
+// pool's GPU model and one of its classes' profiles that the driver
+// publishes on a node outside the pool (another pool's, a device-plugin
+// pool's, another stack's) is one a tenant's quota on the pool would
+// admit: plan refuses the pool and names the node. A device of another
+// model, or of a profile none of the pool's classes selects, is no such
+// device.
+func TestDRADevicesOutsideThePool(t *testing.T) {
+	stray := enginetest.GPUNode("spare-0", "spare", "NVIDIA-H100-80GB-HBM3", 8, "")
+	pools := []*unstructured.Unstructured{
+		draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"),
+		draNode("a100-1", "NVIDIA A100-SXM4-80GB", 1),
+		draNode("h100-0", "NVIDIA H100 80GB HBM3", 2),
+	}
+	cases := []struct {
+		name  string
+		spare *unstructured.Unstructured
+		want  []string // the error's words; none: no error
+	}{
+		{"whole H100s", draNode("spare-0", "NVIDIA H100 80GB HBM3", 2), []string{"DRA devices outside the pool", "Pool h100", "spare-0/gpu-0", "spare-0/gpu-1"}},
+		{"A100 slices of the pool's profile", draNode("spare-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb"), []string{"DRA devices outside the pool", "Pool a100", "spare-0/gpu-0-mig-1g10gb-0 (1g.10gb)"}},
+		{"A100 slices of another profile", draNode("spare-0", "NVIDIA A100-SXM4-80GB", 1, "3g.40gb"), nil},
+		{"another model", draNode("spare-0", "NVIDIA L40S", 2), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dra := capacity.DRADevicesOf(append(slices.Clone(pools), tc.spare), true)
+			_, diags := capacity.CheckFrom(enginetest.LoadSource(t, draSrc("1", "1")), append(draNodes(), stray), dra, nil, mig.Default())
+			if tc.want == nil {
+				if diags.HasErrors() {
+					t.Fatalf("refused: %v", diags)
+				}
+				return
+			}
+			if !diags.HasErrors() {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(diags.Error(), w) {
+					t.Errorf("error %q lacks %q", diags.Error(), w)
+				}
+			}
+		})
+	}
+}

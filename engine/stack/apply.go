@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -146,7 +147,15 @@ func (s *Stack) ApplyPlan(ctx context.Context, pf *engine.PlanFile, opts ApplyOp
 		if err := engine.Recheck(p, live, nil, opts.Adopt); err != nil {
 			return err
 		}
-		if p.Disruption, err = gpuPods(ctx, cl, engine.RepartitionedNodes(p)); err != nil {
+		// The nodes the plan re-partitions, and those where it found pods
+		// that a pool's move between the device plugin and DRA disrupts.
+		nodes := engine.RepartitionedNodes(p)
+		for n := range p.Disruption {
+			if !slices.Contains(nodes, n) {
+				nodes = append(nodes, n)
+			}
+		}
+		if p.Disruption, err = gpuPods(ctx, cl, nodes); err != nil {
 			return err
 		}
 		if opts.Planned != nil {

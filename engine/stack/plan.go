@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -161,7 +162,7 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d di
 	p.Warnings = append(p.Warnings, engine.RuntimeClassWarnings(cfg, live)...)
 	p.Warnings = append(p.Warnings, engine.TaintWarnings(cfg, live)...)
 	p.Warnings = append(p.Warnings, engine.PodWarnings(cfg, live)...)
-	if err := disruption(ctx, cl, p); err != nil {
+	if err := disruption(ctx, cl, p, capacity.ModeSwitches(cfg, live.Nodes, appliedDRA(live))); err != nil {
 		return err
 	}
 	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, engine.RepartitionedNodes(p), s.opts.Catalog)
@@ -169,15 +170,38 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d di
 	return nil
 }
 
-// disruption adds to a plan the pods that re-partitioning nodes would
-// disrupt, with a warning per node.
-func disruption(ctx context.Context, cl Cluster, p *engine.Plan) error {
+// disruption adds to a plan the pods that re-partitioning nodes, or
+// moving a pool's GPUs between the device plugin and DRA (switches),
+// would disrupt, with a warning per node, and a warning per pool that
+// switches saying what the move takes.
+func disruption(ctx context.Context, cl Cluster, p *engine.Plan, switches []capacity.ModeSwitch) error {
+	nodes := engine.RepartitionedNodes(p)
+	for _, sw := range switches {
+		for _, n := range sw.Nodes {
+			if !slices.Contains(nodes, n) {
+				nodes = append(nodes, n)
+			}
+		}
+	}
 	var err error
-	if p.Disruption, err = gpuPods(ctx, cl, engine.RepartitionedNodes(p)); err != nil {
+	if p.Disruption, err = gpuPods(ctx, cl, nodes); err != nil {
 		return err
 	}
 	p.Warnings = append(p.Warnings, engine.DisruptionWarnings(p)...)
+	p.Warnings = append(p.Warnings, engine.ModeSwitchWarnings(switches, p.Disruption)...)
 	return nil
+}
+
+// appliedDRA are the addresses of the pools whose DeviceClasses the stack
+// holds: the DRA pools as last applied.
+func appliedDRA(live *engine.Live) map[string]bool {
+	out := map[string]bool{}
+	for k, o := range live.Objects {
+		if k.Group == engine.KindDeviceClass.Group && k.Kind == engine.KindDeviceClass.Kind {
+			out[o.GetAnnotations()[engine.AnnotAddress]] = true
+		}
+	}
+	return out
 }
 
 // gpuPods returns the pods using GPUs on each of nodes that has some (nil

@@ -81,7 +81,7 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 			pv.CapacityBefore = before.Rows
 		}
 	}
-	if err := disruption(ctx, cl, p); err != nil {
+	if err := disruption(ctx, cl, p, capacity.ModeSwitches(head.cfg, live.Nodes, appliedDRA(live))); err != nil {
 		return nil, err
 	}
 	p.Repartitions = capacity.Repartitions(head.cfg, live.Nodes, engine.RepartitionedNodes(p), s.opts.Catalog)

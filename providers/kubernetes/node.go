@@ -120,12 +120,19 @@ func (c *Client) GPUPods(ctx context.Context, nodes []string) (map[string][]stri
 			if p.Status.Phase != "Running" && p.Status.Phase != "Pending" {
 				continue
 			}
-			if usesGPU(p.Spec.Containers) {
+			if podUsesGPU(&p) {
 				out[n] = append(out[n], p.Namespace+"/"+p.Name)
 			}
 		}
 	}
 	return out, nil
+}
+
+// podUsesGPU reports whether pod p uses a GPU: a container (or init
+// container) requests an nvidia.com resource, or the pod holds
+// ResourceClaims (DRA devices, which on a GPU node are its GPUs).
+func podUsesGPU(p *corev1.Pod) bool {
+	return len(p.Spec.ResourceClaims) > 0 || usesGPU(p.Spec.Containers) || usesGPU(p.Spec.InitContainers)
 }
 
 // usesGPU reports whether a container requests nvidia.com/gpu or a MIG slice.

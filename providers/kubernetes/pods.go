@@ -63,6 +63,6 @@ func livePod(p *corev1.Pod) engine.LivePod {
 	if p.Spec.RuntimeClassName != nil {
 		lp.RuntimeClass = *p.Spec.RuntimeClassName
 	}
-	lp.GPU = usesGPU(p.Spec.Containers) || usesGPU(p.Spec.InitContainers)
+	lp.GPU = podUsesGPU(p)
 	return lp
 }
