@@ -386,9 +386,11 @@ type rbacRule = rbacv1.PolicyRule
 //     GPU pods a re-partitioning would disrupt (list pods);
 //   - delete on Leases: force-unlock of a held lock (TestApplyLock); apply
 //     releases its lock by an update that clears the holder;
-//   - DeviceClasses, ResourceClaims and ResourceClaimTemplates: DRA pools
-//     are refused under Kueue, this stack's scheduler; internal/outcome's
-//     DRA tests apply them;
+//   - DeviceClasses, ResourceClaims and ResourceClaimTemplates: this stack
+//     has no DRA pool; internal/outcome's DRA tests apply them;
+//   - the GPU Operator's GPUClusters: this harness serves no GPUCluster
+//     CRD (a refresh lists an optional kind only where it is served);
+//     the simulated cluster serves one (TestDRAExampleOnSimulatedCluster);
 //   - the status of a tenant's new ResourceQuota, and the pods of its
 //     namespace: apply writes the status only where the quota controller
 //     has not computed it when the proof asks, which on the idle harness
@@ -397,7 +399,7 @@ func unexercised(a access) bool {
 	switch {
 	case a.group == "scheduling.volcano.sh":
 		return true
-	case a.resource == "deviceclasses", a.resource == "resourceclaims", a.resource == "resourceclaimtemplates", a.resource == "resourcequotas/status":
+	case a.resource == "deviceclasses", a.resource == "resourceclaims", a.resource == "resourceclaimtemplates", a.resource == "resourcequotas/status", a.resource == "gpuclusters":
 		return true
 	case a.resource == "configmaps" && a.verb != "list",
 		a.resource == "clusterpolicies" && a.verb == "patch",
