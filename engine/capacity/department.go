@@ -18,14 +18,7 @@ func (qs *Quotas) departments(cfg *config.Config) {
 	stack := cfg.Settings.Stack
 	qs.byDepartment = make(map[*config.Department]*DepartmentQuota, len(cfg.Departments))
 	for _, d := range cfg.Departments {
-		dq := &DepartmentQuota{Department: d}
-		for _, q := range d.Quotas {
-			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(stack, q), stack: stack}
-			if q.Pool != nil {
-				b.Offered = offered(stack, q.Pool)
-			}
-			dq.Blocks = append(dq.Blocks, b)
-		}
+		dq := &DepartmentQuota{Department: d, Blocks: blocksOf(stack, d.Quotas)}
 		qs.Departments = append(qs.Departments, dq)
 		qs.byDepartment[d] = dq
 	}

@@ -119,14 +119,7 @@ func QuotasOf(cfg *config.Config) *Quotas {
 	}
 	qs := &Quotas{Offered: slices.Sorted(maps.Keys(all)), byTenant: map[*config.Tenant]*TenantQuota{}}
 	for _, t := range cfg.Tenants {
-		tq := &TenantQuota{Tenant: t, Offered: qs.Offered}
-		for _, q := range t.Quotas {
-			b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(stack, q), stack: stack}
-			if q.Pool != nil {
-				b.Offered = offered(stack, q.Pool)
-			}
-			tq.Blocks = append(tq.Blocks, b)
-		}
+		tq := &TenantQuota{Tenant: t, Offered: qs.Offered, Blocks: blocksOf(stack, t.Quotas)}
 		qs.Tenants = append(qs.Tenants, tq)
 		qs.byTenant[t] = tq
 	}
@@ -141,6 +134,20 @@ func (qs *Quotas) Of(t *config.Tenant) *TenantQuota {
 		return tq
 	}
 	return &TenantQuota{Tenant: t}
+}
+
+// blocksOf are the quotas of quota blocks qs (a tenant's or a
+// department's) on their pools, in order.
+func blocksOf(stack string, qs []*config.Quota) []BlockQuota {
+	out := make([]BlockQuota, 0, len(qs))
+	for _, q := range qs {
+		b := BlockQuota{Block: q, Pool: q.PoolName, Nominal: blockNominal(stack, q), stack: stack}
+		if q.Pool != nil {
+			b.Offered = offered(stack, q.Pool)
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // blockNominal is what quota block q claims, by GPU resource (keyResource):

@@ -204,32 +204,3 @@ func (t *orgTree) capped(d *config.Department, pc poolCounts, limits func(*confi
 	}
 	return out
 }
-
-// departmentBorrow is what tenant t of a department may borrow beyond its
-// nominal quota, as requests.<resource> increments of its ResourceQuota:
-// in each pool it has quota for, per resource it covers, what its
-// department's tree lets it reach less what it lends itself, capped by its
-// borrowing limits.
-func (k *kueue) departmentBorrow(quotas *capacity.Quotas, t *config.Tenant) capacity.Counts {
-	if k.tree == nil {
-		k.tree = newOrgTree(quotas)
-	}
-	reach := k.tree.reach(t.Department)
-	tq := quotas.Of(t)
-	covered := tq.Covered()
-	extra := capacity.Counts{}
-	for _, b := range tq.Blocks {
-		own := lendableOf(b)
-		borrow := b.Limits(b.Block.BorrowingLimit)
-		for _, r := range covered {
-			n := reach[b.Pool][r] - own[r]
-			if l, ok := borrow[r]; ok && l < n {
-				n = l
-			}
-			if n > 0 {
-				extra[capacity.QuotaKey(r)] += n
-			}
-		}
-	}
-	return extra
-}

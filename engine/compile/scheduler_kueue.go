@@ -84,20 +84,28 @@ func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 
 // ResourceQuota returns what the tenant's GPU limits rise by, as Kueue
 // lets it borrow: in each pool it has quota for, per resource it covers, the
-// smaller of its borrowing limit and what the cohort's other tenants may
-// lend there (their lending limits, else their nominal quota). Otherwise
-// the ResourceQuota, which the API server checks when a Job's pods are
+// smaller of its borrowing limit and what it can reach beyond what it lends
+// itself: what the cohort's other tenants may lend there (their lending
+// limits, else their nominal quota), or in a department what the
+// department's tree lets it reach (orgTree.reach). Otherwise the
+// ResourceQuota, which the API server checks when a Job's pods are
 // created, refuses the pods of every workload Kueue admitted by borrowing.
 // cpu, memory and pods have borrowing limit 0 and stay as they are.
 func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacity.Counts {
-	if t.Cohort == "" {
+	var reach map[string]capacity.Counts // by pool
+	switch {
+	case t.Cohort == "":
 		return nil
-	}
-	if t.Department != nil {
-		return k.departmentBorrow(quotas, t)
-	}
-	if k.lendable == nil {
-		k.lendable = cohortLendable(quotas)
+	case t.Department != nil:
+		if k.tree == nil {
+			k.tree = newOrgTree(quotas)
+		}
+		reach = k.tree.reach(t.Department)
+	default:
+		if k.lendable == nil {
+			k.lendable = cohortLendable(quotas)
+		}
+		reach = k.lendable[t.Cohort]
 	}
 	tq := quotas.Of(t)
 	covered := tq.Covered()
@@ -106,7 +114,7 @@ func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacit
 		own := lendableOf(b)
 		borrow := b.Limits(b.Block.BorrowingLimit)
 		for _, r := range covered {
-			n := k.lendable[t.Cohort][b.Pool][r] - own[r]
+			n := reach[b.Pool][r] - own[r]
 			if l, ok := borrow[r]; ok && l < n {
 				n = l
 			}
