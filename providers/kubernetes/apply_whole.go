@@ -47,7 +47,6 @@ func (c *Client) ApplyWholeUID(ctx context.Context, obj *unstructured.Unstructur
 	}
 	paths := engine.ForeignFields(live, obj.Object)
 	if len(paths) == 0 {
-		c.answers.keep(live)
 		return string(live.GetUID()), nil
 	}
 	patch, err := removePatch(live.GetResourceVersion(), paths)
@@ -74,7 +73,6 @@ func (c *Client) ApplyWholeUID(ctx context.Context, obj *unstructured.Unstructur
 	if left := engine.ForeignFields(live, obj.Object); len(left) > 0 {
 		return "", fmt.Errorf("apply %s: fields other managers set are still there after their removal: %s", k, formatPaths(left))
 	}
-	c.answers.keep(live)
 	return string(live.GetUID()), nil
 }
 

@@ -65,9 +65,6 @@ type Client struct {
 	// Refresh takes them.
 	prefetchMu sync.Mutex
 	prefetched *stackLists
-	// answers holds the stack's ResourceQuotas as the API server answered
-	// their last write, for the proof of enforcement that follows.
-	answers answeredQuotas
 	// Server and Context describe the cluster for messages.
 	Server  string
 	Context string

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gpuform/gpuform/engine"
 )
@@ -54,14 +51,9 @@ func (c *Client) ProbeEnforced(ctx context.Context, namespace string, policies [
 // absent or its status is computed (statusComputed): the quota admission
 // plugin constrains only what status.hard names, which the API server
 // clears on create and the quota controller fills a moment later, or
-// computeEmptyQuota at once where nothing counts against the quota. The
-// quota is the one this client's apply just wrote, as the API server
-// answered (answeredQuotas), or else read.
+// computeEmptyQuota at once where nothing counts against the quota.
 func (c *Client) quotaComputed(ctx context.Context, namespace string) error {
-	q, err := c.answers.take(namespace)
-	if q == nil && err == nil {
-		q, err = c.typed.CoreV1().ResourceQuotas(namespace).Get(ctx, engine.QuotaName, metav1.GetOptions{})
-	}
+	q, err := c.typed.CoreV1().ResourceQuotas(namespace).Get(ctx, engine.QuotaName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
@@ -164,47 +156,4 @@ func deniedByProbe(err error, policy string) bool {
 	}
 	msg := status.Status().Message
 	return strings.Contains(msg, engine.AdmissionProbeMessage) && strings.Contains(msg, policy)
-}
-
-// answeredQuotas holds, by namespace, the stack's ResourceQuota as the API
-// server answered this client's last write of it (ApplyWhole), so that the
-// proof of enforcement that follows the write reads it there instead of
-// asking again. An answer is used once: a proof that tries again reads the
-// quota. A stale answer is safe, since the status write it can lead to
-// names its resourceVersion and fails once the quota changed
-// (computeEmptyQuota then reads it).
-type answeredQuotas struct {
-	mu     sync.Mutex
-	quotas map[string]*unstructured.Unstructured
-}
-
-// keep records live when it is the stack's ResourceQuota.
-func (a *answeredQuotas) keep(live *unstructured.Unstructured) {
-	gvk := live.GroupVersionKind()
-	if gvk.Group != "" || gvk.Kind != "ResourceQuota" || live.GetName() != engine.QuotaName {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.quotas == nil {
-		a.quotas = map[string]*unstructured.Unstructured{}
-	}
-	a.quotas[live.GetNamespace()] = live
-}
-
-// take returns, and forgets, the answer kept for namespace's quota: nil
-// when there is none.
-func (a *answeredQuotas) take(namespace string) (*corev1.ResourceQuota, error) {
-	a.mu.Lock()
-	live := a.quotas[namespace]
-	delete(a.quotas, namespace)
-	a.mu.Unlock()
-	if live == nil {
-		return nil, nil
-	}
-	q := &corev1.ResourceQuota{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, q); err != nil {
-		return nil, fmt.Errorf("read the answer to the write of ResourceQuota %s/%s: %w", namespace, engine.QuotaName, err)
-	}
-	return q, nil
 }
