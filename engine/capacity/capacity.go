@@ -84,6 +84,9 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAIn
 			if d := draOutside(cfg.Settings.Stack, p, nodes, dra, cat); d != nil {
 				mdiags = append(mdiags, d)
 			}
+			if d := draDynamicMIG(p, members, dra); d != nil {
+				mdiags = append(mdiags, d)
+			}
 		}
 		diags = append(diags, mdiags...)
 		if gpusPerNode == nil {

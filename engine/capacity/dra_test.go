@@ -260,3 +260,53 @@ func TestDRADevicesOutsideThePool(t *testing.T) {
 		})
 	}
 }
+
+// TestDRAMIGLayoutAgainstDynamicMIG: with its DynamicMIG feature gate,
+// NVIDIA's DRA driver (v25.12.0) publishes every MIG partition a GPU could
+// hold as a device that consumes the GPU's shared counters, and makes the
+// MIG device when a claim gets it; a pool's static layout (mig-manager or
+// the agent) would fight it, so plan refuses a DRA pool with a
+// mig_layout on such nodes. Static partitions (devices without counters)
+// and a dynamic-MIG pool without a layout are fine.
+func TestDRAMIGLayoutAgainstDynamicMIG(t *testing.T) {
+	dynamic := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		u = u.DeepCopy()
+		devs, _, _ := unstructured.NestedSlice(u.Object, "spec", "devices")
+		for _, d := range devs {
+			d.(map[string]any)["consumesCounters"] = []any{map[string]any{"counterSet": "gpu-0-counter-set", "counters": map[string]any{"memory": map[string]any{"value": "10Gi"}}}}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, devs, "spec", "devices")
+		return u
+	}
+	static := []*unstructured.Unstructured{
+		draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"),
+		draNode("a100-1", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb"),
+		draNode("h100-0", "NVIDIA H100 80GB HBM3", 2),
+	}
+	cases := []struct {
+		name  string
+		items []*unstructured.Unstructured
+		want  string
+	}{
+		{"static partitions", static, ""},
+		{"dynamic MIG under a layout", []*unstructured.Unstructured{static[0], dynamic(static[1]), static[2]}, "MIG layout on a dynamic-MIG pool"},
+		{"dynamic MIG without a layout", []*unstructured.Unstructured{static[0], static[1], dynamic(static[2])}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := capacity.CheckFrom(enginetest.LoadSource(t, draSrc("1", "1")), draNodes(), capacity.DRADevicesOf(tc.items, true), nil, mig.Default())
+			var errs []string
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError {
+					errs = append(errs, d.Summary+": "+d.Detail)
+				}
+			}
+			switch {
+			case tc.want == "" && len(errs) > 0:
+				t.Fatalf("refused: %v", errs)
+			case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0], tc.want) || !strings.Contains(errs[0], "a100-1")):
+				t.Fatalf("errors %v, want one %q naming a100-1", errs, tc.want)
+			}
+		})
+	}
+}

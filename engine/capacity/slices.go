@@ -53,6 +53,11 @@ type DRADevice struct {
 	// GPU identifies the physical GPU: its UUID, a MIG device's parent's,
 	// else the device's name.
 	GPU string `json:"gpu"`
+	// Partition is set on a device that consumes counters its GPU shares
+	// with other devices (consumesCounters): the driver's dynamic MIG,
+	// which publishes every partition a GPU could hold and makes the MIG
+	// device when a claim gets it.
+	Partition bool `json:"partition,omitempty"`
 }
 
 // DRAInventory is what NVIDIA's DRA driver publishes, by node.
@@ -136,6 +141,8 @@ func draDevice(node string, d map[string]any) DRADevice {
 	if dev.GPU == "" {
 		dev.GPU = name
 	}
+	counters, _ := d["consumesCounters"].([]any)
+	dev.Partition = len(counters) > 0
 	return dev
 }
 
