@@ -23,6 +23,7 @@ var (
 	KindRoleBinding      = BuiltinKind(kinds.GroupRBAC, "RoleBinding")
 	KindPriorityClass    = BuiltinKind(kinds.GroupScheduling, "PriorityClass")
 	KindDeviceClass      = BuiltinKind(kinds.GroupResource, "DeviceClass")
+	KindClaimTemplate    = BuiltinKind(kinds.GroupResource, "ResourceClaimTemplate")
 	KindVAP              = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicy")
 	KindVAPBinding       = BuiltinKind(kinds.GroupAdmission, "ValidatingAdmissionPolicyBinding")
 	KindMAP              = BuiltinKind(kinds.GroupAdmission, "MutatingAdmissionPolicy")

@@ -7,7 +7,6 @@ import (
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
-	"github.com/gpuform/gpuform/engine/kinds"
 )
 
 // draClaim is the name of a DRA model's claim in its pod (spec.resourceClaims
@@ -30,7 +29,7 @@ func (c *compiler) draModel(m *config.Model, w *Workload, modelSpec map[string]a
 	modelSpec["resources"] = map[string]any{"claims": []any{map[string]any{"name": draClaim}}}
 	w.Predictor["resourceClaims"] = []any{map[string]any{"name": draClaim, "resourceClaimTemplateName": name}}
 
-	kind := engine.BuiltinKind(kinds.GroupResource, "ResourceClaimTemplate")
+	kind := engine.KindClaimTemplate
 	tmpl := newObject(kind, w.Namespace, name, c.stack, m.Address)
 	tmpl.Object["spec"] = map[string]any{"spec": map[string]any{"devices": map[string]any{"requests": []any{
 		map[string]any{"name": draClaim, "exactly": map[string]any{

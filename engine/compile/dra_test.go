@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -221,76 +222,7 @@ pool "r" {
   gpu  = "L4"
   mode = "dra" # here
 }
-mig_layout "all" {
-  gpu = "A100-80GB"
-  device {
-    indexes = [0]
-    slices  = { "1g.10gb" = 7 }
-  }
-  device {
-    indexes = [1]
-    slices  = { "1g.20gb" = 4 }
-  }
-  device {
-    indexes = [2]
-    slices  = { "2g.20gb" = 3 }
-  }
-  device {
-    indexes = [3]
-    slices  = { "3g.40gb" = 2 }
-  }
-  device {
-    indexes = [4]
-    slices  = { "4g.40gb" = 1 }
-  }
-  device {
-    indexes = [5]
-    slices  = { "7g.80gb" = 1 }
-  }
-  device {
-    indexes = [6]
-    enabled = false
-  }
-  device {
-    indexes = [7]
-    slices  = { "1g.10gb+me" = 1 }
-  }
-}
-mig_layout "h" {
-  gpu = "H100-80GB"
-  device {
-    indexes = [0]
-    slices  = { "1g.10gb" = 7 }
-  }
-  device {
-    indexes = [1]
-    slices  = { "1g.20gb" = 4 }
-  }
-  device {
-    indexes = [2]
-    slices  = { "2g.20gb" = 3 }
-  }
-  device {
-    indexes = [3]
-    slices  = { "3g.40gb" = 2 }
-  }
-  device {
-    indexes = [4]
-    slices  = { "4g.40gb" = 1 }
-  }
-  device {
-    indexes = [5]
-    slices  = { "7g.80gb" = 1 }
-  }
-  device {
-    indexes = [6]
-    enabled = false
-  }
-  device {
-    indexes = [7]
-    slices  = { "1g.10gb+me" = 1 }
-  }
-}`, "Too many DeviceClasses for Kueue"},
+` + everyProfile("all", "A100-80GB") + everyProfile("h", "H100-80GB"), "Too many DeviceClasses for Kueue"},
 		// A model on a DRA pool is valid and compiles (a ResourceClaimTemplate,
 		// TestDRAModelClaimTemplate); its checks are those of every model.
 		{"model on a DRA pool", "none", `
@@ -453,4 +385,20 @@ func dependsOn(d *engine.Desired, k engine.Kind, key string, dep engine.Key) boo
 		}
 	}
 	return false
+}
+
+// everyProfile is a mig_layout named name for gpu with a device group of
+// each of its GPUs' MIG profiles and one with MIG off: seven profiles and
+// whole GPUs, eight DeviceClasses on a DRA pool.
+func everyProfile(name, gpu string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nmig_layout %q {\n  gpu = %q\n", name, gpu)
+	for i, prof := range []string{"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "", "1g.10gb+me"} {
+		if prof == "" {
+			fmt.Fprintf(&b, "  device {\n    indexes = [%d]\n    enabled = false\n  }\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, "  device {\n    indexes = [%d]\n    slices  = { %q = 1 }\n  }\n", i, prof)
+	}
+	return b.String() + "}\n"
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
-	"github.com/gpuform/gpuform/engine"
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/mig"
 )
@@ -30,12 +29,7 @@ func draHardware(cfg *config.Config, p *config.Pool, members []*unstructured.Uns
 			counts[g]++
 		}
 	}
-	usual := 0 // the most common GPU count; ties go to the larger
-	for gpus, n := range counts {
-		if n > counts[usual] || (n == counts[usual] && gpus > usual) {
-			usual = gpus
-		}
-	}
+	usual := mostCommon(counts)
 	want := cat.Key(p.GPU)
 	var out []Item
 	for _, n := range members {
@@ -53,17 +47,11 @@ func draHardware(cfg *config.Config, p *config.Pool, members []*unstructured.Uns
 				details = append(details, fmt.Sprintf("NVIDIA's DRA driver publishes %s GPUs; pool %s wants %s", prod, p.Name, want))
 			}
 		}
-		if drv := capacity.InventoryOf(n, cat).Driver; p.DriverVersion != "" && drv != "" {
-			if ok, err := config.SatisfiesVersion(p.DriverVersion, drv); err == nil && !ok {
-				details = append(details, fmt.Sprintf("runs driver %s; pool %s needs %s", drv, p.Name, p.DriverVersion))
-			}
-		}
+		details = append(details, driverDetail(p, capacity.InventoryOf(n, cat).Driver)...)
 		if p.MIGLayout != nil && gpus > 0 && layoutDone(cfg, p, n) {
 			details = append(details, draMIGDevices(p, devs, gpus)...)
 		}
-		if len(details) > 0 {
-			out = append(out, Item{Class: Hardware, Address: p.Address, APIVersion: "v1", Kind: "Node", Name: n.GetName(), Fields: []engine.FieldDiff{}, Details: details})
-		}
+		out = append(out, hardwareItem(p, n, details)...)
 	}
 	return out
 }

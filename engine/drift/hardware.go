@@ -41,12 +41,7 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 				counts[invs[i].GPUs]++
 			}
 		}
-		usual := 0 // the most common GPU count; ties go to the larger
-		for gpus, n := range counts {
-			if n > counts[usual] || (n == counts[usual] && gpus > usual) {
-				usual = gpus
-			}
-		}
+		usual := mostCommon(counts)
 		want := cat.Key(p.GPU)
 		for i, n := range members {
 			inv := invs[i]
@@ -63,17 +58,11 @@ func CheckHardware(cfg *config.Config, live *engine.Live, cat *mig.Catalog) []It
 			if inv.Warning != "" {
 				details = append(details, inv.Warning)
 			}
-			if p.DriverVersion != "" && inv.Driver != "" {
-				if ok, err := config.SatisfiesVersion(p.DriverVersion, inv.Driver); err == nil && !ok {
-					details = append(details, fmt.Sprintf("runs driver %s; pool %s needs %s", inv.Driver, p.Name, p.DriverVersion))
-				}
-			}
+			details = append(details, driverDetail(p, inv.Driver)...)
 			if p.MIGLayout != nil {
 				details = append(details, migHardware(cfg, p, n, inv)...)
 			}
-			if len(details) > 0 {
-				out = append(out, Item{Class: Hardware, Address: p.Address, APIVersion: "v1", Kind: "Node", Name: n.GetName(), Fields: []engine.FieldDiff{}, Details: details})
-			}
+			out = append(out, hardwareItem(p, n, details)...)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -91,6 +80,39 @@ func migHardware(cfg *config.Config, p *config.Pool, n *unstructured.Unstructure
 		return nil
 	}
 	return []string{fmt.Sprintf("MIG state is success but the node has MIG instances %s where layout %s on %s asks for %s", countsString(inv.MIG), p.MIGLayout.Name, capacity.Count(inv.GPUs, "GPU"), countsString(want))}
+}
+
+// mostCommon is the most common GPU count of counts (nodes by their GPU
+// count); ties go to the larger.
+func mostCommon(counts map[int]int) int {
+	usual := 0
+	for gpus, n := range counts {
+		if n > counts[usual] || (n == counts[usual] && gpus > usual) {
+			usual = gpus
+		}
+	}
+	return usual
+}
+
+// driverDetail says that a node's driver is outside pool p's
+// driver_version; nil when it is inside, or either is unknown.
+func driverDetail(p *config.Pool, driver string) []string {
+	if p.DriverVersion == "" || driver == "" {
+		return nil
+	}
+	if ok, err := config.SatisfiesVersion(p.DriverVersion, driver); err == nil && !ok {
+		return []string{fmt.Sprintf("runs driver %s; pool %s needs %s", driver, p.Name, p.DriverVersion)}
+	}
+	return nil
+}
+
+// hardwareItem is the Hardware item of pool p's node n with details; none
+// when there are none.
+func hardwareItem(p *config.Pool, n *unstructured.Unstructured, details []string) []Item {
+	if len(details) == 0 {
+		return nil
+	}
+	return []Item{{Class: Hardware, Address: p.Address, APIVersion: "v1", Kind: "Node", Name: n.GetName(), Fields: []engine.FieldDiff{}, Details: details}}
 }
 
 // layoutDone reports whether node n carries MIG pool p's layout and its
