@@ -39,6 +39,12 @@ type Config struct {
 	// Departments are the department blocks: the organisation tree that
 	// tenants are grouped into (department.go).
 	Departments []*Department `config:"department,block"`
+
+	// Fleet is every named cluster block ("cluster \"NAME\" {...}") in
+	// source order; empty for a single-cluster configuration. A
+	// configuration evaluated for one member of a fleet has that member as
+	// Cluster and keeps only what is placed on it.
+	Fleet []*Cluster `config:"-"`
 }
 
 // Meta is what every evaluated block instance carries: its address, the
@@ -123,10 +129,27 @@ const (
 // Cluster is the cluster block: which Kubernetes API to talk to.
 type Cluster struct {
 	Meta
+	// Name is the block label of a fleet member; empty for the single
+	// unlabelled cluster block.
+	Name       string `config:"-"`
 	Kubeconfig string `config:"kubeconfig,omitempty"`
 	Context    string `config:"context,omitempty"`
 	Simulated  string `config:"simulated,omitempty"`
+	// Labels are the member's labels, which placement selectors match.
+	Labels map[string]string `config:"-"`
+	// Role is "manager" for the fleet's MultiKueue manager cluster, empty
+	// for any other member.
+	Role string `config:"-"`
+	// KubeconfigSecret names the Secret, in Kueue's namespace on the
+	// manager cluster, holding the kubeconfig MultiKueue uses to reach
+	// this member. gpuform never reads its content.
+	KubeconfigSecret string `config:"-"`
 }
+
+// Cluster roles.
+const (
+	RoleManager = "manager"
+)
 
 // Variable is a declared input variable and the value it ended with.
 type Variable struct {
@@ -291,7 +314,19 @@ type Tenant struct {
 	// RuntimeClasses are the RuntimeClasses the tenant's pods may use; its
 	// models use the first. Empty means any.
 	RuntimeClasses []string `config:"runtime_class,omitempty"`
+	// Clusters are the names of the fleet members the tenant is placed
+	// on, in fleet order; empty for a single-cluster configuration.
+	Clusters []string `config:"-"`
+	// Dispatch is "multikueue" when the tenant's jobs are submitted on the
+	// fleet's manager cluster and run on its worker clusters; empty
+	// otherwise.
+	Dispatch string `config:"-"`
 }
+
+// Tenant dispatch modes.
+const (
+	DispatchMultiKueue = "multikueue"
+)
 
 // Quota is a tenant's quota block for one pool.
 type Quota struct {
