@@ -28,6 +28,11 @@ type Options struct {
 	// Env is the process environment (os.Environ form); GPUFORM_VAR_name
 	// entries set variables.
 	Env []string
+	// Cluster names the fleet member to evaluate the configuration for
+	// (Config.Fleet): the configuration then keeps only what is placed on
+	// it. Empty for a single-cluster configuration, and to list a fleet's
+	// members.
+	Cluster string
 
 	// workers bounds the goroutines that evaluate blocks: 0 is one per
 	// processor once the configuration has minParallelNodes blocks, 1
