@@ -61,7 +61,8 @@ type Live struct {
 	PodsTruncated bool
 	// DRA is what NVIDIA's DRA driver publishes in ResourceSlices, by node
 	// (DRA.Served false when the cluster does not serve them; slices of
-	// other drivers are not kept), and the GPU Operator's GPUClusters.
+	// other drivers are not kept), the GPU Operator's GPUClusters and
+	// Kueue's configuration.
 	DRA capacity.DRAInventory
 	// Source describes where the state was read from (the server URL and context).
 	Source string
@@ -77,6 +78,11 @@ type ReadKind struct {
 	// Keep stores in live what a plan reads of the kind's objects, every
 	// object of the cluster (items may be empty, never shared).
 	Keep func(live *Live, items []*unstructured.Unstructured)
+	// FieldSelector narrows the LIST to the objects the reader keeps (a
+	// managed kind's one object gpuform reads but does not own, as Kueue's
+	// configuration); empty lists every object. Keep still sees only what
+	// it reads, whatever a provider does with the selector.
+	FieldSelector string
 }
 
 // readers are the readers of the kinds refresh lists whole, by group and
@@ -109,6 +115,11 @@ func readers() map[schema.GroupKind]ReadKind {
 			for _, u := range items {
 				live.DRA.GPUClusters = append(live.DRA.GPUClusters, u.GetName())
 			}
+		}},
+		// Kueue's configuration: whether it counts the DRA pools' devices.
+		// A ConfigMap is a managed kind too; only this one is read whole.
+		KindConfigMap.GroupKind(): {FieldSelector: "metadata.name=" + capacity.KueueConfigMap, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			live.DRA.Kueue = capacity.KueueConfigOf(items)
 		}},
 		{Kind: "Pod"}: {},
 	}

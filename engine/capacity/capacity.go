@@ -43,6 +43,10 @@ type Report struct {
 	// when the configuration has no DRA pool and the cluster does not run
 	// the DRA stack.
 	Stack string `json:"stack,omitempty"`
+	// Kueue says, under scheduler = "kueue" with a ClusterQueue quota on a
+	// DRA pool, whether Kueue's configuration maps the pools' DeviceClasses
+	// (KueueDRA); empty otherwise.
+	Kueue string `json:"kueue,omitempty"`
 }
 
 // CheckFrom computes each pool's capacity from the live nodes and reports,
@@ -102,7 +106,9 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAIn
 			out.Rows = append(out.Rows, row)
 		}
 	}
-	return out, diags
+	var kdiags hcl.Diagnostics
+	out.Kueue, kdiags = KueueDRA(cfg, dra.Kueue, quotas)
+	return out, append(diags, kdiags...)
 }
 
 // problem is an error diagnostic at rng.

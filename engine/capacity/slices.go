@@ -71,6 +71,9 @@ type DRAInventory struct {
 	// one says the operator runs its DRA stack, under which nodes no
 	// longer advertise nvidia.com resources. Nil when none was read.
 	GPUClusters []string
+	// Kueue is what plan read of Kueue's configuration (KueueConfigOf):
+	// whether Kueue counts the DRA pools' devices.
+	Kueue KueueConfig
 }
 
 // IsDRADriverSlice reports whether u is a ResourceSlice of NVIDIA's DRA

@@ -124,6 +124,9 @@ func (r *textRenderer) capacity(p *engine.Plan) {
 	if p.Capacity.Stack != "" {
 		textsafe.Fprintf(r.w, "  GPU stack: %s.\n", p.Capacity.Stack)
 	}
+	if p.Capacity.Kueue != "" {
+		textsafe.Fprintf(r.w, "  Kueue: %s.\n", p.Capacity.Kueue)
+	}
 }
 
 // warnings writes the plan's warnings as diagnostics, with their source

@@ -207,7 +207,7 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 				}
 				return c.explain("discover "+k.Kind, err)
 			}
-			items, err := c.listAllPages(gctx, m, selector)
+			items, err := c.listAllPages(gctx, m, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				return c.explain("list "+k.Kind+"s", err)
 			}
@@ -224,7 +224,7 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 	// the RuntimeClasses): the registry's, each kept by its reader.
 	for _, rk := range engine.ReadKinds() {
 		g.Go(func() error {
-			return c.listAll(gctx, rk.Kind, plural(rk.Kind.Kind), rk.Absent, func(items []*unstructured.Unstructured) {
+			return c.listAll(gctx, rk.Kind, plural(rk.Kind.Kind), rk.Absent, rk.FieldSelector, func(items []*unstructured.Unstructured) {
 				mu.Lock()
 				defer mu.Unlock()
 				rk.Keep(live, items)
@@ -238,10 +238,10 @@ func (c *Client) startLists(ctx context.Context, stack string, kinds, send []eng
 	return sl
 }
 
-// listAll lists every object of kind k (what names them in errors) and
-// hands them to keep; a kind the cluster does not serve is no error when
-// optional (keep is not called).
-func (c *Client) listAll(ctx context.Context, k engine.Kind, what string, optional bool, keep func([]*unstructured.Unstructured)) error {
+// listAll lists every object of kind k (what names them in errors) that
+// fieldSelector selects (empty: all) and hands them to keep; a kind the
+// cluster does not serve is no error when optional (keep is not called).
+func (c *Client) listAll(ctx context.Context, k engine.Kind, what string, optional bool, fieldSelector string, keep func([]*unstructured.Unstructured)) error {
 	m, err := c.mapping(k)
 	if optional && meta.IsNoMatchError(err) {
 		return nil
@@ -249,7 +249,7 @@ func (c *Client) listAll(ctx context.Context, k engine.Kind, what string, option
 	if err != nil {
 		return c.explain("discover "+what, err)
 	}
-	items, err := c.list(ctx, m, metav1.ListOptions{})
+	items, err := c.list(ctx, m, metav1.ListOptions{FieldSelector: fieldSelector})
 	if err != nil {
 		return c.explain("list "+what, err)
 	}
@@ -372,15 +372,16 @@ func (c *Client) mapping(k engine.Kind) (*meta.RESTMapping, error) {
 // size set, one request per page). A response cut off mid-stream is read
 // again, as the transport retries reads that fail before the response.
 func (c *Client) list(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	return c.listAllPages(ctx, m, opts.LabelSelector)
+	return c.listAllPages(ctx, m, opts)
 }
 
-// listAllPages is list with a label selector ("" for none).
-func (c *Client) listAllPages(ctx context.Context, m *meta.RESTMapping, selector string) ([]*unstructured.Unstructured, error) {
+// listAllPages is list with the label and field selectors of opts (""
+// for none).
+func (c *Client) listAllPages(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	cont := ""
 	for {
-		items, next, err := c.listPage(ctx, m, selector, cont)
+		items, next, err := c.listPage(ctx, m, opts, cont)
 		if err != nil {
 			return nil, err
 		}
@@ -395,24 +396,27 @@ func (c *Client) listAllPages(ctx context.Context, m *meta.RESTMapping, selector
 // listPage reads one LIST response, reading it again when the connection
 // breaks while the body arrives (the transport retries only failures
 // before the response).
-func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) (items []*unstructured.Unstructured, next string, err error) {
+func (c *Client) listPage(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions, cont string) (items []*unstructured.Unstructured, next string, err error) {
 	err = retryWhile(ctx, readAttempts, readRetryMax, isBrokenBody, func() error {
 		var err error
-		items, next, err = c.streamPage(ctx, m, selector, cont)
+		items, next, err = c.streamPage(ctx, m, opts, cont)
 		return err
 	})
 	return items, next, err
 }
 
 // streamPage sends one LIST request and decodes its response as it streams.
-func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, cont string) ([]*unstructured.Unstructured, string, error) {
+func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, opts metav1.ListOptions, cont string) ([]*unstructured.Unstructured, string, error) {
 	req := c.typed.CoreV1().RESTClient().Get().AbsPath(resourcePath(m.Resource)...).
 		SetHeader("Accept", "application/json")
 	if c.pageSize > 0 {
 		req = req.Param("limit", strconv.FormatInt(c.pageSize, 10))
 	}
-	if selector != "" {
-		req = req.Param("labelSelector", selector)
+	if opts.LabelSelector != "" {
+		req = req.Param("labelSelector", opts.LabelSelector)
+	}
+	if opts.FieldSelector != "" {
+		req = req.Param("fieldSelector", opts.FieldSelector)
 	}
 	if cont != "" {
 		req = req.Param("continue", cont)
@@ -423,7 +427,7 @@ func (c *Client) streamPage(ctx context.Context, m *meta.RESTMapping, selector, 
 	}
 	defer body.Close()
 	r := &bodyReader{r: body}
-	items, next, err := decodeListStream(r, m.GroupVersionKind, selector != "")
+	items, next, err := decodeListStream(r, m.GroupVersionKind, opts.LabelSelector != "")
 	if rerr := r.err; rerr != nil && rerr != io.EOF {
 		if transientResponse(nil, rerr) {
 			return nil, "", &brokenBody{rerr}
