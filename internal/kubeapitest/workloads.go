@@ -41,7 +41,9 @@ type Kueue struct {
 // StartKueue runs the Kueue controller manager against srv with its files
 // in dir: it installs Kueue's CRDs (the module version's), registers its
 // webhooks on loopback and runs its controllers and scheduler with the Job
-// and pod integrations; StartKueue returns once the webhooks answer.
+// and pod integrations; StartKueue returns once the webhooks answer, with
+// Kueue's configuration in the ConfigMap its standard install keeps it in
+// (publishKueueConfig).
 // flags go to testdata/kueue's command (--dra-mapping RESOURCE=CLASS).
 func StartKueue(srv *Server, dir string, flags ...string) (*Kueue, error) {
 	args := append([]string{"--kubeconfig", srv.Kubeconfig, "--dir", dir}, flags...)
@@ -53,6 +55,10 @@ func StartKueue(srv *Server, dir string, flags ...string) (*Kueue, error) {
 	ready := watchReady(cmd, stdout, k.done)
 	select {
 	case k.URL = <-ready:
+		if err := publishKueueConfig(context.Background(), srv, dir); err != nil {
+			k.Stop()
+			return nil, err
+		}
 		return k, nil
 	case <-k.done:
 		return nil, fmt.Errorf("the Kueue controller manager exited before it was ready; see %s and %s", log.Name(), filepath.Join(dir, "kueue.log"))

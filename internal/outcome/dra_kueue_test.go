@@ -45,10 +45,14 @@ const draKueueClass = "gpuform-drakueue-l40s-gpu"
 
 // draKueueMappings are the flags that give the package's Kueue the
 // device-class mapping docs/language.md ("DRA pools") asks of a Kueue that counts DRA
-// pools: each DeviceClass of the stack as its device quota's resource.
+// pools: each DeviceClass of the stacks under Kueue (this file's and
+// dra_kueue_models_test.go's) as its device quota's resource.
 func draKueueMappings() []string {
-	r := capacity.DeviceClassQuota(draKueueClass)
-	return []string{"--dra-mapping", r + "=" + draKueueClass}
+	var out []string
+	for _, class := range []string{draKueueClass, kmClass} {
+		out = append(out, "--dra-mapping", capacity.DeviceClassQuota(class)+"="+class)
+	}
+	return out
 }
 
 // TestDRAPoolUnderKueue: a tenant's admin, acting as themself, submits two
