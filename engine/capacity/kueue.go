@@ -204,7 +204,7 @@ func KueueDRA(cfg *config.Config, kc KueueConfig, quotas *Quotas) (string, hcl.D
 		}
 		if len(missing) > 0 {
 			diags = append(diags, problem(p.Range("mode"), "DeviceClasses Kueue does not count",
-				"Pool %s is a DRA pool under scheduler = \"kueue\", but Kueue's configuration (ConfigMap %s, key %s) does not map its DeviceClasses %s to their device-quota resources: Kueue would not count those devices against the tenants' ClusterQueue quotas. Add to resources.deviceClassMappings:\n%s",
+				"Pool %s is a DRA pool under scheduler = \"kueue\", but Kueue's configuration (ConfigMap %s, key %s) does not map its DeviceClasses %s to their device-quota resources: Kueue would not count those devices against the tenants' ClusterQueue quotas. Add to Kueue's configuration:\n%s",
 				p.Name, kc.Source, KueueConfigKey, strings.Join(missing, ", "), mappingsYAML([]*config.Pool{p}, map[*config.Pool][]string{p: missing})))
 		}
 	}

@@ -41,6 +41,8 @@ type Repartition struct {
 	// makes of it.
 	Before []GPULayout `json:"before"`
 	After  []GPULayout `json:"after"`
+	// DRA says Before is what NVIDIA's DRA driver publishes (a DRA pool).
+	DRA bool `json:"dra,omitempty"`
 }
 
 // agentLayouts is the layout of each GPU of a trusted agent inventory.
@@ -124,9 +126,11 @@ func afterLayout(l *config.MIGLayout, before []GPULayout, g *mig.GPU) []GPULayou
 
 // Repartitions is, for each node of names (the nodes a plan re-partitions),
 // its GPUs now and after the MIG layout of the pool of cfg that selects it,
-// in the order of names. Nodes of no MIG pool, or whose GPUs the catalog
-// does not know, are left out.
-func Repartitions(cfg *config.Config, nodes []*unstructured.Unstructured, names []string, cat *mig.Catalog) []Repartition {
+// in the order of names. A DRA pool's node is what NVIDIA's DRA driver
+// publishes of it in dra (draLayouts), a device-plugin pool's what its
+// inventory reports. Nodes of no MIG pool, or whose GPUs the catalog does
+// not know, are left out.
+func Repartitions(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAInventory, names []string, cat *mig.Catalog) []Repartition {
 	var out []Repartition
 	for _, name := range names {
 		i := slices.IndexFunc(nodes, func(n *unstructured.Unstructured) bool { return n.GetName() == name })
@@ -143,6 +147,10 @@ func Repartitions(cfg *config.Config, nodes []*unstructured.Unstructured, names 
 		}
 		inv := InventoryOf(nodes[i], cat)
 		before := inv.Layouts
+		if p.DRA() {
+			before = draLayouts(dra.Nodes[name], g)
+			inv.GPUs = GPUs(dra.Nodes[name])
+		}
 		if len(before) == 0 {
 			if inv.GPUs > agentv1.MaxGPUs {
 				continue
@@ -152,7 +160,7 @@ func Repartitions(cfg *config.Config, nodes []*unstructured.Unstructured, names 
 				before[j] = GPULayout{Index: j, Slots: g.MemorySlots, Unknown: true}
 			}
 		}
-		out = append(out, Repartition{Node: name, Pool: p.Name, Model: g.Key, Before: before, After: afterLayout(p.MIGLayout, before, g)})
+		out = append(out, Repartition{Node: name, Pool: p.Name, Model: g.Key, Before: before, After: afterLayout(p.MIGLayout, before, g), DRA: p.DRA()})
 	}
 	return out
 }

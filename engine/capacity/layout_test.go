@@ -78,7 +78,7 @@ func TestRepartitions(t *testing.T) {
 				labels[k] = v
 			}
 			other := enginetest.GPUNode("n1", "a100", "NVIDIA-A100-SXM4-80GB", 1, "")
-			reps := capacity.Repartitions(cfg, []*unstructured.Unstructured{other, n}, []string{"n0", "gone"}, mig.Default())
+			reps := capacity.Repartitions(cfg, []*unstructured.Unstructured{other, n}, capacity.DRAInventory{}, []string{"n0", "gone"}, mig.Default())
 			if len(reps) != 1 || reps[0].Node != "n0" || reps[0].Pool != "a100" || reps[0].Model != "A100-80GB" {
 				t.Fatalf("repartitions = %+v, want node n0 of pool a100", reps)
 			}

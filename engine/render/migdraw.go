@@ -185,8 +185,13 @@ func repartitionLines(reps []capacity.Repartition) []string {
 				fmt.Sprintf("  %-*s  after  %s", width, "", rows[i][1]))
 		}
 		note := ""
-		if slices.ContainsFunc(r.Before, func(l capacity.GPULayout) bool { return l.Solved }) {
+		switch solved := slices.ContainsFunc(r.Before, func(l capacity.GPULayout) bool { return l.Solved }); {
+		case solved && r.DRA:
+			note = "; now: placed from the DRA driver's device counts"
+		case solved:
 			note = "; now: placed from GPU Feature Discovery's counts"
+		case r.DRA:
+			note = "; now: the DRA driver's devices"
 		}
 		key := r.Pool + "\n" + r.Model + "\n" + note + "\n" + strings.Join(lines, "\n")
 		g := byKey[key]

@@ -90,7 +90,7 @@ func repartitionPlan(t *testing.T) *engine.Plan {
 		gfd,
 	}
 	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
-	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, engine.RepartitionedNodes(p), mig.Default())
+	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, live.DRA, engine.RepartitionedNodes(p), mig.Default())
 	p.Capacity, _ = capacity.CheckFrom(cfg, live.Nodes, live.DRA, nil, mig.Default())
 	return p
 }
@@ -218,4 +218,64 @@ func TestRepartitionsInPlanFile(t *testing.T) {
 	if !strings.Contains(got.String(), "memory slots: not drawn") {
 		t.Errorf("a plan file's slot count was drawn:\n%s", got.String())
 	}
+}
+
+// draRepartitionPlan is examples/dra re-laid out, on two nodes of its DRA
+// pool whose GPUs are what NVIDIA's DRA driver publishes: gpu-a100-0 as
+// the driver names its devices (a MIG GPU, index 0, whose device names
+// give each placement, listed after a whole GPU, index 1, with MIG off),
+// gpu-a100-1 with MIG devices named otherwise (counts, placed by the
+// solver). The nodes' labels claim 8 GPUs: the drawing does not read them.
+func draRepartitionPlan(t *testing.T) *engine.Plan {
+	t.Helper()
+	cfg := enginetest.LoadExample(t, "dra", "gpu    = \"A100-80GB\"\n  slices = { \"1g.10gb\" = 4, \"3g.40gb\" = 1 }\n}", "gpu    = \"A100-80GB\"\n  slices = { \"1g.10gb\" = 2, \"2g.20gb\" = 1, \"3g.40gb\" = 1 }\n}")
+	d, err := compile.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := enginetest.Applied(t, d)
+	const product = "NVIDIA A100-SXM4-80GB"
+	migDev := func(name, profile string) capacity.DRADevice {
+		return capacity.DRADevice{Node: "gpu-a100-0", Name: name, Type: capacity.DRATypeMIG, Profile: profile, Product: product, GPU: "GPU-a100-0-0"}
+	}
+	driverNamed := []capacity.DRADevice{
+		{Node: "gpu-a100-0", Name: "gpu-1", Type: capacity.DRATypeGPU, Product: product, GPU: "GPU-a100-0-1"},
+		migDev("gpu-0-mig-9-4-4", "3g.40gb"),
+		migDev("gpu-0-mig-19-0-1", "1g.10gb"), migDev("gpu-0-mig-19-1-1", "1g.10gb"),
+		migDev("gpu-0-mig-19-2-1", "1g.10gb"), migDev("gpu-0-mig-19-3-1", "1g.10gb"),
+	}
+	gv := engine.KindResourceSlice.GroupVersion().String()
+	live.DRA = capacity.DRADevicesOf([]*unstructured.Unstructured{
+		capacity.DRASlice(gv, "gpu-a100-0", driverNamed),
+		capacity.DRASlice(gv, "gpu-a100-1", capacity.DRAGPU("gpu-a100-1", product, 0, []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "3g.40gb"})),
+	}, true)
+	live.Nodes = []*unstructured.Unstructured{
+		enginetest.GPUNode("gpu-a100-0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
+		enginetest.GPUNode("gpu-a100-1", "a100", "NVIDIA-A100-SXM4-80GB", 8, "550.54.15"),
+	}
+	p := enginetest.MustDiff(t, d, live, engine.DiffOptions{})
+	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, live.DRA, engine.RepartitionedNodes(p), mig.Default())
+	return p
+}
+
+// A DRA pool's node is drawn from its ResourceSlices: the driver's GPUs
+// by index, MIG instances at the placements their names give (or solved
+// from counts, and said so), a whole GPU with MIG off; not the 8 GPUs its
+// labels claim.
+func TestRenderDRARepartitionGolden(t *testing.T) {
+	p := draRepartitionPlan(t)
+	if len(p.Repartitions) != 2 {
+		t.Fatalf("repartitions = %+v, want 2 nodes", p.Repartitions)
+	}
+	if b := p.Repartitions[0].Before; len(b) != 2 || b[0].Index != 0 || !b[0].MIG || b[0].Solved || b[1].Index != 1 || b[1].MIG {
+		t.Errorf("gpu-a100-0 now = %+v, want GPU 0 in MIG as placed, GPU 1 whole", b)
+	}
+	if b := p.Repartitions[1].Before; len(b) != 1 || !b[0].Solved || len(b[0].Instances) != 5 {
+		t.Errorf("gpu-a100-1 now = %+v, want one GPU of 5 solved instances", b)
+	}
+	var buf bytes.Buffer
+	if err := render.Text(&buf, p, render.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plan/repartition-dra.txt", buf.String())
 }

@@ -165,7 +165,7 @@ func (s *Stack) assess(ctx context.Context, cl Cluster, cfg *config.Config, d di
 	if err := disruption(ctx, cl, p, capacity.ModeSwitches(cfg, live.Nodes, appliedDRA(live))); err != nil {
 		return err
 	}
-	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, engine.RepartitionedNodes(p), s.opts.Catalog)
+	p.Repartitions = capacity.Repartitions(cfg, live.Nodes, live.DRA, engine.RepartitionedNodes(p), s.opts.Catalog)
 	engine.LocateWarnings(p.Warnings, cfg)
 	return nil
 }

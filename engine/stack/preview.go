@@ -84,7 +84,7 @@ func (s *Stack) Preview(ctx context.Context, opts PreviewOptions) (*PreviewResul
 	if err := disruption(ctx, cl, p, capacity.ModeSwitches(head.cfg, live.Nodes, appliedDRA(live))); err != nil {
 		return nil, err
 	}
-	p.Repartitions = capacity.Repartitions(head.cfg, live.Nodes, engine.RepartitionedNodes(p), s.opts.Catalog)
+	p.Repartitions = capacity.Repartitions(head.cfg, live.Nodes, live.DRA, engine.RepartitionedNodes(p), s.opts.Catalog)
 	engine.LocateWarnings(p.Warnings, head.cfg)
 	return &PreviewResult{Preview: pv, Config: head.cfg, Context: cl.Context()}, nil
 }
