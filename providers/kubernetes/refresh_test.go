@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuform/gpuform/engine"
@@ -110,6 +111,15 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 	if err := kubeapitest.PublishDRASlices(ctx, restCfg, kubeapitest.DRANode{Node: "prefetch-gpu", Product: "NVIDIA H100 80GB HBM3", GPUs: 2, MemoryBytes: 80 << 30}); err != nil {
 		t.Fatal(err)
 	}
+	// Kueue's configuration, where its standard install keeps it.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: capacity.KueueNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	kueueCfg := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: capacity.KueueConfigMap, Namespace: capacity.KueueNamespace},
+		Data: map[string]string{capacity.KueueConfigKey: "resources:\n  deviceClassMappings:\n  - name: c.deviceclass.resource.k8s.io/devices\n    deviceClassNames: [c]\n"}}
+	if _, err := cs.CoreV1().ConfigMaps(capacity.KueueNamespace).Create(ctx, kueueCfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	d := &engine.Desired{Stack: "prefetch", Kinds: engine.ManagedKinds()}
 	for _, tt := range []struct {
 		name, prefetch string
@@ -148,6 +158,9 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 			if devs := live.DRA.Nodes["prefetch-gpu"]; !live.DRA.Served || capacity.GPUs(devs) != 2 {
 				t.Errorf("refresh read DRA devices %+v (served %v), want prefetch-gpu's 2 GPUs", live.DRA.Nodes, live.DRA.Served)
 			}
+			if kc := live.DRA.Kueue; kc.Source != "kueue-system/kueue-manager-config" || !slices.Equal(kc.Mappings["c"], []string{"c.deviceclass.resource.k8s.io/devices"}) {
+				t.Errorf("refresh read Kueue's configuration %+v, want kueue-system/kueue-manager-config mapping class c", kc)
+			}
 			if !tt.once {
 				return
 			}
@@ -161,8 +174,10 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 				t.Errorf("LISTs: %v, want each once", lists)
 			}
 			for path, n := range lists {
-				if n != 1 {
-					t.Errorf("%d LISTs of %s, want 1", n, path)
+				// ConfigMaps: the stack's (by its label) and Kueue's
+				// configuration (by its name).
+				if want := map[string]int{"/api/v1/configmaps": 2}[path]; n != max(want, 1) {
+					t.Errorf("%d LISTs of %s, want %d", n, path, max(want, 1))
 				}
 			}
 		})
