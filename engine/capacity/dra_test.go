@@ -310,3 +310,28 @@ func TestDRAMIGLayoutAgainstDynamicMIG(t *testing.T) {
 		})
 	}
 }
+
+// TestDRADriverVersionFromSlices: a DRA pool's driver_version is checked
+// against the driverVersion its nodes' devices publish (the node's labels
+// are not read for a DRA pool): below it is "Driver too old", naming the
+// node and the version; within it, nothing.
+func TestDRADriverVersionFromSlices(t *testing.T) {
+	src := strings.Replace(draSrc("7", "1"), "  node_selector = { \"gpuform.dev/node-group\" = \"h100\" }\n", "  node_selector = { \"gpuform.dev/node-group\" = \"h100\" }\n  driver_version = \">= 580\"\n", 1)
+	slicesAt := func(driver string) capacity.DRAInventory {
+		h100 := capacity.DRAGPU("h100-0", "NVIDIA H100 80GB HBM3", 0, nil)
+		h100[0].Driver = driver
+		gv := engine.KindResourceSlice.GroupVersion().String()
+		return capacity.DRADevicesOf([]*unstructured.Unstructured{
+			draNode("a100-0", "NVIDIA A100-SXM4-80GB", 1, "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"),
+			draNode("a100-1", "NVIDIA A100-SXM4-80GB", 1),
+			capacity.DRASlice(gv, "h100-0", h100),
+		}, true)
+	}
+	_, diags := capacity.CheckFrom(enginetest.LoadSource(t, src), draNodes(), slicesAt("570.86.15"), nil, mig.Default())
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Driver too old") || !strings.Contains(diags.Error(), "h100-0 (570.86.15)") {
+		t.Errorf("an older driver published: %v, want Driver too old naming h100-0 (570.86.15)", diags)
+	}
+	if _, diags := capacity.CheckFrom(enginetest.LoadSource(t, src), draNodes(), slicesAt("580.65.6"), nil, mig.Default()); diags.HasErrors() {
+		t.Errorf("a driver within driver_version: %v", diags.Error())
+	}
+}

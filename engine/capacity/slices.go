@@ -20,7 +20,8 @@ import (
 // (MigDeviceInfo.GetDevice: a MIG device's) and types.go (GpuDeviceType).
 // A whole GPU has type "gpu"; a MIG device type "mig", its profile
 // ("1g.5gb"), its parent's UUID and the parent's productName, the product
-// name NVML reports (the catalog's NVML names). Unqualified attribute
+// name NVML reports (the catalog's NVML names); both carry driverVersion,
+// a version attribute (partitions.go). Unqualified attribute
 // names are in the driver's domain, so CEL reads them as
 // device.attributes['gpu.nvidia.com']. The DeviceClasses gpuform writes
 // (engine/compile), the simulated cluster's slices (providers/sim) and the
@@ -34,6 +35,9 @@ const (
 	DRAAttrProfile    = "profile"
 	DRAAttrUUID       = "uuid"
 	DRAAttrParentUUID = "parentUUID"
+	// DRAAttrDriverVersion is the driver's version, a version attribute
+	// ({"version": "580.65.6"}: semver, so without leading zeros).
+	DRAAttrDriverVersion = "driverVersion"
 )
 
 // DRADevice is one device NVIDIA's DRA driver publishes in a node's
@@ -58,6 +62,9 @@ type DRADevice struct {
 	// which publishes every partition a GPU could hold and makes the MIG
 	// device when a claim gets it.
 	Partition bool `json:"partition,omitempty"`
+	// Driver is the NVIDIA driver's version the device's driverVersion
+	// attribute gives; empty when it has none.
+	Driver string `json:"driver,omitempty"`
 }
 
 // DRAInventory is what NVIDIA's DRA driver publishes, by node.
@@ -126,17 +133,18 @@ func DRADevicesOf(items []*unstructured.Unstructured, served bool) DRAInventory 
 func draDevice(node string, d map[string]any) DRADevice {
 	name, _ := d["name"].(string)
 	attrs, _ := d["attributes"].(map[string]any)
-	attr := func(key string) string {
+	attrOf := func(key, typ string) string {
 		for _, k := range []string{key, DRADriver + "/" + key} {
 			if a, ok := attrs[k].(map[string]any); ok {
-				if s, ok := a["string"].(string); ok {
+				if s, ok := a[typ].(string); ok {
 					return s
 				}
 			}
 		}
 		return ""
 	}
-	dev := DRADevice{Node: node, Name: name, Type: attr(DRAAttrType), Profile: attr(DRAAttrProfile), Product: attr(DRAAttrProduct)}
+	attr := func(key string) string { return attrOf(key, "string") }
+	dev := DRADevice{Node: node, Name: name, Type: attr(DRAAttrType), Profile: attr(DRAAttrProfile), Product: attr(DRAAttrProduct), Driver: attrOf(DRAAttrDriverVersion, "version")}
 	dev.GPU = attr(DRAAttrUUID)
 	if dev.Type == DRATypeMIG {
 		dev.GPU = attr(DRAAttrParentUUID)
@@ -173,6 +181,19 @@ func Products(devs []DRADevice) []string {
 	return out
 }
 
+// DriverVersions are the distinct driver versions among devs (their
+// driverVersion attributes), sorted.
+func DriverVersions(devs []DRADevice) []string {
+	var out []string
+	for _, d := range devs {
+		if d.Driver != "" && !slices.Contains(out, d.Driver) {
+			out = append(out, d.Driver)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // String renders a device as the plan names it: node/name (profile).
 func (d DRADevice) String() string {
 	s := d.Node + "/" + d.Name
@@ -195,12 +216,17 @@ func checkDRAMembers(stack string, p *config.Pool, members []NodeInventory, dra 
 	}
 	want := cat.Key(p.GPU)
 	gpusPerNode, before = map[string]int{}, map[string]int{}
-	var bare, wrong []string
+	var bare, wrong, offDriver []string
 	for _, m := range members {
 		devs := dra.Nodes[m.Node]
 		if GPUs(devs) == 0 {
 			bare = append(bare, m.Node)
 			continue
+		}
+		for _, v := range DriverVersions(devs) {
+			if ok, err := config.SatisfiesVersion(p.DriverVersion, v); p.DriverVersion != "" && err == nil && !ok {
+				offDriver = append(offDriver, fmt.Sprintf("%s (%s)", m.Node, v))
+			}
 		}
 		for _, prod := range Products(devs) {
 			if cat.Key(prod) != want {
@@ -228,6 +254,9 @@ func checkDRAMembers(stack string, p *config.Pool, members []NodeInventory, dra 
 	if len(wrong) > 0 {
 		diags = append(diags, problem(p.Range("gpu"), "Nodes with other GPUs", "Pool %s is for %s GPUs, but NVIDIA's DRA driver publishes on its nodes %s. Narrow node_selector, or set gpu to what the nodes have.", p.Name, want, strings.Join(wrong, ", ")))
 	}
+	if len(offDriver) > 0 {
+		diags = append(diags, driverProblem(p, offDriver))
+	}
 	return gpusPerNode, before, diags
 }
 
@@ -248,6 +277,9 @@ func DRASlice(apiVersion, node string, devs []DRADevice) *unstructured.Unstructu
 			attrs[DRAAttrUUID] = str("MIG-" + d.GPU + "-" + d.Name)
 		} else {
 			attrs[DRAAttrUUID] = str(d.GPU)
+		}
+		if d.Driver != "" {
+			attrs[DRAAttrDriverVersion] = map[string]any{"version": d.Driver}
 		}
 		items = append(items, map[string]any{"name": d.Name, "attributes": attrs})
 	}

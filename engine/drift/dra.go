@@ -16,7 +16,8 @@ import (
 // publishes for them in ResourceSlices: a node that publishes no GPU (its
 // devices vanished, or the driver does not run there), fewer or more GPUs
 // than most of the pool's nodes, GPUs of another model, a driver outside
-// driver_version (from the node's labels), and, once the node's layout is
+// driver_version (the driverVersion its devices publish; the node's labels
+// where they publish none), and, once the node's layout is
 // in place, MIG devices that vanished or appeared against the layout's.
 // Nothing when the cluster serves no ResourceSlices: plan refuses the pool.
 func draHardware(cfg *config.Config, p *config.Pool, members []*unstructured.Unstructured, dra capacity.DRAInventory, cat *mig.Catalog) []Item {
@@ -47,7 +48,13 @@ func draHardware(cfg *config.Config, p *config.Pool, members []*unstructured.Uns
 				details = append(details, fmt.Sprintf("NVIDIA's DRA driver publishes %s GPUs; pool %s wants %s", prod, p.Name, want))
 			}
 		}
-		details = append(details, driverDetail(p, capacity.InventoryOf(n, cat).Driver)...)
+		drivers := capacity.DriverVersions(devs)
+		if len(drivers) == 0 {
+			drivers = []string{capacity.InventoryOf(n, cat).Driver}
+		}
+		for _, v := range drivers {
+			details = append(details, driverDetail(p, v)...)
+		}
 		if p.MIGLayout != nil && gpus > 0 && layoutDone(cfg, p, n) {
 			details = append(details, draMIGDevices(p, devs, gpus)...)
 		}

@@ -75,3 +75,40 @@ func TestDriftDRADevices(t *testing.T) {
 		}
 	}
 }
+
+// TestDriftDRADriverVersion: a DRA pool's driver is the driverVersion its
+// nodes' devices publish, not what their labels say: a node whose devices
+// publish a driver below driver_version drifts though its labels claim a
+// newer one, and one whose devices publish a driver within it is in sync
+// though its labels claim an older one; a node whose devices publish no
+// version is read from its labels.
+func TestDriftDRADriverVersion(t *testing.T) {
+	cfg := enginetest.LoadSource(t, strings.Replace(draDriftSrc, "  mig_layout    = mig_layout.sevens\n", "  driver_version = \">= 580\"\n", 1))
+	gv := engine.KindResourceSlice.GroupVersion().String()
+	slice := func(name, driver string) *unstructured.Unstructured {
+		devs := capacity.DRAGPU(name, "NVIDIA A100-SXM4-80GB", 0, nil)
+		devs[0].Driver = driver
+		return capacity.DRASlice(gv, name, devs)
+	}
+	live := &engine.Live{
+		Nodes: []*unstructured.Unstructured{
+			enginetest.GPUNode("old", "a100", "NVIDIA-A100-SXM4-80GB", 1, "580.65.06"),
+			enginetest.GPUNode("new", "a100", "NVIDIA-A100-SXM4-80GB", 1, "570.86.15"),
+			enginetest.GPUNode("unversioned", "a100", "NVIDIA-A100-SXM4-80GB", 1, "570.86.15"),
+		},
+		DRA: capacity.DRADevicesOf([]*unstructured.Unstructured{slice("old", "570.86.15"), slice("new", "580.65.6"), slice("unversioned", "")}, true),
+	}
+	items := drift.CheckHardware(cfg, live, mig.Default())
+	want := map[string]string{
+		"old":         "runs driver 570.86.15; pool a100 needs >= 580",
+		"unversioned": "runs driver 570.86.15; pool a100 needs >= 580",
+	}
+	if len(items) != len(want) {
+		t.Errorf("items %+v, want one for each of %v", items, want)
+	}
+	for _, it := range items {
+		if w, ok := want[it.Name]; !ok || !strings.Contains(strings.Join(it.Details, " "), w) || it.Class != drift.Hardware {
+			t.Errorf("%s: %s %q, want hardware %q", it.Name, it.Class, it.Details, w)
+		}
+	}
+}
