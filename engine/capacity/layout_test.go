@@ -91,3 +91,51 @@ func TestRepartitions(t *testing.T) {
 		})
 	}
 }
+
+// A DRA pool's node is drawn from its devices: GPUs by the index in their
+// names, MIG devices at the placements the driver's names give, solved
+// from counts otherwise (unknown when they do not fit one GPU), and a GPU
+// whose devices are only the dynamic-MIG partitions the driver could make
+// unknown; never from the node's labels.
+func TestRepartitionsOfADRANode(t *testing.T) {
+	cfg := enginetest.LoadSource(t, "gpuform {\n  stack = \"s\"\n}\nmig_layout \"l\" {\n  gpu = \"A100-80GB\"\n  slices = { \"7g.80gb\" = 1 }\n}\npool \"a100\" {\n  gpu = \"A100-80GB\"\n  mode = \"dra\"\n  mig_layout = mig_layout.l\n}\n")
+	const product = "NVIDIA A100-SXM4-80GB"
+	dev := func(gpu, name, profile string, partition bool) capacity.DRADevice {
+		typ := capacity.DRATypeMIG
+		if profile == "" {
+			typ = capacity.DRATypeGPU
+		}
+		return capacity.DRADevice{Node: "n0", Name: name, Type: typ, Profile: profile, Product: product, GPU: gpu, Partition: partition}
+	}
+	for _, tt := range []struct {
+		name   string
+		devs   []capacity.DRADevice
+		before string
+	}{
+		{"driver's names, out of index order", []capacity.DRADevice{
+			dev("b", "gpu-1", "", false),
+			dev("a", "gpu-0-mig-9-4-4", "3g.40gb", false), dev("a", "gpu-0-mig-19-0-1", "1g.10gb", false),
+		}, "0:on 1g.10gb@0 3g.40gb@4 | 1:off"},
+		{"other names: solved from counts", []capacity.DRADevice{
+			dev("a", "gpu-0-mig-3g40gb-0", "3g.40gb", false), dev("a", "gpu-0-mig-3g40gb-1", "3g.40gb", false),
+		}, "0:on 3g.40gb@0 3g.40gb@4 solved"},
+		{"more than one GPU holds", []capacity.DRADevice{
+			dev("a", "x", "7g.80gb", false), dev("a", "y", "7g.80gb", false),
+		}, "0:? solved"},
+		{"dynamic MIG partitions only", []capacity.DRADevice{
+			dev("a", "gpu-0-mig-19-0-1", "1g.10gb", true), dev("a", "gpu-0-mig-9-0-4", "3g.40gb", true),
+		}, "0:?"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dra := capacity.DRAInventory{Served: true, Nodes: map[string][]capacity.DRADevice{"n0": tt.devs}}
+			n := enginetest.GPUNode("n0", "a100", "NVIDIA-A100-SXM4-80GB", 8, "")
+			reps := capacity.Repartitions(cfg, []*unstructured.Unstructured{n}, dra, []string{"n0"}, mig.Default())
+			if len(reps) != 1 || !reps[0].DRA {
+				t.Fatalf("repartitions = %+v, want node n0 drawn from its DRA devices", reps)
+			}
+			if got := describe(reps[0].Before); got != tt.before {
+				t.Errorf("before = %s, want %s", got, tt.before)
+			}
+		})
+	}
+}
