@@ -68,14 +68,14 @@ func loadFleet(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnosti
 		Variables: first.Variables,
 		Fleet:     first.Fleet,
 	}
-	return listing, mergeMemberDiagnostics(names, perMember)
+	return listing, MergeMemberDiagnostics(names, perMember)
 }
 
-// mergeMemberDiagnostics merges the diagnostics of each member's load
-// (perMember[i] is names[i]'s): one per range and summary, in the order
-// first seen, its detail naming the members it was found for unless it was
-// found for all.
-func mergeMemberDiagnostics(names []string, perMember []hcl.Diagnostics) hcl.Diagnostics {
+// MergeMemberDiagnostics merges the diagnostics of the fleet members'
+// loads or checks (perMember[i] is names[i]'s): one per range and summary,
+// its detail naming the members it was found for unless it was found for
+// all of them.
+func MergeMemberDiagnostics(names []string, perMember []hcl.Diagnostics) hcl.Diagnostics {
 	type key struct {
 		summary string
 		rng     hcl.Range

@@ -82,10 +82,11 @@ type memberSet map[string]bool
 //     and also on the manager when its dispatch is "multikueue";
 //   - a model is where both its tenant and its pool are; a model placed
 //     where either is not is an error;
+//   - a department is on every member that holds a tenant under it;
 //   - everything else is on every member.
 //
 // A kept tenant's (and department's) quotas in a pool not on the member
-// are dropped.
+// are dropped, and so are the departments with no tenant on the member.
 func (l *loader) place() {
 	if l.member == nil {
 		return
@@ -250,15 +251,32 @@ func (l *loader) keepMember(poolOn map[string]memberSet) {
 		on, ok := poolOn[q.PoolName]
 		return ok && !on[here] // an unknown pool is left for validation to report
 	}
+	anywhere := departmentsHolding(cfg.Tenants)
 	cfg.Pools = slices.DeleteFunc(cfg.Pools, func(p *Pool) bool { return !slices.Contains(p.Clusters, here) })
 	cfg.Tenants = slices.DeleteFunc(cfg.Tenants, func(t *Tenant) bool { return !slices.Contains(t.Clusters, here) })
 	cfg.Models = slices.DeleteFunc(cfg.Models, func(m *Model) bool { return !slices.Contains(m.Clusters, here) })
 	for _, t := range cfg.Tenants {
 		t.Quotas = slices.DeleteFunc(t.Quotas, offHere)
 	}
+	// A department is on every member that holds a tenant under it; one
+	// with no tenant anywhere is kept, for validation to report.
+	onHere := departmentsHolding(cfg.Tenants)
+	cfg.Departments = slices.DeleteFunc(cfg.Departments, func(d *Department) bool { return anywhere[d] && !onHere[d] })
 	for _, d := range cfg.Departments {
 		d.Quotas = slices.DeleteFunc(d.Quotas, offHere)
 	}
+}
+
+// departmentsHolding is the set of departments with one of tenants under
+// them, at any depth.
+func departmentsHolding(tenants []*Tenant) map[*Department]bool {
+	out := map[*Department]bool{}
+	for _, t := range tenants {
+		for d := t.Department; d != nil && !out[d]; d = d.Parent {
+			out[d] = true
+		}
+	}
+	return out
 }
 
 // manager is the fleet's manager cluster, or nil.
