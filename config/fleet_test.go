@@ -215,6 +215,8 @@ pool "l" {
 
 department "d" {}
 
+department "d2" {}
+
 tenant "all" {
   department = department.d
   quota "a" {
@@ -229,7 +231,8 @@ tenant "gpuh" {
 }
 
 tenant "narrow" {
-  clusters = ["us"]
+  department = department.d2
+  clusters   = ["us"]
   quota "a" {
     gpus = 1
   }
@@ -244,6 +247,13 @@ tenant "byselector" {
     gpus = 1
   }
   quota "l" {
+    gpus = 1
+  }
+}
+
+tenant "usonly" {
+  cluster_selector = { region = "us" }
+  quota "h" {
     gpus = 1
   }
 }
@@ -300,11 +310,11 @@ func TestFleetPlacement(t *testing.T) {
 			quotas: map[string][]string{"all": {"a"}, "mk": nil}, gpus: 4, selector: "a-eu",
 		}},
 		{"us", want{
-			pools: []string{"a", "l"}, tenants: []string{"all", "narrow", "mk", "noquota"}, models: []string{"ona", "defaulted"}, departments: []string{"d"},
+			pools: []string{"a", "l"}, tenants: []string{"all", "narrow", "mk", "noquota"}, models: []string{"ona", "defaulted"}, departments: []string{"d", "d2"},
 			quotas: map[string][]string{"all": {"a"}, "narrow": {"a"}, "mk": {"l"}}, gpus: 2, selector: "a-us",
 		}},
 		{"burst", want{
-			pools: []string{"a", "h", "l"}, tenants: []string{"all", "gpuh", "byselector", "mk", "noquota"}, models: []string{"onh", "defaulted"}, departments: []string{"d"},
+			pools: []string{"a", "h", "l"}, tenants: []string{"all", "gpuh", "byselector", "usonly", "mk", "noquota"}, models: []string{"onh", "defaulted"}, departments: []string{"d"},
 			quotas: map[string][]string{"byselector": {"a", "l"}, "gpuh": {"h"}}, gpus: 1, selector: "a-burst",
 		}},
 	} {
@@ -349,7 +359,7 @@ func TestFleetPlacement(t *testing.T) {
 		t.Fatal(diags.Error())
 	}
 	for name, want := range map[string][]string{
-		"all": {"eu", "us", "burst"}, "gpuh": {"burst"}, "narrow": {"us"}, "byselector": {"burst"},
+		"all": {"eu", "us", "burst"}, "gpuh": {"burst"}, "narrow": {"us"}, "byselector": {"burst"}, "usonly": {"burst"},
 		"mk": {"eu", "us", "burst"}, "noquota": {"eu", "us", "burst"},
 	} {
 		for _, tn := range cfg.Tenants {
@@ -364,8 +374,10 @@ func TestFleetPlacement(t *testing.T) {
 			t.Errorf("pool %s is on %q; want %q", p.Name, p.Clusters, want)
 		}
 	}
-	if tn := cfg.Tenants[3]; tn.Name != "mk" || tn.Dispatch != config.DispatchMultiKueue {
-		t.Errorf("tenant %s dispatch %q; want mk with %q", tn.Name, tn.Dispatch, config.DispatchMultiKueue)
+	for _, tn := range cfg.Tenants {
+		if want := map[string]string{"mk": config.DispatchMultiKueue}[tn.Name]; tn.Dispatch != want {
+			t.Errorf("tenant %s dispatch %q; want %q", tn.Name, tn.Dispatch, want)
+		}
 	}
 	if m := cfg.Member("eu"); m == nil || m.Role != config.RoleManager || m.KubeconfigSecret != "" {
 		t.Errorf("member eu: %+v; want the manager without a kubeconfig_secret", m)
