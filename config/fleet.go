@@ -128,7 +128,7 @@ func (l *loader) decodeMember(b *hcl.Block, ctx *hcl.EvalContext, seen map[strin
 		}
 	}
 	if c.Role == RoleManager && c.KubeconfigSecret != "" {
-		d.fail("kubeconfig_secret on the manager", "kubeconfig_secret names the Secret through which the MultiKueue manager reaches a worker cluster; the manager does not reach itself. Remove it here.", c.Range("kubeconfig_secret"))
+		d.fail("Secret named for the manager", "kubeconfig_secret names the Secret through which the MultiKueue manager reaches a worker cluster; the manager does not reach itself. Remove it here.", c.Range("kubeconfig_secret"))
 	}
 	if c.KubeconfigSecret != "" && !isDNSSubdomain(c.KubeconfigSecret) {
 		d.fail("Invalid kubeconfig_secret", fmt.Sprintf("kubeconfig_secret must be a Secret name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters; %q is not.", c.KubeconfigSecret), c.Range("kubeconfig_secret"))

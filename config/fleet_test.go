@@ -87,7 +87,7 @@ func TestFleetErrors(t *testing.T) {
 		{"a name too long", fleetBase + "cluster \"" + strings.Repeat("a", 64) + "\" {}\n", "Invalid cluster name", "\"aaaa", ""},
 		{"two managers", fleetBase + "cluster \"m1\" {\n  role = \"manager\"\n}\ncluster \"m2\" {\n  role = \"manager\"\n}\n", "Two manager clusters", "\"manager\"", ""},
 		{"a role that is not manager", fleetBase + "cluster \"m\" {\n  role = \"boss\"\n}\n", "Invalid value", "\"boss\"", ""},
-		{"kubeconfig_secret on the manager", fleetBase + "cluster \"m\" {\n  role = \"manager\"\n  kubeconfig_secret = \"m\"\n}\n", "kubeconfig_secret on the manager", "\"m\"\n}", ""},
+		{"kubeconfig_secret on the manager", fleetBase + "cluster \"m\" {\n  role = \"manager\"\n  kubeconfig_secret = \"m\"\n}\n", "Secret named for the manager", "\"m\"\n}", ""},
 		{"a kubeconfig_secret that is no Secret name", fleetBase + "cluster \"w\" {\n  kubeconfig_secret = \"Not/A/Name\"\n}\n", "Invalid kubeconfig_secret", "\"Not/A/Name\"", ""},
 		{"values that are not an object", fleetBase + "cluster \"w\" {\n  values = [1]\n}\n", "Invalid cluster values", "[1]", ""},
 		{"a reference in a cluster block", fleetBase + "variable \"x\" {\n  default = \"c\"\n}\ncluster \"w\" {\n  context = var.x\n}\n", "References not allowed here", "var.x", ""},
