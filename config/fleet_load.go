@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 
@@ -42,6 +43,41 @@ func (l *loader) topContent(body hcl.Body) (*hcl.BodyContent, hcl.Diagnostics) {
 	return content, diags
 }
 
+// LoadFleetDir is LoadFleetFS for the configuration in directory dir,
+// with file access confined to dir as LoadDir does.
+func LoadFleetDir(dir string, opts Options) (*Config, []*Config, hcl.Diagnostics) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		cfg, diags := LoadDir(dir, opts) // the same error, said as LoadDir says it
+		return cfg, nil, diags
+	}
+	defer root.Close()
+	cfg, members, diags := LoadFleetFS(root.FS(), opts)
+	cfg.Dir = dir
+	for _, m := range members {
+		m.Dir = dir
+	}
+	return cfg, members, diags
+}
+
+// LoadFleetFS loads a fleet for all its members at once: cfg is what LoadFS
+// returns with Options.Cluster empty (the listing, Config.IsFleet), members
+// are what it returns with Options.Cluster set to each member's name, in
+// fleet order, and diags are every member's diagnostics merged as LoadFS
+// merges them. Each member is evaluated once, where LoadFS for the listing
+// and then for each member would evaluate each twice. A single-cluster
+// configuration, or one whose clusters could not be read, gives LoadFS's
+// result and no members; Options.Cluster is ignored.
+func LoadFleetFS(fsys fs.FS, opts Options) (*Config, []*Config, hcl.Diagnostics) {
+	opts.Cluster = ""
+	first, diags, _ := loadFS(fsys, opts)
+	if len(first.Fleet) == 0 {
+		return first, nil, diags
+	}
+	listing, members, diags := loadMembers(fsys, opts, first, diags)
+	return listing, members, diags
+}
+
 // loadFleet finishes LoadFS for a fleet loaded without Options.Cluster:
 // first is the load for the first member. It loads the configuration for
 // every other member, so that every error of every member is reported, and
@@ -51,12 +87,22 @@ func (l *loader) topContent(body hcl.Body) (*hcl.BodyContent, hcl.Diagnostics) {
 // An error found for every member is reported once, as it is; one found
 // for some members only (cluster.values.x missing on one) says for which.
 func loadFleet(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnostics) (*Config, hcl.Diagnostics) {
+	listing, _, diags := loadMembers(fsys, opts, first, firstDiags)
+	return listing, diags
+}
+
+// loadMembers is loadFleet, also returning every member's configuration:
+// first's, as a load for its member would give it (its hash names the
+// member), and the others'.
+func loadMembers(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnostics) (*Config, []*Config, hcl.Diagnostics) {
 	names := first.FleetNames()
 	perMember := []hcl.Diagnostics{firstDiags}
+	members := []*Config{first}
 	for _, name := range names[1:] {
 		o := opts
 		o.Cluster = name
-		_, diags := LoadFS(fsys, o)
+		m, diags := LoadFS(fsys, o)
+		members = append(members, m)
 		perMember = append(perMember, diags)
 	}
 	listing := &Config{
@@ -68,7 +114,10 @@ func loadFleet(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnosti
 		Variables: first.Variables,
 		Fleet:     first.Fleet,
 	}
-	return listing, MergeMemberDiagnostics(names, perMember)
+	o := opts
+	o.Cluster = names[0]
+	first.Hash = hashInputs(first.Files, o)
+	return listing, members, MergeMemberDiagnostics(names, perMember)
 }
 
 // MergeMemberDiagnostics merges the diagnostics of the fleet members'

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -462,4 +463,33 @@ func names[T any](s []T) []string {
 		out = append(out, reflect.ValueOf(v).Elem().FieldByName("Name").String())
 	}
 	return out
+}
+
+// LoadFleetFS gives, in one load of each member, the listing and every
+// member's configuration as LoadFS gives them one by one.
+func TestLoadFleetMatchesMemberLoads(t *testing.T) {
+	fsys := fstest.MapFS{"main.hcl": &fstest.MapFile{Data: []byte(placementSrc)}}
+	listing, members, diags := config.LoadFleetFS(fsys, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if !listing.IsFleet() || len(members) != 3 {
+		t.Fatalf("IsFleet %v, %d members; want the listing and 3 members", listing.IsFleet(), len(members))
+	}
+	alone, _ := loadMain(placementSrc, "")
+	if listing.Hash != alone.Hash {
+		t.Errorf("the listing's hash differs from LoadFS's")
+	}
+	for i, name := range listing.FleetNames() {
+		want, _ := loadMain(placementSrc, name)
+		got := members[i]
+		if got.Cluster.Name != name || got.Hash != want.Hash || !slices.Equal(names(got.Tenants), names(want.Tenants)) || !slices.Equal(names(got.Pools), names(want.Pools)) {
+			t.Errorf("member %d: %s (hash %.8s, tenants %q, pools %q); want %s (hash %.8s, tenants %q, pools %q)",
+				i, got.Cluster.Name, got.Hash, names(got.Tenants), names(got.Pools), name, want.Hash, names(want.Tenants), names(want.Pools))
+		}
+	}
+	single, members, diags := config.LoadFleetFS(fstest.MapFS{"main.hcl": &fstest.MapFile{Data: []byte(singleBase)}}, config.Options{})
+	if diags.HasErrors() || members != nil || single.IsFleet() || len(single.Pools) != 1 {
+		t.Errorf("single cluster: %d members, IsFleet %v, %d pools, %v; want LoadFS's configuration alone", len(members), single.IsFleet(), len(single.Pools), diags)
+	}
 }
