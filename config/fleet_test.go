@@ -199,9 +199,13 @@ priority "p" {
   value = 10
 }
 
+locals {
+  node_group = "a-${cluster.name}"
+}
+
 pool "a" {
   gpu           = "A100-80GB"
-  node_selector = { "gpuform.io/pool" = "a-${cluster.name}" }
+  node_selector = { "gpuform.io/pool" = local.node_group }
 }
 
 pool "h" {
@@ -298,7 +302,8 @@ func TestFleetPlacement(t *testing.T) {
 		pools, tenants, models, departments []string
 		// quotas are tenant -> its pools on the member.
 		quotas map[string][]string
-		// gpus is tenant all's quota in pool a; selector pool a's node selector.
+		// gpus is tenant all's quota in pool a; selector pool a's node
+		// selector, through a local that reads cluster.name.
 		gpus     int
 		selector string
 	}
