@@ -52,6 +52,9 @@ type loader struct {
 	fleet     bool
 	member    *Cluster
 	memberVal cty.Value
+	// parsed is the configuration as parsed, to evaluate it again for
+	// another member (fleet_load.go); nil without a cluster block.
+	parsed *parsedConfig
 	// hookOffsets are, for each file, the offsets where the source check
 	// found an expression that limitExprs rewrites (see limitExprsAt).
 	hookOffsets map[string][]int

@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,12 +72,11 @@ func LoadFleetDir(dir string, opts Options) (*Config, []*Config, hcl.Diagnostics
 // result and no members; Options.Cluster is ignored.
 func LoadFleetFS(fsys fs.FS, opts Options) (*Config, []*Config, hcl.Diagnostics) {
 	opts.Cluster = ""
-	first, diags, _ := loadFS(fsys, opts)
+	first, diags, l := loadFS(fsys, opts)
 	if len(first.Fleet) == 0 {
 		return first, nil, diags
 	}
-	listing, members, diags := loadMembers(fsys, opts, first, diags)
-	return listing, members, diags
+	return loadMembers(l.parsed, fsys, opts, first, diags)
 }
 
 // loadFleet finishes LoadFS for a fleet loaded without Options.Cluster:
@@ -86,22 +87,29 @@ func LoadFleetFS(fsys fs.FS, opts Options) (*Config, []*Config, hcl.Diagnostics)
 //
 // An error found for every member is reported once, as it is; one found
 // for some members only (cluster.values.x missing on one) says for which.
-func loadFleet(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnostics) (*Config, hcl.Diagnostics) {
-	listing, _, diags := loadMembers(fsys, opts, first, firstDiags)
+func loadFleet(parsed *parsedConfig, fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnostics) (*Config, hcl.Diagnostics) {
+	listing, _, diags := loadMembers(parsed, fsys, opts, first, firstDiags)
 	return listing, diags
 }
 
 // loadMembers is loadFleet, also returning every member's configuration:
 // first's, as a load for its member would give it (its hash names the
-// member), and the others'.
-func loadMembers(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnostics) (*Config, []*Config, hcl.Diagnostics) {
+// member), and the others', evaluated from parsed (the files are read and
+// parsed once for the whole fleet) or, when it is nil, loaded again.
+func loadMembers(parsed *parsedConfig, fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnostics) (*Config, []*Config, hcl.Diagnostics) {
 	names := first.FleetNames()
 	perMember := []hcl.Diagnostics{firstDiags}
 	members := []*Config{first}
 	for _, name := range names[1:] {
 		o := opts
 		o.Cluster = name
-		m, diags := LoadFS(fsys, o)
+		var m *Config
+		var diags hcl.Diagnostics
+		if parsed != nil {
+			m, diags = parsed.evaluateFor(o)
+		} else {
+			m, diags = LoadFS(fsys, o)
+		}
 		members = append(members, m)
 		perMember = append(perMember, diags)
 	}
@@ -118,6 +126,49 @@ func loadMembers(fsys fs.FS, opts Options, first *Config, firstDiags hcl.Diagnos
 	o.Cluster = names[0]
 	first.Hash = hashInputs(first.Files, o)
 	return listing, members, MergeMemberDiagnostics(names, perMember)
+}
+
+// parsedConfig is a configuration as loadFS read and parsed it, before
+// evaluating: enough to evaluate it again for another fleet member without
+// reading or parsing a file again. Evaluating never changes the syntax it
+// reads (it replaces the loader's files by outlines, Config.DropSyntax, in
+// a map of its own).
+type parsedConfig struct {
+	fsys fs.FS
+	// files are the parsed configuration files by name; order the names,
+	// in the order they were parsed.
+	files map[string]*hcl.File
+	order []string
+	// diags are reading and parsing's diagnostics (warnings: a load with
+	// an error there is not evaluated).
+	diags    hcl.Diagnostics
+	varFiles []VarFile
+}
+
+// evaluateFor evaluates the configuration for opts.Cluster, as LoadFS
+// would.
+func (p *parsedConfig) evaluateFor(opts Options) (*Config, hcl.Diagnostics) {
+	l := newLoader(p.fsys)
+	l.workers = opts.workers
+	l.files = maps.Clone(p.files)
+	for _, name := range p.order {
+		content, _ := l.topContent(p.files[name].Body) // its diagnostics are in p.diags
+		for _, b := range content.Blocks {
+			l.declare(b)
+		}
+	}
+	l.diags = slices.Clone(p.diags) // declare's own are in p.diags too
+	cfg, ok := l.evaluate(p.varFiles, opts)
+	if !ok {
+		// A budget spent by a concurrent evaluation: load again, one
+		// block at a time, as loadFS does.
+		opts.workers = 1
+		return LoadFS(p.fsys, opts)
+	}
+	nameBlock(l.diags, "")
+	cfg.Dir = "."
+	cfg.Hash = hashInputs(l.files, opts)
+	return cfg, CleanDiagnostics(l.diags)
 }
 
 // MergeMemberDiagnostics merges the diagnostics of the fleet members'

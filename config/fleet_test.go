@@ -498,3 +498,32 @@ func TestLoadFleetMatchesMemberLoads(t *testing.T) {
 		t.Errorf("single cluster: %d members, IsFleet %v, %d pools, %v; want LoadFS's configuration alone", len(members), single.IsFleet(), len(single.Pools), diags)
 	}
 }
+
+// A fleet evaluated for its members from one parse gives what separate
+// loads give: the same blocks and values for each member, and the same
+// diagnostics, merged.
+func TestLoadFleetParsesOnceSameResult(t *testing.T) {
+	withErrors := placementSrc + "tenant \"bad\" {\n  weight = \"heavy\"\n  quota \"a\" {\n    gpus = cluster.values.cpus\n  }\n}\n"
+	withErrors = strings.Replace(withErrors, "values = { gpus = 2 }", "values = { gpus = 2, cpus = 1 }", 1)
+	names := []string{"eu", "us", "burst"}
+	for _, src := range []string{placementSrc, withErrors} {
+		fsys := fstest.MapFS{"main.hcl": &fstest.MapFile{Data: []byte(src)}}
+		_, members, _ := config.LoadFleetFS(fsys, config.Options{})
+		var perMember []hcl.Diagnostics
+		for i, name := range names {
+			want, wantDiags := loadMain(src, name)
+			perMember = append(perMember, wantDiags)
+			if got := members[i]; fmt.Sprint(got.Flatten()) != fmt.Sprint(want.Flatten()) {
+				t.Errorf("member %s from one parse:\n%v\nwant\n%v", name, got.Flatten(), want.Flatten())
+			}
+		}
+		_, got := config.LoadFS(fsys, config.Options{})
+		want := config.MergeMemberDiagnostics(names, perMember)
+		if got.Error() != want.Error() || len(got) != len(want) {
+			t.Errorf("the fleet's diagnostics\n%s\nwant\n%s", got.Error(), want.Error())
+		}
+		if src == withErrors && len(got) != 2 {
+			t.Errorf("%d diagnostics; want the two errors: %s", len(got), got.Error())
+		}
+	}
+}

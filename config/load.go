@@ -85,11 +85,11 @@ func LoadDir(dir string, opts Options) (*Config, hcl.Diagnostics) {
 // every member in turn, every error reported once, and the Config returned
 // lists the members without being usable for planning (Config.IsFleet).
 func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
-	cfg, diags, _ := loadFS(fsys, opts)
+	cfg, diags, l := loadFS(fsys, opts)
 	if opts.Cluster != "" || len(cfg.Fleet) == 0 {
 		return cfg, diags
 	}
-	return loadFleet(fsys, opts, cfg, diags)
+	return loadFleet(l.parsed, fsys, opts, cfg, diags)
 }
 
 // loadFS is LoadFS, also returning the loader (nil when the directory
@@ -166,6 +166,17 @@ func loadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics, *loader) {
 	}
 	if l.diags.HasErrors() {
 		return &Config{Files: l.files}, CleanDiagnostics(l.diags), l
+	}
+	if slices.ContainsFunc(l.clusters, func(b *hcl.Block) bool { return len(b.Labels) > 0 }) {
+		// A fleet is evaluated again for its other members: keep the
+		// syntax as parsed (evaluating replaces l.files' entries). A
+		// single cluster's syntax is freed as it is evaluated.
+		l.parsed = &parsedConfig{fsys: fsys, files: maps.Clone(l.files), diags: slices.Clone(l.diags), varFiles: varFiles}
+		for i, name := range configFiles {
+			if srcs[i] != nil {
+				l.parsed.order = append(l.parsed.order, name)
+			}
+		}
 	}
 	cfg, ok := l.evaluate(varFiles, opts)
 	if !ok {
