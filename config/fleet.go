@@ -92,15 +92,17 @@ func (l *loader) decodeClusters(ctx *hcl.EvalContext) {
 		}
 		if c.Role == RoleManager {
 			if manager != nil {
+				// Reported, and the member kept: it is declared, and
+				// placements naming it are right.
 				l.diags = append(l.diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Two manager clusters",
 					Detail:   fmt.Sprintf("A fleet has at most one MultiKueue manager cluster; cluster %q at %s is one already.", manager.Name, manager.Range("role")),
 					Subject:  c.Range("role").Ptr(),
 				})
-				continue
+			} else {
+				manager = c
 			}
-			manager = c
 		}
 		l.cfg.Fleet = append(l.cfg.Fleet, c)
 	}
