@@ -527,3 +527,17 @@ func TestLoadFleetParsesOnceSameResult(t *testing.T) {
 		}
 	}
 }
+
+// A second manager is an error at its role, and still a member: a
+// placement naming it is not an unknown cluster.
+func TestSecondManagerStaysMember(t *testing.T) {
+	src := fleetBase + "cluster \"m1\" {\n  role = \"manager\"\n}\ncluster \"m2\" {\n  role = \"manager\"\n}\npool \"b\" {\n  gpu = \"H100-80GB\"\n  clusters = [\"m2\"]\n}\n"
+	cfg, diags := loadMain(src, "")
+	var summaries []string
+	for _, d := range diags {
+		summaries = append(summaries, d.Summary)
+	}
+	if !slices.Equal(summaries, []string{"Two manager clusters"}) || cfg.Member("m2") == nil {
+		t.Errorf("diagnostics %q, member m2 %v; want only Two manager clusters, and m2 a member", summaries, cfg.Member("m2"))
+	}
+}
