@@ -239,6 +239,8 @@ func (l *loader) decodePool(d *decoder, content *hcl.BodyContent, ctx *hcl.EvalC
 	p.MPS = l.decodeSharing(d, content, ctx, schema, StrategyMPS, true)
 	p.Taints = l.decodeTaints(d, content, ctx, schema)
 	p.Alerts = l.decodePoolAlerts(d, content, ctx, schema)
+	p.place = l.decodePlacement(d, content)
+	p.ClusterSelector = p.place.selector
 	p.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.pools, &l.insts.cfg.Pools, p.Address, p)
@@ -274,6 +276,8 @@ func (l *loader) decodeTenant(d *decoder, content *hcl.BodyContent, ctx *hcl.Eva
 	t.RuntimeClasses = d.strOrList("runtime_class")
 	t.Quotas = l.decodeQuotas(d, content, ctx, schema)
 	t.Alerts = l.decodeTenantAlerts(d, content, ctx, schema)
+	t.place, t.Dispatch = l.decodePlacement(d, content), l.decodeDispatch(d)
+	t.ClusterSelector = t.place.selector
 	t.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.tenants, &l.insts.cfg.Tenants, t.Address, t)
@@ -319,6 +323,8 @@ func (l *loader) decodeModel(d *decoder, content *hcl.BodyContent, ctx *hcl.Eval
 	}
 	m.Autoscaling = l.decodeAutoscaling(d, content, ctx, schema)
 	m.Env = d.strMap("env")
+	m.place = l.decodePlacement(d, content)
+	m.ClusterSelector = m.place.selector
 	m.Meta = *meta
 	if d.ok && ok {
 		record(l.insts, l.insts.models, &l.insts.cfg.Models, m.Address, m)

@@ -46,6 +46,15 @@ type loader struct {
 	workers int
 	// concurrent is true when the blocks were evaluated concurrently.
 	concurrent bool
+	// fleet is true when the configuration has named cluster blocks;
+	// member is the one it is evaluated for, and memberVal what its
+	// expressions see as cluster (fleet.go).
+	fleet     bool
+	member    *Cluster
+	memberVal cty.Value
+	// parsed is the configuration as parsed, to evaluate it again for
+	// another member (fleet_load.go); nil without a cluster block.
+	parsed *parsedConfig
 	// hookOffsets are, for each file, the offsets where the source check
 	// found an expression that limitExprs rewrites (see limitExprsAt).
 	hookOffsets map[string][]int
@@ -149,6 +158,9 @@ func (l *loader) addNode(n *node, what string) {
 func (l *loader) evaluate(varFiles []VarFile, opts Options) (cfg *Config, ok bool) {
 	l.cfg = &Config{Files: l.files}
 	l.decodeSettings()
+	if !l.bindMember(opts.Cluster) {
+		return l.cfg, true
+	}
 	vars := l.loadVariables(varFiles, opts)
 	for _, v := range l.cfg.Variables {
 		l.marked = l.marked || v.Sensitive
@@ -163,6 +175,7 @@ func (l *loader) evaluate(varFiles []VarFile, opts Options) (cfg *Config, ok boo
 		return nil, false
 	}
 	l.insts.finish(l.cfg)
+	l.place()
 	return l.cfg, true
 }
 
@@ -174,7 +187,7 @@ func (l *loader) link() {
 		for _, t := range travs[i] {
 			dep := l.resolve(t, n)
 			if dep == nil {
-				if r := t.RootName(); r != "each" && r != "count" {
+				if r := t.RootName(); r != "each" && r != "count" && (r != rootCluster || l.member == nil) {
 					n.missing = append(n.missing, t)
 				}
 				continue
@@ -215,6 +228,16 @@ func (l *loader) resolve(t hcl.Traversal, from *node) *node {
 	subject := t.SourceRange().Ptr()
 	switch {
 	case root == "each" || root == "count":
+		return nil
+	case root == rootCluster:
+		if l.member == nil {
+			l.diags = append(l.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unknown reference",
+				Detail:   "cluster is the fleet member a configuration is evaluated for (cluster.name, cluster.labels, cluster.values), defined only in a configuration with named cluster blocks (cluster \"NAME\" { ... }).",
+				Subject:  subject,
+			})
+		}
 		return nil
 	case root == rootVar || root == rootLocal || isResourceType(root):
 	default:
@@ -431,6 +454,9 @@ func (l *loader) evalContext(n *node) *hcl.EvalContext {
 	}
 	for typ, m := range grouped {
 		vars[typ] = l.groupValue(typ, m, firsts)
+	}
+	if l.member != nil {
+		vars[rootCluster] = l.memberVal
 	}
 	return &hcl.EvalContext{Variables: vars, Functions: l.funcs}
 }

@@ -79,9 +79,17 @@ func LoadDir(dir string, opts Options) (*Config, hcl.Diagnostics) {
 // *.vars.hcl and *.sim.hcl, plus *.auto.vars.hcl for variable values.
 // The returned Config is never nil, so that its Files can render the
 // diagnostics; it is complete only when diags has no errors.
+//
+// A fleet (named cluster blocks) is evaluated for the member
+// Options.Cluster names. With Options.Cluster empty, it is evaluated for
+// every member in turn, every error reported once, and the Config returned
+// lists the members without being usable for planning (Config.IsFleet).
 func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
-	cfg, diags, _ := loadFS(fsys, opts)
-	return cfg, diags
+	cfg, diags, l := loadFS(fsys, opts)
+	if opts.Cluster != "" || len(cfg.Fleet) == 0 {
+		return cfg, diags
+	}
+	return loadFleet(l.parsed, fsys, opts, cfg, diags)
 }
 
 // loadFS is LoadFS, also returning the loader (nil when the directory
@@ -158,6 +166,17 @@ func loadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics, *loader) {
 	}
 	if l.diags.HasErrors() {
 		return &Config{Files: l.files}, CleanDiagnostics(l.diags), l
+	}
+	if slices.ContainsFunc(l.clusters, func(b *hcl.Block) bool { return len(b.Labels) > 0 }) {
+		// A fleet is evaluated again for its other members: keep the
+		// syntax as parsed (evaluating replaces l.files' entries). A
+		// single cluster's syntax is freed as it is evaluated.
+		l.parsed = &parsedConfig{fsys: fsys, files: maps.Clone(l.files), diags: slices.Clone(l.diags), varFiles: varFiles}
+		for i, name := range configFiles {
+			if srcs[i] != nil {
+				l.parsed.order = append(l.parsed.order, name)
+			}
+		}
 	}
 	cfg, ok := l.evaluate(varFiles, opts)
 	if !ok {
@@ -264,7 +283,7 @@ func (l *loader) parse(name string, src []byte) {
 	if body, ok := file.Body.(*hclsyntax.Body); ok {
 		limitExprsAt(body, l.hookOffsets[name])
 	}
-	content, diags := file.Body.Content(l.idx.topSchema())
+	content, diags := l.topContent(file.Body)
 	l.diags = append(l.diags, diags...)
 	for _, b := range content.Blocks {
 		l.declare(b)
@@ -321,6 +340,11 @@ func hashInputs(files map[string]*hcl.File, opts Options) string {
 	}
 	for _, v := range opts.Vars {
 		fmt.Fprintf(h, "var %q\n", v)
+	}
+	if opts.Cluster != "" {
+		// A fleet member's configuration is not another member's: a plan
+		// saved for one is refused for the other.
+		fmt.Fprintf(h, "cluster %q\n", opts.Cluster)
 	}
 	env := make([]string, 0)
 	for _, kv := range opts.Env {

@@ -136,14 +136,18 @@ type Cluster struct {
 	Context    string `config:"context,omitempty"`
 	Simulated  string `config:"simulated,omitempty"`
 	// Labels are the member's labels, which placement selectors match.
-	Labels map[string]string `config:"-"`
+	Labels map[string]string `config:"labels,omitempty"`
+	// Values are the member's values, which expressions read as
+	// cluster.values while the configuration is evaluated for it (an
+	// object; cty.NilVal when not written).
+	Values cty.Value `config:"values,omitempty"`
 	// Role is "manager" for the fleet's MultiKueue manager cluster, empty
 	// for any other member.
-	Role string `config:"-"`
+	Role string `config:"role,omitempty"`
 	// KubeconfigSecret names the Secret, in Kueue's namespace on the
 	// manager cluster, holding the kubeconfig MultiKueue uses to reach
 	// this member. gpuform never reads its content.
-	KubeconfigSecret string `config:"-"`
+	KubeconfigSecret string `config:"kubeconfig_secret,omitempty"`
 }
 
 // Cluster roles.
@@ -223,6 +227,14 @@ type Pool struct {
 	PricePerGPUHour float64 `config:"price_per_gpu_hour"`
 	// Currency is the ISO 4217 code of PricePerGPUHour, one per configuration.
 	Currency string `config:"currency"`
+	// Clusters are the names of the fleet members the pool is placed on,
+	// in fleet order; empty for a single-cluster configuration.
+	Clusters []string `config:"clusters,omitempty"`
+	// ClusterSelector is the cluster_selector argument: the labels of the
+	// members the pool is placed on.
+	ClusterSelector map[string]string `config:"cluster_selector,omitempty"`
+	// place is the placement as written (placement.go).
+	place placement `config:"-"`
 }
 
 // The values of a pool's mode.
@@ -316,11 +328,16 @@ type Tenant struct {
 	RuntimeClasses []string `config:"runtime_class,omitempty"`
 	// Clusters are the names of the fleet members the tenant is placed
 	// on, in fleet order; empty for a single-cluster configuration.
-	Clusters []string `config:"-"`
+	Clusters []string `config:"clusters,omitempty"`
+	// ClusterSelector is the cluster_selector argument: the labels of the
+	// members the tenant may be placed on.
+	ClusterSelector map[string]string `config:"cluster_selector,omitempty"`
 	// Dispatch is "multikueue" when the tenant's jobs are submitted on the
 	// fleet's manager cluster and run on its worker clusters; empty
 	// otherwise.
-	Dispatch string `config:"-"`
+	Dispatch string `config:"dispatch,omitempty"`
+	// place is the placement as written (placement.go).
+	place placement `config:"-"`
 }
 
 // Tenant dispatch modes.
@@ -361,6 +378,14 @@ type Model struct {
 	// Autoscaling scales the model between its replicas on GPU load; nil
 	// keeps KServe's default.
 	Autoscaling *Autoscaling `config:"autoscaling,block"`
+	// Clusters are the names of the fleet members the model is placed on,
+	// in fleet order; empty for a single-cluster configuration.
+	Clusters []string `config:"clusters,omitempty"`
+	// ClusterSelector is the cluster_selector argument: the labels of the
+	// members the model is placed on.
+	ClusterSelector map[string]string `config:"cluster_selector,omitempty"`
+	// place is the placement as written (placement.go).
+	place placement `config:"-"`
 }
 
 // Autoscaling is a model's autoscaling block: a metric from Prometheus, the

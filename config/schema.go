@@ -128,6 +128,10 @@ func Schema() []BlockSchema {
 			attr("kubeconfig", cty.String, "$KUBECONFIG, then ~/.kube/config"),
 			attr("context", cty.String, "the kubeconfig's current context"),
 			attr("simulated", cty.String, "none (a real cluster)"),
+			attr("labels", stringMap, "{} (a named cluster block only)"),
+			attr("values", cty.DynamicPseudoType, "{} (a named cluster block only)"),
+			attr("role", cty.String, `none (a worker; a named cluster block only)`),
+			attr("kubeconfig_secret", cty.String, "none (a named cluster block only)"),
 		}},
 		{Type: TypeVariable, Labels: []string{"name"}, Attrs: []AttrSchema{
 			attr("type", cty.DynamicPseudoType, "any"),
@@ -177,6 +181,7 @@ func poolSchema() BlockSchema {
 		attr("mode", cty.String, `"device_plugin"`),
 		attr("price_per_gpu_hour", cty.Number, "0 (no cost)"),
 		attr("currency", cty.String, `"USD"`),
+		placementClusters(), placementSelector(),
 	}, Blocks: []BlockSchema{
 		{Type: "time_slicing", Attrs: sharingAttrs("false")},
 		{Type: "mps", Attrs: sharingAttrs("true")},
@@ -208,6 +213,8 @@ func tenantSchema() BlockSchema {
 		hideable(attr("viewers", strList, "[]")),
 		attr("protect", cty.Bool, "true"),
 		attr("runtime_class", cty.DynamicPseudoType, "none (any runtime)"),
+		placementClusters(), placementSelector(),
+		attr("dispatch", cty.String, "none (the tenant's jobs run where they are submitted)"),
 	}, Blocks: []BlockSchema{
 		{Type: "quota", Labels: []string{"pool"}, Many: true, Attrs: []AttrSchema{
 			attr("slices", numberMap, "{}"),
@@ -233,7 +240,18 @@ func modelSchema() BlockSchema {
 		attr("replicas", cty.ObjectWithOptionalAttrs(map[string]cty.Type{"min": cty.Number, "max": cty.Number}, []string{"min", "max"}), "{ min = 1, max = 1 }"),
 		ref("priority", TypePriority, false),
 		hideable(attr("env", stringMap, "{}")),
+		placementClusters(), placementSelector(),
 	}, Blocks: []BlockSchema{autoscalingBlock()}}
+}
+
+// placementClusters and placementSelector are the placement arguments of
+// pools, tenants and models in a fleet (placement.go).
+func placementClusters() AttrSchema {
+	return attr(argClusters, strList, "see placement (a fleet only)")
+}
+
+func placementSelector() AttrSchema {
+	return attr(argClusterSelector, stringMap, "see placement (a fleet only)")
 }
 
 // autoscalingBlock is a model's autoscaling block.

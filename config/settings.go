@@ -6,7 +6,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// decodeSettings decodes the gpuform and cluster blocks. They are evaluated
+// decodeSettings decodes the gpuform and cluster blocks (fleet.go). They are evaluated
 // before anything else and may use functions but no references.
 func (l *loader) decodeSettings() {
 	ctx := &hcl.EvalContext{Functions: l.funcs}
@@ -40,15 +40,7 @@ func (l *loader) decodeSettings() {
 	if l.cfg.Settings == nil {
 		l.cfg.Settings = &Settings{Scheduler: SchedulerNone, MIGBackend: BackendGPUOperator, GPUOperatorNamespace: "gpu-operator", AlertsNamespace: DefaultAlertsNamespace}
 	}
-	l.cfg.Cluster = &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster}}
-	if b := l.single(l.clusters, TypeCluster, "at most one"); b != nil {
-		c := &Cluster{Meta: Meta{Type: TypeCluster, Address: TypeCluster, DeclRange: b.DefRange}}
-		d := l.decodeFixed(&c.Meta, b, ctx)
-		c.Kubeconfig = d.str("kubeconfig", "")
-		c.Context = d.str("context", "")
-		c.Simulated = d.str("simulated", "")
-		l.cfg.Cluster = c
-	}
+	l.decodeClusters(ctx)
 }
 
 // single returns the first of blocks (nil when there is none) and reports

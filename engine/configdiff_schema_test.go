@@ -40,6 +40,16 @@ var samples = map[string][2]string{
 	"model.deployment_mode": {`"Standard"`, `"Knative"`},
 	"pool.taint.effect":     {`"NoSchedule"`, `"NoExecute"`},
 	"tenant.runtime_class":  {`"gvisor"`, `["kata", "gvisor"]`},
+	// A fleet's, loaded for member a (configdiff_fleet_test.go).
+	"cluster.values":          {`{ x = 1 }`, `{ x = 2 }`},
+	"cluster.role":            {`"manager"`, `null`},
+	"pool.clusters":           {`["a"]`, `["a", "b"]`},
+	"tenant.clusters":         {`["a"]`, `["a", "b"]`},
+	"model.clusters":          {`["a"]`, `["a", "b"]`},
+	"pool.cluster_selector":   {`{ k = "a" }`, `{ z = "a" }`},
+	"tenant.cluster_selector": {`{ k = "a" }`, `{ z = "a" }`},
+	"model.cluster_selector":  {`{ k = "a" }`, `{ z = "a" }`},
+	"tenant.dispatch":         {`"multikueue"`, `null`},
 }
 
 // needs are the lines a valid block needs besides its required attributes,
@@ -290,7 +300,8 @@ func TestConfigDiffCoversSchema(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+					src, opts := asFleet(c, src)
+					cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, opts)
 					if diags.HasErrors() {
 						t.Fatalf("load with %s = %s: %s\n%s", c.path(), v, diags.Error(), src)
 					}

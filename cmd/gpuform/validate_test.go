@@ -137,7 +137,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestValidExamples(t *testing.T) {
-	for _, name := range []string{"quickstart", "bank", "shared", "orgtree"} {
+	for _, name := range []string{"quickstart", "bank", "shared", "orgtree", "fleet"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("..", "..", "examples", name)

@@ -38,22 +38,27 @@ var withoutKueueArguments = []string{
 // exampleVariants are the examples as `gpuform render` compiles them:
 // quickstart, bank under every scheduler and MIG backend, and shared with
 // and without Kueue (the cases of engine/compile's TestCompileGolden), and
-// dra (a DRA pool beside a device-plugin pool), and orgtree (departments
-// as Kueue Cohorts).
+// dra (a DRA pool beside a device-plugin pool), orgtree (departments
+// as Kueue Cohorts), and fleet as each of its members gets it.
 var exampleVariants = []struct {
 	name, example string
 	replace       []string
+	// cluster is the fleet member to compile for (config.Options.Cluster).
+	cluster string
 }{
-	{"quickstart", "quickstart", nil},
-	{"bank-kueue", "bank", nil},
-	{"bank-none", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "none"`}, withoutKueueArguments...)},
-	{"bank-volcano", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "volcano"`}, withoutKueueArguments...)},
-	{"bank-agent", "bank", append([]string{`scheduler = "kueue"`, `mig_backend = "agent"`}, withoutKueueArguments...)},
-	{"shared", "shared", nil},
-	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}},
-	{"isolation", "isolation", nil},
-	{"dra", "dra", nil},
-	{"orgtree", "orgtree", nil},
+	{"quickstart", "quickstart", nil, ""},
+	{"bank-kueue", "bank", nil, ""},
+	{"bank-none", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "none"`}, withoutKueueArguments...), ""},
+	{"bank-volcano", "bank", append([]string{`scheduler = "kueue"`, `scheduler = "volcano"`}, withoutKueueArguments...), ""},
+	{"bank-agent", "bank", append([]string{`scheduler = "kueue"`, `mig_backend = "agent"`}, withoutKueueArguments...), ""},
+	{"shared", "shared", nil, ""},
+	{"shared-none", "shared", []string{`scheduler   = "kueue"`, `scheduler   = "none"`}, ""},
+	{"isolation", "isolation", nil, ""},
+	{"dra", "dra", nil, ""},
+	{"orgtree", "orgtree", nil, ""},
+	{"fleet-eu-train", "fleet", nil, "eu-train"},
+	{"fleet-us-train", "fleet", nil, "us-train"},
+	{"fleet-burst", "fleet", nil, "burst"},
 }
 
 // TestExamplesPassStrictValidation: every object each example compiles to
@@ -81,7 +86,7 @@ func TestExamplesPassStrictValidation(t *testing.T) {
 	}
 	for _, v := range exampleVariants {
 		t.Run(v.name, func(t *testing.T) {
-			d := compileExample(t, v.example, v.replace...)
+			d := compileExample(t, v.example, v.cluster, v.replace...)
 			objs := make([]*unstructured.Unstructured, 0, len(d.Objects)+1)
 			namespaces := []string{}
 			for _, o := range d.Objects {
@@ -118,8 +123,9 @@ func TestExamplesPassStrictValidation(t *testing.T) {
 }
 
 // compileExample loads the configuration of examples/<name> (its *.hcl
-// files but *.sim.hcl) with replacements, validates and compiles it.
-func compileExample(t *testing.T, name string, replace ...string) *engine.Desired {
+// files but *.sim.hcl) with replacements, for fleet member cluster (none:
+// a single cluster), validates and compiles it.
+func compileExample(t *testing.T, name, cluster string, replace ...string) *engine.Desired {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("..", "..", "examples", name, "*.hcl"))
 	if err != nil {
@@ -148,7 +154,7 @@ func compileExample(t *testing.T, name string, replace ...string) *engine.Desire
 			t.Fatalf("example %s has no %q", name, replace[i])
 		}
 	}
-	cfg, diags := config.LoadSources(files, config.Options{})
+	cfg, diags := config.LoadSources(files, config.Options{Cluster: cluster})
 	if diags.HasErrors() {
 		t.Fatalf("load: %s", diags.Error())
 	}
