@@ -44,6 +44,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	for _, t := range cfg.Tenants {
 		c.tenant(t)
 	}
+	c.multiKueueClusters()
 	c.add(engine.StackAddress, sched.Objects(cfg)...)
 	for _, m := range cfg.Models {
 		c.model(m)
@@ -109,6 +110,14 @@ func (c *compiler) priority(p *config.Priority) {
 // for it, and then the ConfigMaps the MIG backend and the device plugin
 // need.
 func (c *compiler) pools() error {
+	if onManager(c.cfg) {
+		// A MultiKueue manager runs no GPU workloads: its pools are only
+		// the ResourceFlavors its ClusterQueues name (multikueue.go).
+		for _, p := range c.cfg.Pools {
+			c.add(p.Address, c.sched.Pool(p)...)
+		}
+		return nil
+	}
 	for _, p := range c.cfg.Pools {
 		np := &engine.NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{engine.LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
 		switch {
