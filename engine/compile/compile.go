@@ -110,14 +110,6 @@ func (c *compiler) priority(p *config.Priority) {
 // for it, and then the ConfigMaps the MIG backend and the device plugin
 // need.
 func (c *compiler) pools() error {
-	if onManager(c.cfg) {
-		// A MultiKueue manager runs no GPU workloads: its pools are only
-		// the ResourceFlavors its ClusterQueues name (multikueue.go).
-		for _, p := range c.cfg.Pools {
-			c.add(p.Address, c.sched.Pool(p)...)
-		}
-		return nil
-	}
 	for _, p := range c.cfg.Pools {
 		np := &engine.NodePool{Address: p.Address, Pool: p.Name, Selector: p.NodeSelector, Labels: map[string]string{engine.LabelPool: p.Name}, MaxUnavailable: p.MaxUnavailable}
 		switch {

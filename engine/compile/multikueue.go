@@ -15,9 +15,12 @@ import (
 // the copy the first worker admits. On the manager the tenant gets its
 // namespace, its LocalQueue and a ClusterQueue that carries the MultiKueue
 // admission check; the stack gets one MultiKueueCluster per worker (shared
-// by every tenant on that worker) and no GPU pools. On a worker the tenant
-// compiles as on any cluster: its quota there is what Kueue on the worker
-// holds.
+// by every tenant on that worker). The tenant's jobs never run on the
+// manager (MultiKueue manages them: spec.managedBy), so it uses none of
+// the manager's GPUs: the pools placed on the manager compile as on any
+// cluster, for the manager's own tenants, and give the dispatched tenants'
+// ClusterQueues their flavors. On a worker the tenant compiles as on any
+// cluster: its quota there is what Kueue on the worker holds.
 
 // multiKueueController is the controllerName of MultiKueue's admission
 // checks (kueue.x-k8s.io/multikueue, Kueue's MultiKueueControllerName).

@@ -128,12 +128,9 @@ func quotasOf(t *testing.T, cq *unstructured.Unstructured) []string {
 // ClusterQueue carrying its MultiKueue AdmissionCheck with the quota its
 // two workers give it together, the AdmissionCheck's MultiKueueConfig
 // lists the workers, each worker has one MultiKueueCluster (shared by both
-// tenants) naming its Secret, and the manager has no GPU pools.
+// tenants) naming its Secret.
 func TestMultiKueueOnTheManager(t *testing.T) {
 	d := compileFleet(t, mkFleet(t, "kueue", "hub", nil))
-	if len(d.Pools) != 0 {
-		t.Errorf("the manager has node pools %v, want none", d.Pools)
-	}
 	cqs, acs, mkcs := ofKind(d, engine.KindClusterQueue), ofKind(d, engine.KindAdmissionCheck), ofKind(d, engine.KindMKConfig)
 	for _, tenant := range []string{"train", "infer"} {
 		ns := tenant
