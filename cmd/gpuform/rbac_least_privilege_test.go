@@ -391,6 +391,11 @@ type rbacRule = rbacv1.PolicyRule
 //   - the GPU Operator's GPUClusters: this harness serves no GPUCluster
 //     CRD (a refresh lists an optional kind only where it is served);
 //     the simulated cluster serves one (TestDRAExampleOnSimulatedCluster);
+//   - MultiKueue's AdmissionChecks, MultiKueueConfigs and
+//     MultiKueueClusters: only a fleet's manager writes them, and this
+//     lifecycle is one cluster; internal/outcome TestMultiKueueDispatch
+//     applies them (strict) and internal/kubeapitest
+//     TestMultiKueueObjectsPassStrictValidation dry-runs them;
 //   - the status of a tenant's new ResourceQuota, and the pods of its
 //     namespace: apply writes the status only where the quota controller
 //     has not computed it when the proof asks, which on the idle harness
@@ -399,6 +404,8 @@ func unexercised(a access) bool {
 	switch {
 	case a.group == "scheduling.volcano.sh":
 		return true
+	case a.resource == "admissionchecks", a.resource == "multikueueconfigs", a.resource == "multikueueclusters":
+		return a.verb != "list"
 	case a.resource == "deviceclasses", a.resource == "resourceclaims", a.resource == "resourceclaimtemplates", a.resource == "resourcequotas/status", a.resource == "gpuclusters":
 		return true
 	case a.resource == "configmaps" && a.verb != "list",

@@ -44,6 +44,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	for _, t := range cfg.Tenants {
 		c.tenant(t)
 	}
+	c.multiKueueClusters()
 	c.add(engine.StackAddress, sched.Objects(cfg)...)
 	for _, m := range cfg.Models {
 		c.model(m)

@@ -21,6 +21,10 @@ func (c *compiler) tenant(t *config.Tenant) {
 		c.add(t.Address, &engine.Object{Object: rq, DependsOn: []engine.Key{nsKey}, Sensitive: sens})
 	}
 	c.roleBindings(t, nsKey, sens)
+	if dispatched(c.cfg, t) {
+		c.add(t.Address, c.multiKueueTenant(t)...) // multikueue.go
+		return
+	}
 	c.add(t.Address, c.sched.Tenant(t, c.quotas.Of(t))...)
 }
 

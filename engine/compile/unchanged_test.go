@@ -23,7 +23,7 @@ import (
 // time; retaken when the registry got DeviceClass, which changes only the
 // desired kinds list, and when every stack with tenants got the
 // device-classes policy, and when the registry got ResourceClaimTemplate
-// and Cohort, again only the kinds list): a change that makes compile cheaper must not change what
+// and Cohort, and MultiKueue's three kinds, again only the kinds list): a change that makes compile cheaper must not change what
 // it compiles, nor which maps are one copy; the key each object keeps
 // (engine.Object.CacheKey) is its key. A digest changes only with a
 // change of compile's output meant by the commit that changes it.
@@ -33,27 +33,27 @@ func TestCompileUnchanged(t *testing.T) {
 		load func(t *testing.T) *config.Config
 		want string
 	}{
-		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "7318e063391220c5037b24eb8848a80a0e35fd943fe19fdd085bd7e105566b3c"},
+		{"bank-kueue", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "bank") }, "427f17798551fffe6260694f35253075121d69e3e3b5a6c59e90d63eabe8681b"},
 		{"bank-volcano", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("volcano")...)
-		}, "90a5e24831dc33dd1cd96ca28bc1048c5503eff81be3473aa17db1d3dafd5f28"},
+		}, "d0e68f1d1570ccb9fd3ce1981cc8b74a1af175c7fbd2f9ef39ad7fbfd64f25d2"},
 		{"bank-agent", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", append(enginetest.BankUnder("none"), `scheduler = "none"`, `mig_backend = "agent"`)...)
-		}, "34b94dcde37d455b10db70615b1ad15315bcd94e6f0e23d1b0595632b25e4627"},
+		}, "310c207d84e7bb5b450909edf2c297368a6a7954a2bb96422134091ca1b28bb3"},
 		{"bank-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "bank", enginetest.BankUnder("none")...)
-		}, "9b78d7751e73a107572b05ea94547524c0074836dcb950b3ecac1d987ad7fc77"},
-		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "cf1d3241541131d9706051f54567b5dc0a7c0e30a0baa28c0d0709359b023f0c"},
+		}, "47509ab68cf4d979c7943534651cc7694585ee9c4e6b5436175774cf4d3bc31e"},
+		{"quickstart", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "quickstart") }, "d5b1e952074cf018b2d7b4a34b25a4c216157b1d980331df819af564056826ad"},
 		{"isolation-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "isolation", `scheduler = "kueue"`, `scheduler = "none"`)
-		}, "3e1e830b7b5f08bb12422dd08916b3dd189877a1dbdd176340e02700aa950ea8"},
+		}, "8ccac5263db4c72cf5662584c5042ec29aedb103dfd59657343e97237c26a4a6"},
 		{"shared-none", func(t *testing.T) *config.Config {
 			return enginetest.LoadExample(t, "shared", `scheduler   = "kueue"`, `scheduler   = "none"`)
-		}, "5d719fec951753ca838e974c091a76a3ae185f74c77dfe59ffddd110bf4a94c9"},
-		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "aca631f474c187d123bcb00d007d3457ab621234161d9bf8e49f623bd2cc8529"},
-		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "594b5f12c4f93d15a32db7b9f1de3b19e0b0b7973c76113ddf3968ea5fb3819e"},
-		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "fab9119a41a972d5615f47eb9833e71652a7aa466b4809ed9a3d1a6d7056bc64"},
-		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "af09c95bd41b4af5edf58e21d35bee28f1cd0d9e1f8359926c4bc29772b9fe9f"},
+		}, "7d7ace2e5cfa7f78a6f7fd3570a73e42d9f530d392bafe6b27608245ac5c9299"},
+		{"size-M-changed", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 10) }, "398fe5f3aa3948b107e6625e579a99772cf28c7a80756e7022100a2c01b2721c"},
+		{"isolation", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "isolation") }, "52ad2011bdb0d9a110f184aecefe96874b4ee33754a24d796dcf02dc445bf4f3"},
+		{"shared", func(t *testing.T) *config.Config { return enginetest.LoadExample(t, "shared") }, "a5fa08d930ec44684fe1a53d494b58bcc0da2d375c6dbe9c0fa3084633fe0f37"},
+		{"size-M", func(t *testing.T) *config.Config { return enginetest.SizeM(t, 0) }, "34b8a067d264e3df10f9e046eb92bd173a62277db6425f5a175e1b64c98e6155"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

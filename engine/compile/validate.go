@@ -50,6 +50,7 @@ func validateWith(cfg *config.Config, cat *mig.Catalog, sched Scheduler) hcl.Dia
 	v.currency()
 	v.draPools()
 	v.tenants()
+	v.multiKueue() // validate_multikueue.go
 	v.departments(sched)
 	for _, m := range cfg.Models {
 		v.model(m)

@@ -107,6 +107,13 @@ func builtin() []Entry {
 		// A department's Cohort (its own quota, its parent) comes before the
 		// ClusterQueues of its tenants and after its parent's (DependsOn).
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "Cohort"), Optional: true}, Resource: "cohorts", Use: Managed, Rank: 95, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		// MultiKueue on a fleet's manager cluster: a worker's connection
+		// (its kubeconfig Secret by name), the workers of a tenant, and the
+		// admission check its ClusterQueue carries, in that order; owned whole,
+		// since a field added to one would send a tenant's jobs elsewhere.
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "MultiKueueCluster"), Optional: true}, Resource: "multikueueclusters", Use: Managed, Rank: 84, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "MultiKueueConfig"), Optional: true}, Resource: "multikueueconfigs", Use: Managed, Rank: 86, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
+		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "AdmissionCheck"), Optional: true}, Resource: "admissionchecks", Use: Managed, Rank: 88, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "LocalQueue"), Namespaced: true, Optional: true}, Resource: "localqueues", Use: Managed, Rank: 110, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess, OwnedWhole: true},
 		{Kind: Kind{GroupVersionKind: gvk(GroupKueue, "v1beta2", "WorkloadPriorityClass"), Optional: true}, Resource: "workloadpriorityclasses", Use: Managed, Rank: 20, InstallHint: hintKueue, MinRelease: minKueue, Access: managedAccess},
 		{Kind: Kind{GroupVersionKind: gvk(GroupVolcano, "v1beta1", "Queue"), Optional: true}, Resource: "queues", Use: Managed, Rank: 40, InstallHint: hintVolcano, MinRelease: minVolcano, Access: managedAccess, OwnedWhole: true},

@@ -32,6 +32,7 @@ func TestBuiltinManagedInApplyOrder(t *testing.T) {
 		"kueue.x-k8s.io/v1beta2, Kind=ResourceFlavor", "scheduling.volcano.sh/v1beta1, Kind=Queue", "nvidia.com/v1alpha1, Kind=NVIDIADriver", "/v1, Kind=ConfigMap",
 		"/v1, Kind=ResourceQuota",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicy",
+		"kueue.x-k8s.io/v1beta2, Kind=MultiKueueCluster", "kueue.x-k8s.io/v1beta2, Kind=MultiKueueConfig", "kueue.x-k8s.io/v1beta2, Kind=AdmissionCheck",
 		"admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1, Kind=MutatingAdmissionPolicyBinding",
 		"kueue.x-k8s.io/v1beta2, Kind=Cohort", "kueue.x-k8s.io/v1beta2, Kind=ClusterQueue", "kueue.x-k8s.io/v1beta2, Kind=LocalQueue", "rbac.authorization.k8s.io/v1, Kind=RoleBinding", "monitoring.coreos.com/v1, Kind=PrometheusRule",
 		"resource.k8s.io/v1, Kind=ResourceClaimTemplate", "serving.kserve.io/v1beta1, Kind=InferenceService",
@@ -225,7 +226,7 @@ func TestUpgradeHints(t *testing.T) {
 // carry a tenant's limits (docs/security.md, "Guard objects owned whole"),
 // and that only a managed kind may be.
 func TestOwnedWholeKinds(t *testing.T) {
-	want := []string{"ResourceQuota", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ClusterQueue", "Cohort", "LocalQueue", "Queue"}
+	want := []string{"ResourceQuota", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ClusterQueue", "Cohort", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck", "LocalQueue", "Queue"}
 	var got []string
 	r := kinds.Builtin()
 	for _, e := range r.Entries() {

@@ -10,6 +10,7 @@ package kinds
 // have the same keys (the pod specs of KServe's many predictors), and a
 // line "group/Kind -" for a kind without any.
 const crdListKeyTable = `
+kueue.x-k8s.io/AdmissionCheck -
 nvidia.com/ClusterPolicy -
 kueue.x-k8s.io/ClusterQueue spec.admissionChecksStrategy.admissionChecks name
 kueue.x-k8s.io/ClusterQueue spec.resourceGroups[].flavors name
@@ -26,6 +27,8 @@ serving.kserve.io/InferenceService *.topologySpreadConstraints topologyKey,whenU
 serving.kserve.io/InferenceService *.volumeDevices devicePath
 serving.kserve.io/InferenceService *.volumeMounts mountPath
 kueue.x-k8s.io/LocalQueue -
+kueue.x-k8s.io/MultiKueueCluster -
+kueue.x-k8s.io/MultiKueueConfig -
 nvidia.com/NVIDIADriver -
 monitoring.coreos.com/PrometheusRule spec.groups name
 scheduling.volcano.sh/Queue -

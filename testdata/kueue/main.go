@@ -14,12 +14,16 @@
 //   - it runs Kueue's core controllers, its scheduler (admission, borrowing,
 //     preemption) and the job integrations named by --frameworks
 //     (default batch/job and pod), as cmd/kueue does, without leader
-//     election, metrics, internal certificate management, MultiKueue,
-//     provisioning requests or the visibility server.
+//     election, metrics, internal certificate management, provisioning
+//     requests or the visibility server;
+//   - with --multikueue, it creates Kueue's namespace (kueue-system, where
+//     MultiKueue reads the workers' kubeconfig Secrets) and runs
+//     MultiKueue's admission-check controllers as a manager cluster's Kueue
+//     does (multikueue.go); a worker cluster runs without it.
 //
 // Usage:
 //
-//	kueue --kubeconfig FILE --dir DIR [--manifests DIR] [--frameworks LIST] [--ready-timeout D] [--dra-mapping RESOURCE=CLASS[,CLASS...]]...
+//	kueue --kubeconfig FILE --dir DIR [--manifests DIR] [--frameworks LIST] [--ready-timeout D] [--multikueue] [--dra-mapping RESOURCE=CLASS[,CLASS...]]...
 //
 // When the webhooks answer and are registered it prints one line
 // "READY https://127.0.0.1:PORT" (the webhook server) on stdout; nothing
@@ -56,6 +60,7 @@ func run() int {
 	dirFlag := fs.String("dir", "", "directory for the certificates, the configuration and the log (required)")
 	manifests := fs.String("manifests", "", "directory with crds/*.yaml and webhooks.yaml from the Kueue module (default: kueue-manifests beside this binary)")
 	frameworks := fs.String("frameworks", "batch/job,pod", "Kueue job integrations to run, comma-separated")
+	withMultiKueue := fs.Bool("multikueue", false, "run MultiKueue's admission-check controllers (a manager cluster), with the kueue-system namespace")
 	readyTimeout := fs.Duration("ready-timeout", 2*time.Minute, "give up if not ready within this time")
 	var draMappings []string
 	fs.Func("dra-mapping", "RESOURCE=CLASS[,CLASS...]: Kueue counts the devices claimed of each DeviceClass as RESOURCE (resources.deviceClassMappings, with the DynamicResourceAllocation feature gate); repeatable", func(v string) error {
@@ -109,6 +114,11 @@ func run() int {
 	if err := applyCRDs(readyCtx, restCfg, filepath.Join(*manifests, "crds")); err != nil {
 		return fail(fmt.Errorf("CRDs: %w", err))
 	}
+	if *withMultiKueue {
+		if err := ensureNamespace(readyCtx, restCfg, "kueue-system"); err != nil {
+			return fail(err)
+		}
+	}
 	certDir := filepath.Join(dir, "certs")
 	caPEM, err := writeServingCert(certDir)
 	if err != nil {
@@ -122,7 +132,7 @@ func run() int {
 	if err := writeConfig(cfgFile, certDir, port, strings.Split(*frameworks, ","), draMappings); err != nil {
 		return fail(err)
 	}
-	mgr, err := newManager(ctx, restCfg, cfgFile)
+	mgr, err := newManager(ctx, restCfg, cfgFile, *withMultiKueue)
 	if err != nil {
 		return fail(err)
 	}

@@ -3,8 +3,8 @@ package main
 // The manager is built as sigs.k8s.io/kueue/cmd/kueue's main builds it
 // (same packages, same order), less what needs a cluster's Service, a
 // mounted metrics certificate or other clusters: internal certificate
-// management, the metrics server, MultiKueue, provisioning requests and the
-// visibility API server.
+// management, the metrics server, provisioning requests and the visibility
+// API server. MultiKueue's controllers run with --multikueue (multikueue.go).
 
 import (
 	"context"
@@ -121,8 +121,9 @@ func newScheme() (*runtime.Scheme, error) {
 }
 
 // newManager loads the configuration and sets up Kueue's caches, core
-// controllers, webhooks, job integrations and scheduler on a new manager.
-func newManager(ctx context.Context, restCfg *rest.Config, cfgFile string) (ctrl.Manager, error) {
+// controllers, webhooks, job integrations and scheduler on a new manager,
+// and MultiKueue's admission-check controllers when withMultiKueue.
+func newManager(ctx context.Context, restCfg *rest.Config, cfgFile string, withMultiKueue bool) (ctrl.Manager, error) {
 	scheme, err := newScheme()
 	if err != nil {
 		return nil, err
@@ -171,6 +172,11 @@ func newManager(ctx context.Context, restCfg *rest.Config, cfgFile string) (ctrl
 			return nil, fmt.Errorf("TAS indexes: %w", err)
 		}
 	}
+	if withMultiKueue {
+		if err := setupMultiKueueIndexes(ctx, mgr, &cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(cfg.Integrations.Frameworks)); err != nil {
 		return nil, fmt.Errorf("job indexes: %w", err)
 	}
@@ -188,6 +194,11 @@ func newManager(ctx context.Context, restCfg *rest.Config, cfgFile string) (ctrl
 
 	if name, err := core.SetupControllers(mgr, queues, cCache, &cfg, nil, expectations, nil); err != nil {
 		return nil, fmt.Errorf("controller %s: %w", name, err)
+	}
+	if withMultiKueue {
+		if err := setupMultiKueue(mgr, &cfg); err != nil {
+			return nil, err
+		}
 	}
 	if features.Enabled(features.TopologyAwareScheduling) {
 		if name, err := tas.SetupControllers(mgr, queues, cCache, &cfg, nil); err != nil {
