@@ -106,6 +106,13 @@ func (g *globals) fleetApplySaved(ctx context.Context, path string, b []byte, f 
 		return &exitError{code: 1}
 	}
 	f.binding.Ref = git.RefName(g.dir(), g.env, f.binding.Ref, "")
+	for _, pf := range pfs {
+		// Every member's binding is checked before any member is applied
+		// (ApplyPlan checks it again).
+		if err := pf.CheckBinding(f.binding); err != nil {
+			return fmt.Errorf("%s: cluster %q: %w", path, pf.Fleet.Member, err)
+		}
+	}
 	planned := make([]fleetMember, len(pfs))
 	for i, pf := range pfs {
 		planned[i] = members[indexOf(members, pf.Fleet.Member)]
