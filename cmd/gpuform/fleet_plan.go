@@ -140,7 +140,11 @@ func (g *globals) writeFleetPlans(plans []*memberPlan, f *planFlags, format stri
 				return err
 			}
 		} else {
-			textsafe.Fprintf(g.stdout, "No plan: %s.\n", memberFailure(mp.err))
+			why := memberFailure(mp.err)
+			if format == formatMarkdown {
+				why = render.MarkdownText(why)
+			}
+			textsafe.Fprintf(g.stdout, "No plan: %s.\n", why)
 		}
 		_, _ = io.Copy(g.stderr, &mp.run.stderr)
 	}

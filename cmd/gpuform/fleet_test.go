@@ -248,3 +248,16 @@ func TestForEachMemberBound(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetPlanMarkdownEscapes: member names and failure reasons in the
+// Markdown plan are Markdown-escaped.
+func TestFleetPlanMarkdownEscapes(t *testing.T) {
+	f := newTestFleet(t, "west", "a|b*")
+	f.unreachable(t, "a|b*")
+	r := f.run(t, nil, "plan", "--format", "markdown")
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	inOrder(t, r.stdout, "## Cluster `west`", "## Cluster `a\\|b*`", "No plan: unreachable: cannot open the cluster: read simulated cluster ", "a\\|b\\*/gone.sim.hcl",
+		"## Fleet summary", "| `west` | 19 to add, 3 to change, 0 to destroy |", "| `a\\|b*` | unreachable: ")
+}

@@ -70,14 +70,21 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.base != "" && (f.destroy || len(f.targets) > 0) {
 				return fmt.Errorf("--base previews the whole configuration: it takes neither --destroy nor --target")
 			}
-			if f.base != "" {
-				return g.preview(cmd.Context(), &f, format)
-			}
 			if members, err := g.explicitFleet(cmd); err != nil || members != nil {
 				if err != nil {
 					return err
 				}
+				if f.base != "" {
+					return g.fleetPreview(cmd, members, &f, &ff, format)
+				}
 				return g.fleetPlanCommand(cmd, members, &f, &ff, format)
+			}
+			if f.base != "" {
+				err := g.preview(cmd.Context(), &f, format)
+				if members := g.fleetOf(err); members != nil {
+					return g.fleetPreview(cmd, members, &f, &ff, format)
+				}
+				return err
 			}
 			st, done, err := g.newStack(f.repo, f.ref, connection{})
 			if err != nil {
