@@ -6,20 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/fleet"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/providers/git"
 )
-
-// defaultFleetParallelism is how many fleet members plan, apply and drift
-// work on at once unless --fleet-parallelism says otherwise.
-const defaultFleetParallelism = 4
 
 // fleetMember is one cluster of a fleet: its name and how its
 // configuration is loaded (the fleet's directory evaluated for it).
@@ -43,7 +38,7 @@ type fleetFlags struct {
 // addFleetFlags adds --cluster and --fleet-parallelism to fl.
 func addFleetFlags(fl *pflag.FlagSet, f *fleetFlags) {
 	fl.StringArrayVar(&f.clusters, "cluster", nil, "on a fleet, work on the member `NAME` only (repeatable; default: every member)")
-	fl.IntVar(&f.parallelism, "fleet-parallelism", defaultFleetParallelism, "on a fleet, how many members to work on at once")
+	fl.IntVar(&f.parallelism, "fleet-parallelism", fleet.DefaultParallelism, "on a fleet, how many members to work on at once")
 }
 
 // fleetError is what connect returns for a configuration that names a
@@ -103,32 +98,9 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	return membersOf(cfg.Fleet, g.dir(), opts), nil
 }
 
-// selectMembers narrows members to the --cluster names, in fleet order;
-// a name that is no member is an error.
+// selectMembers narrows members to the --cluster names (fleet.Select).
 func selectMembers(members []fleetMember, names []string) ([]fleetMember, error) {
-	if len(names) == 0 {
-		return members, nil
-	}
-	var unknown []string
-	for _, n := range names {
-		if !slices.ContainsFunc(members, func(m fleetMember) bool { return m.name == n }) {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(unknown) > 0 {
-		all := make([]string, len(members))
-		for i, m := range members {
-			all[i] = m.name
-		}
-		return nil, fmt.Errorf("--cluster %s: no such member of the fleet (its members: %s)", strings.Join(unknown, ", "), strings.Join(all, ", "))
-	}
-	var out []fleetMember
-	for _, m := range members {
-		if slices.Contains(names, m.name) {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return fleet.Select(members, func(m fleetMember) string { return m.name }, names)
 }
 
 // checkFleetFlags refuses the flags that name one cluster, or that fleets
@@ -168,22 +140,9 @@ func (g *globals) explicitFleet(cmd *cobra.Command) ([]fleetMember, error) {
 }
 
 // forEachMember runs fn for every member, at most n at once, and returns
-// the results in fleet order whatever order they finish in.
+// the results in fleet order (fleet.Each).
 func forEachMember[T any](ctx context.Context, members []fleetMember, n int, fn func(ctx context.Context, i int, m fleetMember) T) []T {
-	out := make([]T, len(members))
-	sem := make(chan struct{}, max(n, 1))
-	var wg sync.WaitGroup
-	for i, m := range members {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i] = fn(ctx, i, m)
-		}()
-	}
-	wg.Wait()
-	return out
+	return fleet.Each(ctx, len(members), n, func(ctx context.Context, i int) T { return fn(ctx, i, members[i]) })
 }
 
 // memberRun is one member's share of a fleet command: its own globals
@@ -209,7 +168,7 @@ func (g *globals) member(m fleetMember) *memberRun {
 
 // memberStack is the pipeline over m's configuration and the cluster its
 // cluster block names.
-// An error opening the cluster is marked errUnreachable; r.close releases
+// An error opening the cluster is marked fleet.ErrUnreachable; r.close releases
 // the source.
 func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 	src := git.NewSource(git.SourceOptions{Dir: m.dir, Env: r.g.env})
@@ -218,7 +177,7 @@ func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 	open := func(ctx context.Context, cfg *config.Config) (stack.Cluster, error) {
 		cl, err := connect(ctx, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errUnreachable, err)
+			return nil, fmt.Errorf("%w: %w", fleet.ErrUnreachable, err)
 		}
 		return cl, nil
 	}

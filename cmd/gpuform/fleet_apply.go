@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/fleet"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -78,7 +80,7 @@ func (g *globals) fleetApplySaved(ctx context.Context, path string, b []byte, f 
 	if err != nil {
 		return err
 	}
-	pfs, err := readFleetPlan(b, key)
+	pfs, err := fleet.ReadPlan(b, key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -101,7 +103,7 @@ func (g *globals) fleetApplySaved(ctx context.Context, path string, b []byte, f 
 	if err != nil {
 		return err
 	}
-	if why := fleetChanged(bind, names, hashes); why != "" {
+	if why := fleet.Changed(bind, names, hashes); why != "" {
 		textsafe.Fprintf(g.stderr, "Error: the fleet changed since the plan %s was made: %s. Make the plan again.\n", path, why)
 		return &exitError{code: 1}
 	}
@@ -138,7 +140,7 @@ func (g *globals) applyMemberPlan(ctx context.Context, m fleetMember, pf *engine
 	open := func(ctx context.Context, _ *config.Config) (stack.Cluster, error) {
 		cl, err := connect(ctx, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errUnreachable, err)
+			return nil, fmt.Errorf("%w: %w", fleet.ErrUnreachable, err)
 		}
 		return cl, nil
 	}
@@ -169,14 +171,11 @@ func (g *globals) fleetApplied(applied []*memberApply) error {
 			failed++
 		}
 	}
-	textsafe.Fprintf(g.stdout, "\nFleet: %d %s applied, %d failed.\n", len(applied)-failed, pluralClusters(len(applied)-failed), failed)
-	width := 0
-	for _, ma := range applied {
-		width = max(width, len(ma.name))
+	rows := make([]fleet.Row, len(applied))
+	for i, ma := range applied {
+		rows[i] = fleet.Row{Cluster: ma.name, Text: applySummary(ma)}
 	}
-	for _, ma := range applied {
-		textsafe.Fprintf(g.stdout, "  %-*s  %s\n", width, ma.name, applySummary(ma))
-	}
+	fleet.WriteSummary(g.stdout, fmt.Sprintf("Fleet: %d %s applied, %d failed.", len(applied)-failed, pluralClusters(len(applied)-failed), failed), "Apply", rows, false)
 	if failed > 0 {
 		return &exitError{code: 1}
 	}
@@ -201,7 +200,7 @@ func applySummary(ma *memberApply) string {
 	if _, printed := ma.err.(*exitError); printed {
 		return "failed (see above)"
 	}
-	return memberFailure(ma.err)
+	return fleet.Failure(ma.err)
 }
 
 // readApplyArg reads apply's PLANFILE argument when it is a fleet plan;
@@ -209,8 +208,28 @@ func applySummary(ma *memberApply) string {
 // single-cluster path says why).
 func (g *globals) readApplyArg(path string) []byte {
 	b, err := files.ReadLimited(g.path(path), engine.MaxPlanFileSize)
-	if err != nil || !isFleetPlan(b) {
+	if err != nil || !fleet.IsPlan(b) {
 		return nil
 	}
 	return b
+}
+
+// fleetHashes loads every planned member's configuration now and returns
+// its hash, by name; a member whose configuration has errors ends the run.
+func (g *globals) fleetHashes(ctx context.Context, members []fleetMember, planned []engine.FleetMemberHash) (map[string]string, error) {
+	hashes := map[string]string{}
+	for _, m := range members {
+		if !slices.ContainsFunc(planned, func(p engine.FleetMemberHash) bool { return p.Name == m.name }) {
+			continue
+		}
+		r := g.member(m)
+		cfg, diags := r.memberStack(m, connection{}).Validate(ctx)
+		r.close()
+		if diags.HasErrors() {
+			g.writeDiags(cfg, diags)
+			return nil, &exitError{code: 1}
+		}
+		hashes[m.name] = cfg.Hash
+	}
+	return hashes, nil
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/engine/drift"
+	"github.com/gpuform/gpuform/engine/fleet"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -79,21 +80,29 @@ func (g *globals) fleetDriftCommand(cmd *cobra.Command, members []fleetMember, f
 // writeFleetDrift prints every member's drift report in format, in fleet
 // order, then (text and Markdown) the fleet summary.
 func (g *globals) writeFleetDrift(drifts []*memberDrift, format string) error {
-	if format == formatJSON {
-		return writeFleetDriftJSON(g.stdout, drifts)
-	}
+	rows := make([]fleet.Row, len(drifts))
+	docs := make([]fleet.Doc, len(drifts))
 	for i, md := range drifts {
-		if i > 0 {
+		rows[i], docs[i] = fleet.Row{Cluster: md.name, Text: driftSummary(md)}, fleet.Doc{Cluster: md.name}
+		if md.err != nil {
+			docs[i].Error = driftFailure(md)
+		}
+		if i > 0 && format != formatJSON {
 			textsafe.Fprintln(g.stdout)
 		}
+		var b bytes.Buffer
 		var err error
-		if format == formatMarkdown {
-			textsafe.Fprintf(g.stdout, "## Cluster %s\n\n", render.MarkdownCode(md.name))
+		switch {
+		case format == formatJSON && md.rep != nil:
+			err = render.DriftJSON(&b, md.rep, nil)
+			docs[i].JSON = b.Bytes()
+		case format == formatMarkdown:
+			fleet.WriteHeading(g.stdout, md.name, true)
 			if md.rep != nil {
 				err = render.DriftMarkdown(g.stdout, md.rep, nil)
 			}
-		} else {
-			textsafe.Fprintf(g.stdout, "Cluster %q:\n\n", md.name)
+		case format == formatText:
+			fleet.WriteHeading(g.stdout, md.name, false)
 			if md.rep != nil {
 				err = render.DriftText(g.stdout, md.rep, render.TextOptions{Color: g.color(g.stdout)})
 			}
@@ -101,26 +110,15 @@ func (g *globals) writeFleetDrift(drifts []*memberDrift, format string) error {
 		if err != nil {
 			return err
 		}
-		if md.err != nil {
-			textsafe.Fprintf(g.stdout, "Not checked: %s.\n", driftFailure(md))
+		if md.err != nil && format != formatJSON {
+			textsafe.Fprintf(g.stdout, "Not checked: %s.\n", g.markdownIf(format, driftFailure(md)))
 		}
 		_, _ = io.Copy(g.stderr, &md.run.stderr)
 	}
-	if format == formatMarkdown {
-		textsafe.Fprintf(g.stdout, "\n## Fleet drift\n\n| Cluster | Drift |\n| --- | --- |\n")
-		for _, md := range drifts {
-			textsafe.Fprintf(g.stdout, "| %s | %s |\n", render.MarkdownCode(md.name), render.MarkdownText(driftSummary(md)))
-		}
-		return nil
+	if format == formatJSON {
+		return fleet.WriteJSON(g.stdout, "drift", docs)
 	}
-	textsafe.Fprintf(g.stdout, "\nFleet drift:\n")
-	width := 0
-	for _, md := range drifts {
-		width = max(width, len(md.name))
-	}
-	for _, md := range drifts {
-		textsafe.Fprintf(g.stdout, "  %-*s  %s\n", width, md.name, driftSummary(md))
-	}
+	fleet.WriteSummary(g.stdout, "Fleet drift:", "Drift", rows, format == formatMarkdown)
 	return nil
 }
 
@@ -129,7 +127,7 @@ func driftFailure(md *memberDrift) string {
 	if _, printed := md.err.(*exitError); printed {
 		return "failed (see above)"
 	}
-	return memberFailure(md.err)
+	return fleet.Failure(md.err)
 }
 
 // driftSummary is a member's row of the fleet drift summary.
@@ -148,33 +146,4 @@ func driftSummary(md *memberDrift) string {
 		}
 	}
 	return "drifted: " + strings.Join(parts, ", ")
-}
-
-// writeFleetDriftJSON prints {"clusters": [...]}: every member's drift
-// document (as drift --format json prints it) or its error.
-func writeFleetDriftJSON(w io.Writer, drifts []*memberDrift) error {
-	type member struct {
-		Cluster string          `json:"cluster"`
-		Drift   json.RawMessage `json:"drift,omitempty"`
-		Error   string          `json:"error,omitempty"`
-	}
-	var doc struct {
-		Clusters []member `json:"clusters"`
-	}
-	for _, md := range drifts {
-		m := member{Cluster: md.name}
-		if md.err != nil {
-			m.Error = driftFailure(md)
-		} else {
-			var b strings.Builder
-			if err := render.DriftJSON(&b, md.rep, nil); err != nil {
-				return err
-			}
-			m.Drift = json.RawMessage(b.String())
-		}
-		doc.Clusters = append(doc.Clusters, m)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
 }

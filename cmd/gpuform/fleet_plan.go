@@ -1,21 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/engine"
+	"github.com/gpuform/gpuform/engine/fleet"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
+	"github.com/gpuform/gpuform/internal/files"
 	"github.com/gpuform/gpuform/internal/textsafe"
+	"github.com/gpuform/gpuform/providers/git"
 )
 
 // memberPlan is what planning one member gave.
@@ -23,36 +23,29 @@ type memberPlan struct {
 	name string
 	run  *memberRun
 	res  *stack.PlanResult
-	// err is why the member has no plan (unreachable, refused, failed).
-	err error
-	// configErr is set when the member's configuration has errors, found
-	// before any cluster call.
+	// err is why the member has no plan; configErr says its configuration
+	// has errors (found before any cluster call).
+	err       error
 	configErr bool
 }
 
-// failed reports whether the member has no usable plan.
-func (m *memberPlan) failed() bool { return m.err != nil }
+// failed reports whether the member has no plan apply could take.
+func (m *memberPlan) failed() bool { return m.err != nil || m.res.Plan.Summary.Conflicts > 0 }
 
-// fleetPlanCommand is plan on the fleet of members.
-func (g *globals) fleetPlanCommand(cmd *cobra.Command, members []fleetMember, f *planFlags, ff *fleetFlags, format string) error {
+// fleetPlanCommand is plan on the fleet of members: every selected member
+// planned, at most --fleet-parallelism at once, one section per member in
+// fleet order, then the fleet summary. Exit status: 1 when a member failed
+// (unreachable, refused, bad configuration) or has objects in the way;
+// else, with --detailed-exitcode, 2 when a member has changes; else 0.
+func (g *globals) fleetPlanCommand(cmd *cobra.Command, all []fleetMember, f *planFlags, ff *fleetFlags, format string) error {
 	if err := checkFleetFlags(cmd, ff, "repo", "ref"); err != nil {
 		return err
 	}
-	return g.fleetPlan(cmd.Context(), members, f, ff, format)
-}
-
-// fleetPlan plans every selected member, at most ff.parallelism at once,
-// and prints one section per member in fleet order, then the fleet
-// summary. Exit status: 1 when a member failed (unreachable, refused, bad
-// configuration) or has objects in the way; else, with
-// --detailed-exitcode, 2 when a member has changes; else 0.
-func (g *globals) fleetPlan(ctx context.Context, members []fleetMember, f *planFlags, ff *fleetFlags, format string) error {
-	all := members
-	members, err := selectMembers(members, ff.clusters)
+	members, err := selectMembers(all, ff.clusters)
 	if err != nil {
 		return err
 	}
-	plans := g.planMembers(ctx, members, f, ff.parallelism)
+	plans := g.planMembers(cmd.Context(), members, f, ff.parallelism)
 	defer func() {
 		for _, mp := range plans {
 			mp.run.close()
@@ -64,12 +57,25 @@ func (g *globals) fleetPlan(ctx context.Context, members []fleetMember, f *planF
 	if err := g.writeFleetPlans(plans, f, format); err != nil {
 		return err
 	}
+	changes := false
+	for _, mp := range plans {
+		if mp.failed() {
+			if f.out != "" {
+				textsafe.Fprintf(g.stderr, "Error: the fleet plan was not saved to %s: cluster %q has no plan apply could take (%s).\n", f.out, mp.name, memberSummary(mp))
+			}
+			return &exitError{code: 1}
+		}
+		changes = changes || mp.res.Plan.HasChanges()
+	}
 	if f.out != "" {
 		if err := g.saveFleetPlan(f, format, plans, all); err != nil {
 			return err
 		}
 	}
-	return fleetPlanExit(plans, f.detailedExitCode)
+	if f.detailedExitCode && changes {
+		return &exitError{code: 2}
+	}
+	return nil
 }
 
 // planMembers compiles every member's configuration first, so that a bad
@@ -105,14 +111,13 @@ func (g *globals) planMembers(ctx context.Context, members []fleetMember, f *pla
 func (g *globals) fleetConfigErrors(plans []*memberPlan) bool {
 	bad := false
 	for _, mp := range plans {
-		if mp == nil || !mp.configErr {
+		if !mp.configErr {
 			continue
 		}
 		bad = true
 		textsafe.Fprintf(g.stderr, "Cluster %q: the configuration evaluated for it has errors.\n", mp.name)
 		_, _ = io.Copy(g.stderr, &mp.run.stderr)
-		var ce *engine.ConfigError
-		if !errors.As(mp.err, &ce) {
+		if ce := (*engine.ConfigError)(nil); !errors.As(mp.err, &ce) {
 			textsafe.Fprintf(g.stderr, "Error: %v\n", mp.err)
 		}
 	}
@@ -123,84 +128,57 @@ func (g *globals) fleetConfigErrors(plans []*memberPlan) bool {
 // then (text and Markdown) the fleet summary.
 func (g *globals) writeFleetPlans(plans []*memberPlan, f *planFlags, format string) error {
 	if format == formatJSON {
-		return writeFleetJSON(g.stdout, plans)
+		docs := make([]fleet.Doc, len(plans))
+		for i, mp := range plans {
+			docs[i] = fleet.Doc{Cluster: mp.name}
+			var b bytes.Buffer
+			if mp.err != nil {
+				docs[i].Error = fleet.Failure(mp.err)
+			} else if err := render.JSON(&b, mp.res.Plan); err != nil {
+				return err
+			}
+			docs[i].JSON = b.Bytes()
+		}
+		return fleet.WriteJSON(g.stdout, "plan", docs)
 	}
+	rows := make([]fleet.Row, len(plans))
+	failed := 0
 	for i, mp := range plans {
 		if i > 0 {
 			textsafe.Fprintln(g.stdout)
 		}
-		if format == formatMarkdown {
-			textsafe.Fprintf(g.stdout, "## Cluster %s\n\n", render.MarkdownCode(mp.name))
-		} else {
-			textsafe.Fprintf(g.stdout, "Cluster %q:\n\n", mp.name)
-		}
+		fleet.WriteHeading(g.stdout, mp.name, format == formatMarkdown)
 		if mp.err == nil {
 			g.warnTargeted(mp.res.Plan)
 			if err := renderPlan(mp.run.g, g.stdout, mp.res.Plan, mp.res.Config.Files, format, f.detail); err != nil {
 				return err
 			}
 		} else {
-			why := memberFailure(mp.err)
-			if format == formatMarkdown {
-				why = render.MarkdownText(why)
-			}
-			textsafe.Fprintf(g.stdout, "No plan: %s.\n", why)
+			textsafe.Fprintf(g.stdout, "No plan: %s.\n", g.markdownIf(format, fleet.Failure(mp.err)))
 		}
 		_, _ = io.Copy(g.stderr, &mp.run.stderr)
-	}
-	return writeFleetSummary(g.stdout, plans, format)
-}
-
-// memberFailure says why a member has no plan: "unreachable: ..." when its
-// cluster could not be reached, "failed: ..." otherwise.
-func memberFailure(err error) string {
-	var ue *url.Error
-	var ne net.Error
-	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, errUnreachable) {
-		return "unreachable: " + oneLine(err)
-	}
-	return "failed: " + oneLine(err)
-}
-
-// errUnreachable marks an error opening a member's cluster.
-var errUnreachable = errors.New("cannot open the cluster")
-
-// oneLine is err's message on one line, for a summary row.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// writeFleetSummary prints one row per member: what its plan does, or why
-// it has none.
-func writeFleetSummary(w io.Writer, plans []*memberPlan, format string) error {
-	failed := 0
-	for _, mp := range plans {
-		if mp.failed() || mp.res.Plan.Summary.Conflicts > 0 {
+		rows[i] = fleet.Row{Cluster: mp.name, Text: memberSummary(mp)}
+		if mp.failed() {
 			failed++
 		}
 	}
-	if format == formatMarkdown {
-		textsafe.Fprintf(w, "\n## Fleet summary\n\n| Cluster | Plan |\n| --- | --- |\n")
-		for _, mp := range plans {
-			textsafe.Fprintf(w, "| %s | %s |\n", render.MarkdownCode(mp.name), render.MarkdownText(memberSummary(mp)))
-		}
-		return nil
-	}
-	textsafe.Fprintf(w, "\nFleet: %d %s planned, %d failed.\n", len(plans)-failed, render.PluralWord(len(plans)-failed, "cluster", "clusters"), failed)
-	width := 0
-	for _, mp := range plans {
-		width = max(width, len(mp.name))
-	}
-	for _, mp := range plans {
-		textsafe.Fprintf(w, "  %-*s  %s\n", width, mp.name, memberSummary(mp))
-	}
+	title := fmt.Sprintf("Fleet: %d %s planned, %d failed.", len(plans)-failed, pluralClusters(len(plans)-failed), failed)
+	fleet.WriteSummary(g.stdout, title, "Plan", rows, format == formatMarkdown)
 	return nil
+}
+
+// markdownIf escapes s for Markdown when format is Markdown.
+func (g *globals) markdownIf(format, s string) string {
+	if format == formatMarkdown {
+		return render.MarkdownText(s)
+	}
+	return s
 }
 
 // memberSummary is a member's row of the fleet summary.
 func memberSummary(mp *memberPlan) string {
-	if mp.failed() {
-		return memberFailure(mp.err)
+	if mp.err != nil {
+		return fleet.Failure(mp.err)
 	}
 	s := mp.res.Plan.Summary
 	row := fmt.Sprintf("%d to add, %d to change, %d to destroy", s.Add, s.Change, s.Destroy)
@@ -213,48 +191,36 @@ func memberSummary(mp *memberPlan) string {
 	return row
 }
 
-// fleetJSONMember is one member of plan --format json on a fleet.
-type fleetJSONMember struct {
-	Cluster string          `json:"cluster"`
-	Plan    json.RawMessage `json:"plan,omitempty"`
-	Error   string          `json:"error,omitempty"`
-}
+// pluralClusters is "cluster" or "clusters" for n.
+func pluralClusters(n int) string { return render.PluralWord(n, "cluster", "clusters") }
 
-// writeFleetJSON prints {"clusters": [...]}: every member's plan document
-// (as plan --format json prints it) or its error, in fleet order.
-func writeFleetJSON(w io.Writer, plans []*memberPlan) error {
-	var doc struct {
-		Clusters []fleetJSONMember `json:"clusters"`
+// saveFleetPlan writes the members' plans to --out as one fleet plan file
+// (fleet.WritePlan), each signed when a plan key is set; all is every
+// member of the fleet.
+func (g *globals) saveFleetPlan(f *planFlags, format string, plans []*memberPlan, all []fleetMember) error {
+	key, err := engine.LoadPlanKey(g.env)
+	if err != nil {
+		return err
 	}
-	for _, mp := range plans {
-		m := fleetJSONMember{Cluster: mp.name}
-		if mp.failed() {
-			m.Error = memberFailure(mp.err)
-		} else {
-			var b strings.Builder
-			if err := render.JSON(&b, mp.res.Plan); err != nil {
-				return err
-			}
-			m.Plan = json.RawMessage(b.String())
+	pfs := make([]*engine.PlanFile, len(plans))
+	for i, mp := range plans {
+		pf, err := engine.NewPlanFile(mp.res.Plan, version, mp.res.Config.Hash, mp.res.Context, f.allowSensitive)
+		if err != nil {
+			return fmt.Errorf("save the plan of cluster %q: %w", mp.name, err)
 		}
-		doc.Clusters = append(doc.Clusters, m)
+		pf.Ref = git.RefName(mp.run.g.dir(), g.env, f.refName, f.ref)
+		pf.Fleet = &engine.FleetBinding{Member: mp.name}
+		pfs[i] = pf
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
-}
-
-// fleetPlanExit is a fleet plan's exit status (see fleetPlan).
-func fleetPlanExit(plans []*memberPlan, detailed bool) error {
-	changes := false
-	for _, mp := range plans {
-		if mp.failed() || mp.res.Plan.Summary.Conflicts > 0 {
-			return &exitError{code: 1}
-		}
-		changes = changes || mp.res.Plan.HasChanges()
+	names := make([]string, len(all))
+	for i, m := range all {
+		names[i] = m.name
 	}
-	if detailed && changes {
-		return &exitError{code: 2}
+	if err := files.WriteAtomic(g.path(f.out), 0o600, func(w io.Writer) error { return fleet.WritePlan(w, pfs, names, key) }); err != nil {
+		return fmt.Errorf("save plan to %s: %w", f.out, err)
+	}
+	if format == formatText {
+		textsafe.Fprintf(g.stdout, "\nSaved the fleet plan of %d %s to %s. To apply exactly this plan, run:\n    gpuform apply --auto-approve %s\n", len(plans), pluralClusters(len(plans)), f.out, f.out)
 	}
 	return nil
 }

@@ -11,6 +11,12 @@ import (
 // planKeyEnv is an environment with a plan key, so fleet plans are signed.
 var planKeyEnv = []string{"GPUFORM_PLAN_KEY=" + strings.Repeat("k", 40), "GPUFORM_REF=main"}
 
+// fleetPlanFile is a fleet plan file as the tests take it apart.
+type fleetPlanFile struct {
+	FleetPlanVersion string            `json:"fleet_plan_version"`
+	Members          []json.RawMessage `json:"members"`
+}
+
 // editPlan rewrites the fleet plan file at path with edit.
 func editPlan(t *testing.T, path string, edit func(fp *fleetPlanFile)) {
 	t.Helper()

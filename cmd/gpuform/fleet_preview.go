@@ -1,18 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/config"
+	"github.com/gpuform/gpuform/engine/fleet"
 	"github.com/gpuform/gpuform/engine/render"
 	"github.com/gpuform/gpuform/engine/stack"
 	"github.com/gpuform/gpuform/internal/textsafe"
@@ -56,7 +54,13 @@ func (g *globals) fleetPreview(cmd *cobra.Command, members []fleetMember, f *pla
 			writeMemberPreview(&md, mp, format)
 			_, _ = io.Copy(g.stderr, &mp.run.stderr)
 		}
-		writeFleetCapacity(&md, pvs, format)
+		var cms []fleet.CapacityMember
+		for _, mp := range pvs {
+			if mp.res != nil {
+				cms = append(cms, fleet.CapacityMember{Cluster: mp.name, Before: mp.base, After: mp.res.Config})
+			}
+		}
+		fleet.WriteCapacity(&md, fleet.CapacityRows(cms), format == formatMarkdown)
 		if format == formatMarkdown {
 			if err := g.writeComments(md.String(), "fleet", f.outDir); err != nil {
 				return err
@@ -94,14 +98,10 @@ func (g *globals) previewMember(ctx context.Context, m fleetMember, f *planFlags
 // writeMemberPreview writes one member's section: its preview, or why it
 // has none.
 func writeMemberPreview(w *strings.Builder, mp *memberPreview, format string) {
-	if format == formatMarkdown {
-		textsafe.Fprintf(w, "## Cluster %s\n\n", render.MarkdownCode(mp.name))
-	} else {
-		textsafe.Fprintf(w, "Cluster %q:\n\n", mp.name)
-	}
+	fleet.WriteHeading(w, mp.name, format == formatMarkdown)
 	switch {
 	case mp.err != nil:
-		why := memberFailure(mp.err)
+		why := fleet.Failure(mp.err)
 		if _, printed := mp.err.(*exitError); printed {
 			why = "failed (see the errors)"
 		}
@@ -110,147 +110,28 @@ func writeMemberPreview(w *strings.Builder, mp *memberPreview, format string) {
 		}
 		textsafe.Fprintf(w, "No preview: %s.\n\n", why)
 	case format == formatMarkdown:
-		w.WriteString(render.PreviewMarkdown(mp.res.Preview))
-		w.WriteString("\n")
+		w.WriteString(render.PreviewMarkdown(mp.res.Preview) + "\n")
 	default:
 		_ = render.PreviewText(w, mp.res.Preview, render.TextOptions{Files: mp.res.Config.Files})
 		w.WriteString("\n")
 	}
 }
 
-// grants is what a configuration gives each tenant: by tenant, by pool,
-// the quota as "4 GPUs" or "2 x 3g.40gb".
-func grants(cfg *config.Config) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	if cfg == nil {
-		return out
-	}
-	for _, t := range cfg.Tenants {
-		byPool := map[string]string{}
-		for _, q := range t.Quotas {
-			var parts []string
-			if q.GPUs > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", q.GPUs, render.PluralWord(q.GPUs, "GPU", "GPUs")))
-			}
-			for _, s := range slices.Sorted(maps.Keys(q.Slices)) {
-				parts = append(parts, fmt.Sprintf("%d x %s", q.Slices[s], s))
-			}
-			if len(parts) == 0 {
-				parts = append(parts, "0 GPUs")
-			}
-			byPool[q.PoolName] = strings.Join(parts, ", ")
-		}
-		out[t.Name] = byPool
-	}
-	return out
-}
-
-// capacityRow is one row of the fleet capacity table.
-type capacityRow struct {
-	tenant, cluster, pool, before, after string
-}
-
-// fleetCapacityRows are every tenant's grants on every previewed member,
-// by tenant name, then fleet order, then pool; "-" where the tenant has
-// no quota on the pool (on that member, at that side).
-func fleetCapacityRows(pvs []*memberPreview) []capacityRow {
-	var rows []capacityRow
-	for _, mp := range pvs {
-		if mp.res == nil {
-			continue
-		}
-		before, after := grants(mp.base), grants(mp.res.Config)
-		tenants := slices.Sorted(maps.Keys(before))
-		for t := range after {
-			if !slices.Contains(tenants, t) {
-				tenants = append(tenants, t)
-			}
-		}
-		for _, t := range tenants {
-			pools := slices.Collect(maps.Keys(before[t]))
-			for p := range after[t] {
-				if !slices.Contains(pools, p) {
-					pools = append(pools, p)
-				}
-			}
-			slices.Sort(pools)
-			for _, p := range pools {
-				rows = append(rows, capacityRow{t, mp.name, p, orDash(before[t][p]), orDash(after[t][p])})
-			}
-		}
-	}
-	order := map[string]int{}
-	for i, mp := range pvs {
-		order[mp.name] = i
-	}
-	slices.SortStableFunc(rows, func(a, b capacityRow) int {
-		if c := strings.Compare(a.tenant, b.tenant); c != 0 {
-			return c
-		}
-		return order[a.cluster] - order[b.cluster]
-	})
-	return rows
-}
-
-// orDash is s, or "-" when empty.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// writeFleetCapacity writes the fleet capacity table per tenant.
-func writeFleetCapacity(w *strings.Builder, pvs []*memberPreview, format string) {
-	rows := fleetCapacityRows(pvs)
-	if format != formatMarkdown {
-		textsafe.Fprintf(w, "Fleet capacity per tenant (quota per pool, before -> after):\n")
-		for _, r := range rows {
-			mark := " "
-			if r.before != r.after {
-				mark = "~"
-			}
-			textsafe.Fprintf(w, "  %s %s on %s, pool %s: %s -> %s\n", mark, r.tenant, r.cluster, r.pool, r.before, r.after)
-		}
-		return
-	}
-	textsafe.Fprintf(w, "## Fleet capacity per tenant\n\nWhat each tenant's quota gives it on every cluster, per pool, at the base and with this change.\n\n| Tenant | Cluster | Pool | Before | After |\n| --- | --- | --- | --- | --- |\n")
-	for _, r := range rows {
-		after := render.MarkdownText(r.after)
-		if r.before != r.after {
-			after = "**" + after + "**"
-		}
-		textsafe.Fprintf(w, "| %s | %s | %s | %s | %s |\n", render.MarkdownCode(r.tenant), render.MarkdownCode(r.cluster), render.MarkdownCode(r.pool), render.MarkdownText(r.before), after)
-	}
-}
-
 // writeFleetPreviewJSON prints {"clusters": [...]}: every member's
 // preview document (as plan --base --format json prints it) or its error.
 func writeFleetPreviewJSON(w io.Writer, pvs []*memberPreview) error {
-	type member struct {
-		Cluster string          `json:"cluster"`
-		Preview json.RawMessage `json:"preview,omitempty"`
-		Error   string          `json:"error,omitempty"`
-	}
-	var doc struct {
-		Clusters []member `json:"clusters"`
-	}
-	for _, mp := range pvs {
-		m := member{Cluster: mp.name}
+	docs := make([]fleet.Doc, len(pvs))
+	for i, mp := range pvs {
+		docs[i] = fleet.Doc{Cluster: mp.name}
+		var b bytes.Buffer
 		if mp.err != nil {
-			m.Error = memberFailure(mp.err)
-		} else {
-			var b strings.Builder
-			if err := render.PreviewJSON(&b, mp.res.Preview); err != nil {
-				return err
-			}
-			m.Preview = json.RawMessage(b.String())
+			docs[i].Error = fleet.Failure(mp.err)
+		} else if err := render.PreviewJSON(&b, mp.res.Preview); err != nil {
+			return err
 		}
-		doc.Clusters = append(doc.Clusters, m)
+		docs[i].JSON = b.Bytes()
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return fleet.WriteJSON(w, "preview", docs)
 }
 
 // fleetPreviewExit is 1 when a member failed, does not fit its GPUs or

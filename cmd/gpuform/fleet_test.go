@@ -6,9 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gpuform/gpuform/internal/cliflags"
 )
@@ -218,37 +216,6 @@ func TestFleetApply(t *testing.T) {
 	}
 }
 
-// TestForEachMemberBound: at most n members run at once, all n are used,
-// and results come back in fleet order whatever order members finish in.
-func TestForEachMemberBound(t *testing.T) {
-	members := make([]fleetMember, 8)
-	for i := range members {
-		members[i] = fleetMember{name: string(rune('a' + i))}
-	}
-	for _, n := range []int{1, 2, 4, 8} {
-		var running, peak atomic.Int32
-		got := forEachMember(context.Background(), members, n, func(_ context.Context, i int, m fleetMember) string {
-			now := running.Add(1)
-			for {
-				p := peak.Load()
-				if now <= p || peak.CompareAndSwap(p, now) {
-					break
-				}
-			}
-			// Later members finish first.
-			time.Sleep(time.Duration(len(members)-i) * 3 * time.Millisecond)
-			running.Add(-1)
-			return m.name
-		})
-		if int(peak.Load()) != n {
-			t.Errorf("n=%d: %d members ran at once", n, peak.Load())
-		}
-		if strings.Join(got, "") != "abcdefgh" {
-			t.Errorf("n=%d: results %v, want fleet order", n, got)
-		}
-	}
-}
-
 // TestFleetPlanMarkdownEscapes: member names and failure reasons in the
 // Markdown plan are Markdown-escaped.
 func TestFleetPlanMarkdownEscapes(t *testing.T) {
@@ -259,5 +226,5 @@ func TestFleetPlanMarkdownEscapes(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	inOrder(t, r.stdout, "## Cluster `west`", "## Cluster `a\\|b*`", "No plan: unreachable: cannot open the cluster: read simulated cluster ", "a\\|b\\*/gone.sim.hcl",
-		"## Fleet summary", "| `west` | 19 to add, 3 to change, 0 to destroy |", "| `a\\|b*` | unreachable: ")
+		"## Fleet: 1 cluster planned, 1 failed.", "| `west` | 19 to add, 3 to change, 0 to destroy |", "| `a\\|b*` | unreachable: ")
 }
