@@ -103,12 +103,23 @@ func selectMembers(members []fleetMember, names []string) ([]fleetMember, error)
 	return fleet.Select(members, func(m fleetMember) string { return m.name }, names)
 }
 
-// checkFleetFlags refuses the flags that name one cluster, or that fleets
-// do not take yet, on a fleet run; f's bound must be positive.
-func checkFleetFlags(cmd *cobra.Command, f *fleetFlags, oneCluster ...string) error {
-	for _, name := range append([]string{"kubeconfig", "context", "simulated"}, oneCluster...) {
+// notOnFleet says why a flag is refused on a fleet run.
+var notOnFleet = map[string]string{
+	"kubeconfig": "each member's cluster block says how it is reached; select members with --cluster NAME",
+	"context":    "each member's cluster block says how it is reached; select members with --cluster NAME",
+	"simulated":  "each member's cluster block says how it is reached; select members with --cluster NAME",
+	"repo":       "a fleet's members are read from the configuration directory",
+	"ref":        "a fleet's members are read from the configuration directory",
+	"out":        "save a fleet plan with gpuform plan --out FILE, without --base",
+}
+
+// checkFleetFlags refuses, on a fleet run, the flags that name one
+// cluster and the others named (see notOnFleet); f's bound must be
+// positive.
+func checkFleetFlags(cmd *cobra.Command, f *fleetFlags, others ...string) error {
+	for _, name := range append([]string{"kubeconfig", "context", "simulated"}, others...) {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
-			return fmt.Errorf("--%s is not taken on a fleet: each member's cluster block says how it is reached; select members with --cluster NAME", name)
+			return fmt.Errorf("--%s is not taken on a fleet: %s", name, notOnFleet[name])
 		}
 	}
 	if f.parallelism < 1 {

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/internal/cliflags"
 )
 
@@ -227,4 +229,32 @@ func TestFleetPlanMarkdownEscapes(t *testing.T) {
 	}
 	inOrder(t, r.stdout, "## Cluster `west`", "## Cluster `a\\|b*`", "No plan: unreachable: cannot open the cluster: read simulated cluster ", "a\\|b\\*/gone.sim.hcl",
 		"## Fleet: 1 cluster planned, 1 failed.", "| `west` | 19 to add, 3 to change, 0 to destroy |", "| `a\\|b*` | unreachable: ")
+}
+
+// TestFleetFoundByConnect: a configuration that names a fleet, loaded for
+// none of its members, is never connected to: the command goes on over its
+// members, each loaded for itself; a member's own configuration connects
+// as a single cluster's does.
+func TestFleetFoundByConnect(t *testing.T) {
+	g := &globals{chdir: "conf", vars: []string{"x=1"}}
+	fleetCfg := &config.Config{Fleet: []*config.Cluster{{Name: "west"}, {Name: "east"}}}
+	_, err := g.connect(connection{})(context.Background(), fleetCfg)
+	members := g.fleetOf(err)
+	if len(members) != 2 {
+		t.Fatalf("members %v (error %v)", members, err)
+	}
+	for i, want := range []string{"west", "east"} {
+		m := members[i]
+		if m.name != want || m.load.Cluster != want || m.dir != "conf" || len(m.load.Vars) != 1 {
+			t.Errorf("member %d: %+v", i, m)
+		}
+	}
+	memberCfg := &config.Config{Fleet: fleetCfg.Fleet, Cluster: &config.Cluster{Name: "west", Simulated: "gone.sim.hcl"}}
+	_, err = g.connect(connection{})(context.Background(), memberCfg)
+	if err == nil || g.fleetOf(err) != nil {
+		t.Errorf("a member's configuration: %v", err)
+	}
+	if g.fleetOf(errors.New("other")) != nil {
+		t.Error("fleetOf found a fleet in an unrelated error")
+	}
 }
