@@ -21,7 +21,7 @@ type testFleet struct {
 }
 
 // newTestFleet makes one quickstart copy per name under one directory.
-func newTestFleet(t *testing.T, names ...string) *testFleet {
+func newTestFleet(t testing.TB, names ...string) *testFleet {
 	t.Helper()
 	f := &testFleet{root: t.TempDir()}
 	for _, n := range names {
@@ -31,7 +31,7 @@ func newTestFleet(t *testing.T, names ...string) *testFleet {
 }
 
 // add makes member name (a quickstart copy) the last of the fleet.
-func (f *testFleet) add(t *testing.T, name string) {
+func (f *testFleet) add(t testing.TB, name string) {
 	t.Helper()
 	dir := filepath.Join(f.root, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -74,7 +74,7 @@ func (f *testFleet) unreachable(t *testing.T, name string) {
 
 // run runs gpuform in-process on the fleet as its members are now, with
 // --chdir the fleet's directory.
-func (f *testFleet) run(t *testing.T, env []string, args ...string) result {
+func (f *testFleet) run(t testing.TB, env []string, args ...string) result {
 	t.Helper()
 	members := append([]fleetMember(nil), f.members...)
 	var out, errb bytes.Buffer
