@@ -63,7 +63,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 					return fmt.Errorf("--target narrows a plan as it is made: make the saved plan with plan --target --out FILE instead")
 				}
 				if b := g.readApplyArg(args[0]); b != nil {
-					if err := checkFleetFlags(cmd, &ff); err != nil {
+					if err := checkFleetFlags(cmd, &ff, "cluster"); err != nil {
 						return err
 					}
 					return g.fleetApplySaved(cmd.Context(), args[0], b, &f, &ff)

@@ -111,6 +111,7 @@ var notOnFleet = map[string]string{
 	"repo":       "a fleet's members are read from the configuration directory",
 	"ref":        "a fleet's members are read from the configuration directory",
 	"out":        "save a fleet plan with gpuform plan --out FILE, without --base",
+	"cluster":    "a saved fleet plan applies the members it was made for (select them with plan --cluster NAME --out FILE)",
 }
 
 // checkFleetFlags refuses, on a fleet run, the flags that name one

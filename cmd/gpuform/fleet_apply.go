@@ -27,8 +27,9 @@ type memberApply struct {
 	err error
 }
 
-// fleetApplyCommand is apply on the fleet of members: every selected member applied at once, at most --fleet-parallelism,
-// each under its own lock. Without a saved plan it needs --auto-approve:
+// fleetApplyCommand is apply on the fleet of members: every selected
+// member applied, at most --fleet-parallelism at once, each under its own
+// lock. Without a saved plan it needs --auto-approve:
 // one confirmation for plans that are made under each member's lock at a
 // different time would approve what nobody saw.
 func (g *globals) fleetApplyCommand(cmd *cobra.Command, members []fleetMember, f *applyFlags, ff *fleetFlags) error {
@@ -73,7 +74,7 @@ func (g *globals) fleetApplyCommand(cmd *cobra.Command, members []fleetMember, f
 }
 
 // fleetApplySaved applies a saved fleet plan (b, read from path): it
-// refuses one whose fleet changed since (fleetChanged), then applies every
+// refuses one whose fleet changed since (fleet.Changed), then applies every
 // member's plan as apply PLANFILE does, each under its member's lock.
 func (g *globals) fleetApplySaved(ctx context.Context, path string, b []byte, f *applyFlags, ff *fleetFlags) error {
 	key, err := engine.LoadPlanKey(g.env)

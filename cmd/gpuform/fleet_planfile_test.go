@@ -97,6 +97,12 @@ func TestFleetSavedPlan(t *testing.T) {
 			if tc.change != nil {
 				tc.change(t, f, filepath.Join(f.root, "fleet.plan"))
 			}
+			if tc.name == "unchanged fleet applies" {
+				r := f.run(t, tc.env, "apply", "--auto-approve", "--cluster", "west", "fleet.plan")
+				if r.code != 1 || !strings.Contains(r.stderr, "--cluster is not taken on a fleet: a saved fleet plan applies the members it was made for") {
+					t.Fatalf("apply --cluster of a fleet plan: exit %d\n%s", r.code, r.stderr)
+				}
+			}
 			r = f.run(t, tc.env, "apply", "--auto-approve", "fleet.plan")
 			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
 				t.Fatalf("apply: exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
