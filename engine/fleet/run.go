@@ -67,13 +67,15 @@ func Select[M any](members []M, name func(M) string, names []string) ([]M, error
 var ErrUnreachable = errors.New("cannot open the cluster")
 
 // Failure says, on one line, why a member has no result: "unreachable:
-// ..." when its cluster could not be opened or answered no request,
-// "failed: ..." otherwise.
+// ..." when its cluster could not be opened or answered no request (a
+// network error, ErrUnreachable, or an error whose Unreachable method says
+// so, as the Kubernetes provider's do), "failed: ..." otherwise.
 func Failure(err error) string {
 	var ue *url.Error
 	var ne net.Error
+	var un interface{ Unreachable() bool }
 	msg := strings.Join(strings.Fields(err.Error()), " ")
-	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, ErrUnreachable) {
+	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, ErrUnreachable) || (errors.As(err, &un) && un.Unreachable()) {
 		return "unreachable: " + msg
 	}
 	return "failed: " + msg

@@ -80,3 +80,16 @@ func TestFailure(t *testing.T) {
 		}
 	}
 }
+
+// unreachable is an error that says its cluster could not be reached, as
+// the Kubernetes provider's explained network errors do.
+type unreachable struct{}
+
+func (unreachable) Error() string     { return "list Namespaces: cannot reach the server" }
+func (unreachable) Unreachable() bool { return true }
+
+func TestFailureOfAnUnreachableProviderError(t *testing.T) {
+	if got := fleet.Failure(fmt.Errorf("plan: %w", unreachable{})); got != "unreachable: plan: list Namespaces: cannot reach the server" {
+		t.Errorf("got %q", got)
+	}
+}
