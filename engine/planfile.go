@@ -72,6 +72,9 @@ type PlanFile struct {
 	Destroy bool `json:"destroy,omitempty"`
 	// Targets is Plan.Targets: the addresses a targeted plan was narrowed to.
 	Targets []string `json:"targets,omitempty"`
+	// Fleet, on a member's plan inside a fleet plan file, binds it to that
+	// file's members (FleetBinding); absent for a single cluster's plan.
+	Fleet *FleetBinding `json:"fleet,omitempty"`
 	// Checksum is a SHA-256 over everything else but Signature; an edited
 	// file is refused. Anyone who edits the file can recompute it.
 	Checksum string `json:"checksum"`

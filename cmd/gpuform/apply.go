@@ -39,6 +39,7 @@ type applyFlags struct {
 
 func newApplyCommand(g *globals) *cobra.Command {
 	var f applyFlags
+	var ff fleetFlags
 	cmd := &cobra.Command{
 		Use:   "apply [PLANFILE | DIR]",
 		Short: "Apply the configuration (or a saved plan) to the cluster",
@@ -61,9 +62,25 @@ func newApplyCommand(g *globals) *cobra.Command {
 				if len(f.targets) > 0 {
 					return fmt.Errorf("--target narrows a plan as it is made: make the saved plan with plan --target --out FILE instead")
 				}
+				if b := g.readApplyArg(args[0]); b != nil {
+					if err := checkFleetFlags(cmd, &ff, "cluster"); err != nil {
+						return err
+					}
+					return g.fleetApplySaved(cmd.Context(), args[0], b, &f, &ff)
+				}
 				return g.applySaved(cmd.Context(), args[0], &f)
 			}
-			return g.applyConfig(cmd.Context(), &f)
+			if members, err := g.explicitFleet(cmd); err != nil || members != nil {
+				if err != nil {
+					return err
+				}
+				return g.fleetApplyCommand(cmd, members, &f, &ff)
+			}
+			err := g.applyConfig(cmd.Context(), &f)
+			if members := g.fleetOf(err); members != nil {
+				return g.fleetApplyCommand(cmd, members, &f, &ff)
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -79,6 +96,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&f.binding.AllowOtherRef, "allow-other-ref", false, "apply a signed plan made from another ref, or where either ref is unknown")
 	fl.DurationVar(&f.binding.MaxAge, "plan-max-age", engine.DefaultPlanMaxAge, "refuse a signed plan made longer ago than this (0: no limit)")
 	addTargetFlag(fl, &f.targets)
+	addFleetFlags(fl, &ff)
 	return cmd
 }
 
@@ -106,6 +124,9 @@ func (g *globals) applySaved(ctx context.Context, path string, f *applyFlags) er
 	pf, key, err := g.readPlanFile(g.path(path))
 	if err != nil {
 		return err
+	}
+	if pf.Fleet != nil {
+		return fmt.Errorf("%s is the plan of cluster %q taken out of a fleet plan: apply the fleet plan file it came from", path, pf.Fleet.Member)
 	}
 	st := stack.New(nil, g.connect(connection{savedContext: pf.Context}), g.stackOptions(config.Options{}))
 	opts, pr := g.applyOptions(f, g.stdout)

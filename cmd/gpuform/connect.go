@@ -40,6 +40,10 @@ func (g *globals) target(cfg *config.Config, c connection) (kubernetes.Target, e
 // Kubernetes through client-go.
 func (g *globals) connect(c connection) stack.Connect {
 	return func(_ context.Context, cfg *config.Config) (stack.Cluster, error) {
+		if isFleet(cfg) {
+			// Each member has its own cluster: the command goes on over them.
+			return nil, &fleetError{members: cfg.Fleet}
+		}
 		t, err := g.target(cfg, c)
 		if err != nil {
 			return nil, err

@@ -29,6 +29,7 @@ var fixOnlyFlags = []string{"auto-approve", "parallelism", "lock-timeout", "allo
 
 func newDriftCommand(g *globals) *cobra.Command {
 	var f driftFlags
+	var ff fleetFlags
 	cmd := &cobra.Command{
 		Use:   "drift [DIR]",
 		Short: "Report how the cluster differs from the configuration at a git ref",
@@ -52,7 +53,21 @@ func newDriftCommand(g *globals) *cobra.Command {
 					}
 				}
 			}
-			return g.drift(cmd.Context(), &f)
+			format, err := f.output.Format()
+			if err != nil {
+				return err
+			}
+			if members, err := g.explicitFleet(cmd); err != nil || members != nil {
+				if err != nil {
+					return err
+				}
+				return g.fleetDriftCommand(cmd, members, &f, &ff, format)
+			}
+			err = g.drift(cmd.Context(), &f)
+			if members := g.fleetOf(err); members != nil {
+				return g.fleetDriftCommand(cmd, members, &f, &ff, format)
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -66,6 +81,7 @@ func newDriftCommand(g *globals) *cobra.Command {
 	fl.DurationVar(&f.apply.lockTimeout, "lock-timeout", 0, "with --fix: how long to wait for the stack's lock (0: fail at once if held)")
 	fl.BoolVar(&f.apply.allowDestroy, "allow-destroy", false, "with --fix: allow deleting protected tenants' namespaces and more than --max-deletes objects")
 	fl.IntVar(&f.apply.maxDeletes, "max-deletes", engine.DefaultMaxDeletes, "with --fix: most objects one fix may delete without --allow-destroy")
+	addFleetFlags(fl, &ff)
 	fl.BoolVar(&f.apply.allowDisruption, "allow-disruption", false, "with --fix: allow re-partitioning MIG, or moving a pool between the device plugin and DRA, on nodes with running GPU pods")
 	return cmd
 }

@@ -48,6 +48,7 @@ type planFlags struct {
 
 func newPlanCommand(g *globals) *cobra.Command {
 	var f planFlags
+	var ff fleetFlags
 	cmd := &cobra.Command{
 		Use:   "plan [DIR]",
 		Short: "Show what apply would change in the cluster",
@@ -69,8 +70,21 @@ func newPlanCommand(g *globals) *cobra.Command {
 			if f.base != "" && (f.destroy || len(f.targets) > 0) {
 				return fmt.Errorf("--base previews the whole configuration: it takes neither --destroy nor --target")
 			}
+			if members, err := g.explicitFleet(cmd); err != nil || members != nil {
+				if err != nil {
+					return err
+				}
+				if f.base != "" {
+					return g.fleetPreview(cmd, members, &f, &ff, format)
+				}
+				return g.fleetPlanCommand(cmd, members, &f, &ff, format)
+			}
 			if f.base != "" {
-				return g.preview(cmd.Context(), &f, format)
+				err := g.preview(cmd.Context(), &f, format)
+				if members := g.fleetOf(err); members != nil {
+					return g.fleetPreview(cmd, members, &f, &ff, format)
+				}
+				return err
 			}
 			st, done, err := g.newStack(f.repo, f.ref, connection{})
 			if err != nil {
@@ -78,6 +92,9 @@ func newPlanCommand(g *globals) *cobra.Command {
 			}
 			defer done()
 			res, err := st.Plan(cmd.Context(), stack.PlanOptions{Adopt: f.adopt, Destroy: f.destroy, Targets: f.targets})
+			if members := g.fleetOf(err); members != nil {
+				return g.fleetPlanCommand(cmd, members, &f, &ff, format)
+			}
 			if err != nil {
 				// A program asked for JSON gets JSON: validate --json's document.
 				if ce := (*engine.ConfigError)(nil); format == formatJSON && errors.As(err, &ce) {
@@ -121,6 +138,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.refName, "ref-name", "", "with --out, the git `REF` (branch) the plan is made from, which apply requires of a signed plan (default: $"+engine.RefEnv+", else --ref, else the checked-out branch)")
 	fl.BoolVar(&f.destroy, "destroy", false, "plan to delete everything the stack owns (its inventory record), as gpuform destroy does")
 	addTargetFlag(fl, &f.targets)
+	addFleetFlags(fl, &ff)
 	fl.StringVar(&f.outDir, "out-dir", "", "with --base and --format markdown, write the comments to `DIR`/comment-1.md, comment-2.md, ...")
 	return cmd
 }

@@ -42,6 +42,9 @@ type globals struct {
 	timeout time.Duration
 	// stopTimeout releases the --timeout timer (it also ends with the run).
 	stopTimeout context.CancelFunc
+	// fleet lists the members of a fleet instead of the configuration's
+	// cluster blocks (tests); nil in the command.
+	fleet fleetSource
 
 	stdin  io.Reader
 	stdout io.Writer

@@ -32,10 +32,23 @@ func (c *Client) explain(what string, err error) error {
 	case errors.As(err, &ce), errors.As(err, &he), strings.Contains(err.Error(), "x509:"):
 		return fmt.Errorf("%s: the TLS certificate of %s is not trusted: %v. Check certificate-authority-data in the kubeconfig", what, where, err)
 	case errors.As(err, &ue), errors.As(err, &ne):
-		return fmt.Errorf("%s: cannot reach %s: %v. Check that the cluster is running and that --kubeconfig and --context name the right one", what, where, rootCause(err))
+		return &unreachableError{msg: fmt.Sprintf("%s: cannot reach %s: %v. Check that the cluster is running and that --kubeconfig and --context name the right one", what, where, rootCause(err))}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// unreachableError is a server that could not be reached, explained. It
+// says so (Unreachable, which engine/fleet reads to report a fleet's
+// member as unreachable) and does not unwrap to the network error, so that
+// no retry takes it for a transient one.
+type unreachableError struct {
+	msg string
+}
+
+func (e *unreachableError) Error() string { return e.msg }
+
+// Unreachable reports that the cluster could not be reached.
+func (e *unreachableError) Unreachable() bool { return true }
 
 // rootCause unwraps to the innermost error, which names the network failure.
 func rootCause(err error) error {
