@@ -171,23 +171,21 @@ func GPUs(devs []DRADevice) int {
 
 // Products are the distinct product names among devs, sorted.
 func Products(devs []DRADevice) []string {
-	var out []string
-	for _, d := range devs {
-		if d.Product != "" && !slices.Contains(out, d.Product) {
-			out = append(out, d.Product)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return distinct(devs, func(d DRADevice) string { return d.Product })
 }
 
 // DriverVersions are the distinct driver versions among devs (their
 // driverVersion attributes), sorted.
 func DriverVersions(devs []DRADevice) []string {
+	return distinct(devs, func(d DRADevice) string { return d.Driver })
+}
+
+// distinct is the sorted set of the non-empty values of field among devs.
+func distinct(devs []DRADevice, field func(DRADevice) string) []string {
 	var out []string
 	for _, d := range devs {
-		if d.Driver != "" && !slices.Contains(out, d.Driver) {
-			out = append(out, d.Driver)
+		if v := field(d); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
 		}
 	}
 	slices.Sort(out)
