@@ -42,7 +42,7 @@ func (g *globals) connect(c connection) stack.Connect {
 	return func(_ context.Context, cfg *config.Config) (stack.Cluster, error) {
 		if isFleet(cfg) {
 			// Each member has its own cluster: the command goes on over them.
-			return nil, &fleetError{members: cfg.Fleet}
+			return nil, &stack.FleetError{Members: cfg.Fleet}
 		}
 		t, err := g.target(cfg, c)
 		if err != nil {

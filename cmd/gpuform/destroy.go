@@ -29,6 +29,7 @@ func newDestroyCommand(g *globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
+	addMemberFlag(fl, g)
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "destroy without asking for confirmation")
 	fl.IntVar(&f.maxDeletes, "max-deletes", 0, "most objects the destroy may delete: give the number the plan deletes")
 	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "how long to wait for the stack's lock (0: fail at once if held)")

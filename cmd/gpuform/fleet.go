@@ -41,31 +41,20 @@ func addFleetFlags(fl *pflag.FlagSet, f *fleetFlags) {
 	fl.IntVar(&f.parallelism, "fleet-parallelism", fleet.DefaultParallelism, "on a fleet, how many members to work on at once")
 }
 
-// fleetError is what connect returns for a configuration that names a
-// fleet and was loaded for none of its members: the command goes on over
-// the members instead.
-type fleetError struct {
-	members []*config.Cluster
-}
-
-func (e *fleetError) Error() string {
-	return fmt.Sprintf("the configuration is a fleet of %d clusters", len(e.members))
-}
-
 // isFleet reports whether cfg is a fleet loaded for none of its members.
 func isFleet(cfg *config.Config) bool {
 	return cfg != nil && len(cfg.Fleet) > 0 && (cfg.Cluster == nil || cfg.Cluster.Name == "")
 }
 
 // fleetOf returns the fleet's members when err says the configuration is
-// a fleet (fleetError), else nil.
+// a fleet (stack.FleetError), else nil.
 func (g *globals) fleetOf(err error) []fleetMember {
-	var fe *fleetError
+	var fe *stack.FleetError
 	if !errors.As(err, &fe) {
 		return nil
 	}
 	opts, _ := g.loadOptions() // read once already, without errors
-	return membersOf(fe.members, g.dir(), opts)
+	return membersOf(fe.Members, g.dir(), opts)
 }
 
 // membersOf is every member of fleet, each loaded from dir for itself.
@@ -96,6 +85,12 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 		return nil, nil
 	}
 	return membersOf(cfg.Fleet, g.dir(), opts), nil
+}
+
+// addMemberFlag adds --cluster NAME to a command that works on one
+// cluster: on a fleet, the member it works on (config.Options.Cluster).
+func addMemberFlag(fl *pflag.FlagSet, g *globals) {
+	fl.StringVar(&g.onMember, "cluster", "", "on a fleet, the member `NAME` to work on")
 }
 
 // selectMembers narrows members to the --cluster names (fleet.Select).

@@ -36,6 +36,7 @@ func newForceUnlockCommand(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	addMemberFlag(cmd.Flags(), g)
 	cmd.Flags().StringVar(&name, "stack", "", "the stack to unlock (default: the configuration's)")
 	return cmd
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func newGraphCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "Print the planned changes and their dependencies as a Graphviz DOT graph",
 		Long: "graph plans as plan does and prints the changes as a DOT digraph: a node per change, coloured\n" +
@@ -28,4 +28,6 @@ func newGraphCommand(g *globals) *cobra.Command {
 			return render.Graph(g.stdout, res.Plan)
 		},
 	}
+	addMemberFlag(cmd.Flags(), g)
+	return cmd
 }

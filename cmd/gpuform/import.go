@@ -38,6 +38,7 @@ func newImportCommand(g *globals) *cobra.Command {
 			return err
 		},
 	}
+	addMemberFlag(cmd.Flags(), g)
 	cmd.Flags().DurationVar(&lockTimeout, "lock-timeout", 0, "how long to wait for the stack's lock (0: fail at once if held)")
 	return cmd
 }

@@ -54,6 +54,7 @@ func newInventoryCommand(g *globals) *cobra.Command {
 			return render.Inventory(g.stdout, nodes)
 		},
 	}
+	addMemberFlag(cmd.Flags(), g)
 	cmd.Flags().BoolVar(&local, "local", false, "read this machine's GPUs through NVML (read-only)")
 	cliflags.Add(cmd.Flags(), &o, false, formatText, formatJSON)
 	return cmd

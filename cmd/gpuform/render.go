@@ -28,6 +28,7 @@ func newRenderCommand(g *globals) *cobra.Command {
 			return render.YAML(g.stdout, desired, showSensitive)
 		},
 	}
+	addMemberFlag(cmd.Flags(), g)
 	cmd.Flags().BoolVar(&showSensitive, "show-sensitive", false, "print objects that hold sensitive values")
 	return cmd
 }

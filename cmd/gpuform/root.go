@@ -31,6 +31,9 @@ type globals struct {
 	context    string
 	// simulated is --simulated: a simulated cluster file instead of a cluster.
 	simulated string
+	// member is --cluster of the commands that work on one cluster: on a
+	// fleet, the member they work on.
+	onMember string
 	// allowConfigKubeconfig lets the cluster block name the kubeconfig.
 	allowConfigKubeconfig bool
 	// wrapTransport wraps the Kubernetes client's transport (tests count requests).
@@ -161,7 +164,7 @@ func (g *globals) color(w io.Writer) bool {
 
 // loadOptions gathers variables from flags and the environment.
 func (g *globals) loadOptions() (config.Options, hcl.Diagnostics) {
-	opts := config.Options{Vars: g.vars, Env: g.env}
+	opts := config.Options{Vars: g.vars, Env: g.env, Cluster: g.onMember}
 	var diags hcl.Diagnostics
 	for _, name := range g.varFiles {
 		src, err := files.ReadLimited(g.path(name), config.MaxFileSize)

@@ -48,6 +48,7 @@ func newStateCommand(g *globals) *cobra.Command {
 		},
 	}
 	cliflags.Add(list.Flags(), &o, false, formatText, formatJSON)
+	addMemberFlag(cmd.PersistentFlags(), g)
 	cmd.AddCommand(list)
 	return cmd
 }

@@ -106,6 +106,9 @@ func (s *Stack) compile(ctx context.Context, mode compileMode) (*loaded, error) 
 			return nil, err
 		}
 	}
+	if cfg.IsFleet() {
+		return nil, &FleetError{Members: cfg.Fleet}
+	}
 	desired, err := compile.Compile(cfg)
 	if err != nil {
 		return nil, err
