@@ -311,16 +311,17 @@ func withDispatchWorkers(parsed *parsedConfig, opts Options, manager *Config, di
 }
 
 // sumFleetDispatched sums, in the manager's configuration among members
-// (names[i] is members[i]'s member), the dispatched tenants' quotas over
-// their workers' configurations, as withDispatchWorkers does for the
-// manager loaded alone.
-func sumFleetDispatched(names []string, members []*Config) {
+// (names[i] is members[i]'s member, perMember[i] its diagnostics), the
+// dispatched tenants' quotas over their workers' configurations, as
+// withDispatchWorkers does for the manager loaded alone: not when the
+// manager's own evaluation failed.
+func sumFleetDispatched(names []string, members []*Config, perMember []hcl.Diagnostics) {
 	byName := make(map[string]*Config, len(members))
 	for i, m := range members {
 		byName[names[i]] = m
 	}
-	for _, m := range members {
-		if len(dispatchWorkers(m)) > 0 {
+	for i, m := range members {
+		if !perMember[i].HasErrors() && len(dispatchWorkers(m)) > 0 {
 			sumDispatched(m, byName)
 		}
 	}
