@@ -125,6 +125,7 @@ func loadMembers(parsed *parsedConfig, fsys fs.FS, opts Options, first *Config, 
 	o := opts
 	o.Cluster = names[0]
 	first.Hash = hashInputs(first.Files, o)
+	sumFleetDispatched(names, members, perMember)
 	return listing, members, MergeMemberDiagnostics(names, perMember)
 }
 

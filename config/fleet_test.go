@@ -313,7 +313,9 @@ func TestFleetPlacement(t *testing.T) {
 	}{
 		{"eu", want{
 			pools: []string{"a"}, tenants: []string{"all", "mk", "noquota"}, models: []string{"defaulted"}, departments: []string{"d"},
-			quotas: map[string][]string{"all": {"a"}, "mk": nil}, gpus: 4, selector: "a-eu",
+			// mk, dispatched from the manager eu, has there the sum of
+			// its workers' quotas: pool l, not placed on eu.
+			quotas: map[string][]string{"all": {"a"}, "mk": {"l"}}, gpus: 4, selector: "a-eu",
 		}},
 		{"us", want{
 			pools: []string{"a", "l"}, tenants: []string{"all", "narrow", "mk", "noquota"}, models: []string{"ona", "defaulted"}, departments: []string{"d", "d2"},

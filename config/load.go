@@ -86,6 +86,9 @@ func LoadDir(dir string, opts Options) (*Config, hcl.Diagnostics) {
 // lists the members without being usable for planning (Config.IsFleet).
 func LoadFS(fsys fs.FS, opts Options) (*Config, hcl.Diagnostics) {
 	cfg, diags, l := loadFS(fsys, opts)
+	if opts.Cluster != "" && l != nil {
+		return withDispatchWorkers(l.parsed, opts, cfg, diags)
+	}
 	if opts.Cluster != "" || len(cfg.Fleet) == 0 {
 		return cfg, diags
 	}

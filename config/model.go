@@ -45,6 +45,12 @@ type Config struct {
 	// configuration evaluated for one member of a fleet has that member as
 	// Cluster and keeps only what is placed on it.
 	Fleet []*Cluster `config:"-"`
+	// FlavorPools are, in the configuration evaluated for a fleet's
+	// MultiKueue manager, the pools a dispatched tenant has quota in on a
+	// worker that are not placed on the manager (fleet_dispatch.go): the
+	// manager compiles their ResourceFlavor only, for the tenant's
+	// ClusterQueue to name. Empty otherwise.
+	FlavorPools []*Pool `config:"-"`
 }
 
 // Meta is what every evaluated block instance carries: its address, the

@@ -40,6 +40,7 @@ func compileWith(cfg *config.Config, sched Scheduler, migb MIGBackend) (*engine.
 	if err := c.pools(); err != nil {
 		return nil, err
 	}
+	c.multiKueueFlavors()
 	c.departments()
 	for _, t := range cfg.Tenants {
 		c.tenant(t)

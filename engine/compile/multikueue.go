@@ -3,8 +3,6 @@ package compile
 import (
 	"cmp"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
 )
@@ -14,13 +12,15 @@ import (
 // copies each admitted workload to the tenant's worker clusters and keeps
 // the copy the first worker admits. On the manager the tenant gets its
 // namespace, its LocalQueue and a ClusterQueue that carries the MultiKueue
-// admission check; the stack gets one MultiKueueCluster per worker (shared
-// by every tenant on that worker). The tenant's jobs never run on the
-// manager (MultiKueue manages them: spec.managedBy), so it uses none of
-// the manager's GPUs: the pools placed on the manager compile as on any
-// cluster, for the manager's own tenants, and give the dispatched tenants'
-// ClusterQueues their flavors. On a worker the tenant compiles as on any
-// cluster: its quota there is what Kueue on the worker holds.
+// admission check, with the sum of its workers' quotas (the configuration
+// loaded for the manager holds the sums); the stack gets one
+// MultiKueueCluster per worker (shared by every tenant on that worker). The
+// tenant's jobs never run on the manager (MultiKueue manages them:
+// spec.managedBy), so it uses none of the manager's GPUs: the pools placed
+// on the manager compile as on any cluster, for the manager's own tenants,
+// and a worker's pool not placed on the manager gets its ResourceFlavor
+// only. On a worker the tenant compiles as on any cluster: its quota there
+// is what Kueue on the worker holds.
 
 // multiKueueController is the controllerName of MultiKueue's admission
 // checks (kueue.x-k8s.io/multikueue, Kueue's MultiKueueControllerName).
@@ -64,11 +64,12 @@ func multiKueueWorkers(cfg *config.Config, t *config.Tenant) []*config.Cluster {
 
 // multiKueueTenant is a dispatched tenant's queues on the manager: the
 // scheduler's ClusterQueue and LocalQueue, the ClusterQueue carrying the
-// tenant's AdmissionCheck with its quota multiplied by the number of its
-// workers (what its workers give it together, each worker's quota being
-// the tenant's quota blocks), and the AdmissionCheck and the
+// tenant's AdmissionCheck, and the AdmissionCheck and the
 // MultiKueueConfig listing its workers. Both are named after the tenant's
-// namespace, as its ClusterQueue is.
+// namespace, as its ClusterQueue is. The ClusterQueue's quota is the
+// tenant's quota blocks as they are: on the manager, the configuration
+// holds their sums over the tenant's workers (config, "The manager's
+// quota").
 func (c *compiler) multiKueueTenant(t *config.Tenant) []*engine.Object {
 	ns := t.Namespace
 	workers := multiKueueWorkers(c.cfg, t)
@@ -80,7 +81,6 @@ func (c *compiler) multiKueueTenant(t *config.Tenant) []*engine.Object {
 			continue
 		}
 		spec, _ := o.Object.Object["spec"].(map[string]any)
-		scaleQuotas(spec, int64(len(workers)))
 		spec["admissionChecksStrategy"] = map[string]any{"admissionChecks": []any{map[string]any{"name": ns}}}
 		o.DependsOn = append(o.DependsOn, acKey)
 	}
@@ -134,32 +134,16 @@ func (c *compiler) multiKueueClusters() {
 	}
 }
 
-// scaleQuotas multiplies every nominal quota, borrowing limit and lending
-// limit of a ClusterQueue spec's resource groups by n (the tenant's
-// workers). A quantity the compiler wrote is always valid; one that is not
-// stays as it is, and the API server refuses it.
-func scaleQuotas(spec map[string]any, n int64) {
-	groups, _ := spec["resourceGroups"].([]any)
-	for _, g := range groups {
-		for _, f := range listAt(g, "flavors") {
-			for _, r := range listAt(f, "resources") {
-				m, _ := r.(map[string]any)
-				for _, field := range []string{"nominalQuota", "borrowingLimit", "lendingLimit"} {
-					if v, ok := m[field].(string); ok {
-						m[field] = scaleQuantity(v, n)
-					}
-				}
-			}
-		}
+// multiKueueFlavors adds, on the manager, the ResourceFlavor of each pool
+// a dispatched tenant has quota in on a worker but that is not placed on
+// the manager (config.Config.FlavorPools): the tenant's ClusterQueue names
+// it. Nothing else of the pool is compiled there: no node pool, no labels,
+// no device configuration, since no dispatched job runs on the manager.
+func (c *compiler) multiKueueFlavors() {
+	if !onManager(c.cfg) {
+		return
 	}
-}
-
-// scaleQuantity is quantity v times n, in v's format; v itself when it
-// does not parse or the product is inexact.
-func scaleQuantity(v string, n int64) string {
-	q, err := resource.ParseQuantity(v)
-	if err != nil || !q.Mul(n) {
-		return v
+	for _, p := range c.cfg.FlavorPools {
+		c.add(p.Address, c.sched.Pool(p)...)
 	}
-	return q.String()
 }

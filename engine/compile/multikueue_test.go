@@ -14,13 +14,26 @@ import (
 	"github.com/gpuform/gpuform/engine/mig"
 )
 
-// mkSource is a stack whose tenants train and infer are dispatched by
-// MultiKueue: each has 2 H100s and 8 cpu on each worker. SCHED is the
-// scheduler.
+// mkSource is a fleet whose tenants train and infer are dispatched by
+// MultiKueue from the manager hub to the workers east and west (with their
+// kubeconfig Secrets): each has 2 H100s and 8 cpu on each worker. SCHED is
+// the scheduler.
 const mkSource = `
 gpuform {
   stack     = "fleet"
   scheduler = "SCHED"
+}
+
+cluster "hub" {
+  role = "manager"
+}
+
+cluster "east" {
+  kubeconfig_secret = "east-kubeconfig"
+}
+
+cluster "west" {
+  kubeconfig_secret = "west-kubeconfig"
 }
 
 pool "h100" {
@@ -28,6 +41,7 @@ pool "h100" {
 }
 
 tenant "train" {
+  dispatch = "multikueue"
   quota "h100" {
     gpus = 2
   }
@@ -36,35 +50,18 @@ tenant "train" {
 }
 
 tenant "infer" {
+  dispatch = "multikueue"
   quota "h100" {
     gpus = 1
   }
 }
 `
 
-// mkFleet loads mkSource under sched as the configuration compiled for the
-// fleet member named on: hub is the manager, east and west are workers
-// with kubeconfig Secrets, and both tenants are dispatched by MultiKueue
-// to both workers. edit, when set, changes the fleet before validation.
+// mkFleet loads mkSource under sched as the configuration of the fleet
+// member named on. edit, when set, changes it before validation.
 func mkFleet(t *testing.T, sched, on string, edit func(*config.Config)) *config.Config {
 	t.Helper()
-	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(strings.ReplaceAll(mkSource, "SCHED", sched))}, config.Options{})
-	if diags.HasErrors() {
-		t.Fatalf("load: %s", diags.Error())
-	}
-	cfg.Fleet = []*config.Cluster{
-		{Meta: config.Meta{Type: "cluster", Name: "hub", Address: "cluster.hub"}, Name: "hub", Role: config.RoleManager},
-		{Meta: config.Meta{Type: "cluster", Name: "east", Address: "cluster.east"}, Name: "east", KubeconfigSecret: "east-kubeconfig"},
-		{Meta: config.Meta{Type: "cluster", Name: "west", Address: "cluster.west"}, Name: "west", KubeconfigSecret: "west-kubeconfig"},
-	}
-	for _, m := range cfg.Fleet {
-		if m.Name == on {
-			cfg.Cluster = m
-		}
-	}
-	for _, tn := range cfg.Tenants {
-		tn.Dispatch, tn.Clusters = config.DispatchMultiKueue, []string{"hub", "east", "west"}
-	}
+	cfg := loadMember(t, strings.ReplaceAll(mkSource, "SCHED", sched), on)
 	if edit != nil {
 		edit(cfg)
 	}

@@ -16,19 +16,34 @@ import (
 	"github.com/gpuform/gpuform/internal/kubeapitest"
 )
 
-// multiKueueManagerSource: two tenants, one with cpu and memory limits and
-// a cohort, both dispatched by MultiKueue from the manager.
+// multiKueueManagerSource: a fleet whose manager hub has no pool, and two
+// tenants, one with cpu and memory limits and a cohort, both dispatched by
+// MultiKueue to east and west.
 const multiKueueManagerSource = `
 gpuform {
   stack     = "fleet"
   scheduler = "kueue"
 }
 
+cluster "hub" {
+  role = "manager"
+}
+
+cluster "east" {
+  kubeconfig_secret = "east-kubeconfig"
+}
+
+cluster "west" {
+  kubeconfig_secret = "west-kubeconfig"
+}
+
 pool "h100" {
-  gpu = "H100-80GB"
+  gpu      = "H100-80GB"
+  clusters = ["east", "west"]
 }
 
 tenant "train" {
+  dispatch = "multikueue"
   quota "h100" {
     gpus            = 2
     borrowing_limit = { gpus = 1 }
@@ -39,6 +54,7 @@ tenant "train" {
 }
 
 tenant "infer" {
+  dispatch = "multikueue"
   quota "h100" {
     gpus = 1
   }
@@ -48,25 +64,17 @@ tenant "infer" {
 
 // TestMultiKueueObjectsPassStrictValidation: every object the manager of
 // a fleet compiles to (its MultiKueueClusters, MultiKueueConfigs,
-// AdmissionChecks and ClusterQueues with their admission checks, and the
-// rest) is accepted by a dry-run server-side apply with strict field
+// AdmissionChecks and ClusterQueues with their admission checks and the
+// workers' summed quotas, the ResourceFlavor of a pool not on the manager,
+// and the rest) is accepted by a dry-run server-side apply with strict field
 // validation against the upstream Kueue CRDs at the pinned version, with
 // no warning at all.
 func TestMultiKueueObjectsPassStrictValidation(t *testing.T) {
 	applyAll(t)
 	ctx := testContext()
-	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(multiKueueManagerSource)}, config.Options{})
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(multiKueueManagerSource)}, config.Options{Cluster: "hub"})
 	if diags.HasErrors() {
 		t.Fatalf("load: %s", diags.Error())
-	}
-	cfg.Fleet = []*config.Cluster{
-		{Name: "hub", Role: config.RoleManager},
-		{Name: "east", KubeconfigSecret: "east-kubeconfig"},
-		{Name: "west", KubeconfigSecret: "west-kubeconfig"},
-	}
-	cfg.Cluster = cfg.Fleet[0]
-	for _, tn := range cfg.Tenants {
-		tn.Dispatch, tn.Clusters = config.DispatchMultiKueue, []string{"hub", "east", "west"}
 	}
 	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		t.Fatalf("validate: %s", diags.Error())
@@ -104,6 +112,9 @@ func TestMultiKueueObjectsPassStrictValidation(t *testing.T) {
 	}
 	for kind, n := range map[string]int{
 		engine.KindMKCluster.Kind: 2, engine.KindMKConfig.Kind: 2, engine.KindAdmissionCheck.Kind: 2, engine.KindClusterQueue.Kind: 2,
+		// h100's, for the ClusterQueues to name on a manager without the
+		// pool, and the any-node flavor of cpu and memory.
+		engine.KindResourceFlavor.Kind: 2,
 	} {
 		if seen[kind] != n {
 			t.Errorf("%d %s objects compiled, want %d", seen[kind], kind, n)

@@ -53,6 +53,43 @@ tenant "train" {
 }
 `
 
+// fleetManagerSource is the fleet of fleetSource as the manager hub loads
+// it: hub has no pool (a pure manager), train is dispatched by MultiKueue
+// to east and west, whose configurations are fleetSource's, so the
+// manager's ClusterQueue for train holds their sum: 2 H100s.
+const fleetManagerSource = `
+gpuform {
+  stack     = "fleet"
+  scheduler = "kueue"
+}
+
+cluster "hub" {
+  role = "manager"
+}
+
+cluster "east" {
+  kubeconfig_secret = "east-kubeconfig"
+}
+
+cluster "west" {
+  kubeconfig_secret = "west-kubeconfig"
+}
+
+pool "h100" {
+  gpu           = "H100-80GB"
+  node_selector = { "outcome.gpuform.dev/group" = "fleet-h100" }
+  clusters      = ["east", "west"]
+}
+
+tenant "train" {
+  dispatch = "multikueue"
+  quota "h100" {
+    gpus = 1
+  }
+  protect = false
+}
+`
+
 // fleetMember is one harness API server of the fleet, with its Kueue and
 // clients.
 type fleetMember struct {
@@ -96,7 +133,8 @@ func startMember(t *testing.T, dir, name string, kueueFlags ...string) *fleetMem
 // runs on the worker with room in its quota (east), not on the one whose
 // quota a Job of its own fills (west), and never on the manager; a second
 // Job beyond the quota of both workers waits on both, and runs on west
-// once west's quota is free.
+// once west's quota is free. The manager has no pool: its ClusterQueue
+// holds the sum of the workers' quotas over h100's ResourceFlavor.
 func TestMultiKueueDispatch(t *testing.T) {
 	dir, err := os.MkdirTemp("", "outcome-multikueue-")
 	if err != nil {
@@ -127,13 +165,16 @@ func TestMultiKueueDispatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	applyManager(t, hub, fleetSource)
+	applyManager(t, hub, fleetManagerSource)
 
 	for _, name := range []string{"east", "west"} {
 		eventually(t, "MultiKueueCluster "+name+" active", conditionTrue(hub, multiKueueClusterGVR, "", name, "Active"))
 	}
 	eventually(t, "AdmissionCheck train active", conditionTrue(hub, admissionCheckGVR, "", "train", "Active"))
 	eventually(t, "ClusterQueue train active on the manager", conditionTrue(hub, clusterQueueGVR, "", "train", "Active"))
+	if got := managerGPUQuota(t, hub, "train", "h100"); got != "2" {
+		t.Fatalf("the manager's ClusterQueue train has %q nvidia.com/gpu on h100, want 2 (east's 1 plus west's 1)", got)
+	}
 
 	// west's quota is taken by a Job submitted there.
 	submitOn(t, west, job("train", "filler", "", map[string]string{"nvidia.com/gpu": "1"}))
@@ -188,6 +229,34 @@ var (
 	admissionCheckGVR    = schema.GroupVersionResource{Group: kinds.GroupKueue, Version: "v1beta2", Resource: "admissionchecks"}
 )
 
+// managerGPUQuota is the nominal quota of nvidia.com/gpu in flavor of
+// ClusterQueue name on m, as the API server holds it; "" when none.
+func managerGPUQuota(t *testing.T, m *fleetMember, name, flavor string) string {
+	t.Helper()
+	cq, err := m.dyn.Resource(clusterQueueGVR).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, _, _ := unstructured.NestedSlice(cq.Object, "spec", "resourceGroups")
+	for _, g := range groups {
+		flavors, _, _ := unstructured.NestedSlice(g.(map[string]any), "flavors")
+		for _, f := range flavors {
+			fm := f.(map[string]any)
+			if fm["name"] != flavor {
+				continue
+			}
+			rs, _, _ := unstructured.NestedSlice(fm, "resources")
+			for _, r := range rs {
+				if rm := r.(map[string]any); rm["name"] == "nvidia.com/gpu" {
+					q, _ := rm["nominalQuota"].(string)
+					return q
+				}
+			}
+		}
+	}
+	return ""
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -195,25 +264,15 @@ func deref(s *string) string {
 	return *s
 }
 
-// applyManager loads src as the configuration compiled for the fleet's
-// manager (hub; workers east and west with their kubeconfig Secrets; every
-// tenant dispatched by MultiKueue to both), validates and compiles it, and
-// server-side applies every object in the registry's apply order with
-// strict field validation, as gpuform's apply does.
+// applyManager loads fleet src as the configuration of its member hub,
+// the manager, validates and compiles it, and server-side applies every
+// object in the registry's apply order with strict field validation, as
+// gpuform's apply does.
 func applyManager(t *testing.T, hub *fleetMember, src string) {
 	t.Helper()
-	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
+	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{Cluster: "hub"})
 	if diags.HasErrors() {
 		t.Fatalf("load: %s", diags.Error())
-	}
-	cfg.Fleet = []*config.Cluster{
-		{Name: "hub", Role: config.RoleManager},
-		{Name: "east", KubeconfigSecret: "east-kubeconfig"},
-		{Name: "west", KubeconfigSecret: "west-kubeconfig"},
-	}
-	cfg.Cluster = cfg.Fleet[0]
-	for _, tn := range cfg.Tenants {
-		tn.Dispatch, tn.Clusters = config.DispatchMultiKueue, []string{"hub", "east", "west"}
 	}
 	if diags := compile.Validate(cfg, mig.Default()); diags.HasErrors() {
 		t.Fatalf("validate: %s", diags.Error())
