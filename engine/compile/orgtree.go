@@ -16,8 +16,9 @@ import (
 // treeScheduler is a Scheduler that expresses a department's shared quota.
 type treeScheduler interface {
 	// Department returns the scheduler's objects for department d, whose
-	// own quota is quota (Kueue: a Cohort).
-	Department(d *config.Department, quota *capacity.DepartmentQuota) []*engine.Object
+	// own quota is quota, in the stack's tree (Kueue: a Cohort; Volcano: a
+	// Queue with a parent).
+	Department(tree *orgTree, d *config.Department, quota *capacity.DepartmentQuota) []*engine.Object
 }
 
 // departments compiles every department with the stack's scheduler.
@@ -26,8 +27,9 @@ func (c *compiler) departments() {
 	if !ok {
 		return // Validate refuses departments under this scheduler
 	}
+	tree := newOrgTree(c.quotas)
 	for _, dq := range c.quotas.Departments {
-		c.add(dq.Department.Address, ts.Department(dq.Department, dq)...)
+		c.add(dq.Department.Address, ts.Department(tree, dq.Department, dq)...)
 	}
 }
 
@@ -36,7 +38,7 @@ func (c *compiler) departments() {
 // flavor per pool, with borrowing and lending limits towards its parent)
 // and its fair-sharing weight when set. The tenants of the department
 // have its name as their ClusterQueues' cohortName.
-func (k *kueue) Department(d *config.Department, quota *capacity.DepartmentQuota) []*engine.Object {
+func (k *kueue) Department(_ *orgTree, d *config.Department, quota *capacity.DepartmentQuota) []*engine.Object {
 	co := newObject(engine.KindCohort, "", d.Name, k.stack, d.Address)
 	spec := map[string]any{}
 	var deps []engine.Key
@@ -181,6 +183,29 @@ func (t *orgTree) reach(d *config.Department) poolCounts {
 	out.addAll(t.sub(d))
 	out.addAll(t.capped(d, t.above(d), func(q *config.Quota) map[string]int { return q.BorrowingLimit }))
 	return out
+}
+
+// borrowBeyond is what tenant tq may use beyond its own quota, by
+// resource, when reach (by pool) is everything it can reach: in each pool
+// it has quota for, per resource it covers, the smaller of its borrowing
+// limit and reach less what it lends itself (lendableOf).
+func borrowBeyond(tq *capacity.TenantQuota, reach poolCounts) capacity.Counts {
+	covered := tq.Covered()
+	extra := capacity.Counts{}
+	for _, b := range tq.Blocks {
+		own := lendableOf(b)
+		borrow := b.Limits(b.Block.BorrowingLimit)
+		for _, r := range covered {
+			n := reach[b.Pool][r] - own[r]
+			if l, ok := borrow[r]; ok && l < n {
+				n = l
+			}
+			if n > 0 {
+				extra[r] += n
+			}
+		}
+	}
+	return extra
 }
 
 // capped is pc with each count capped by department d's limits on its

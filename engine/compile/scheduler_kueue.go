@@ -92,7 +92,7 @@ func (k *kueue) Pool(p *config.Pool) []*engine.Object {
 // created, refuses the pods of every workload Kueue admitted by borrowing.
 // cpu, memory and pods have borrowing limit 0 and stay as they are.
 func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacity.Counts {
-	var reach map[string]capacity.Counts // by pool
+	var reach poolCounts
 	switch {
 	case t.Cohort == "":
 		return nil
@@ -107,21 +107,9 @@ func (k *kueue) ResourceQuota(quotas *capacity.Quotas, t *config.Tenant) capacit
 		}
 		reach = k.lendable[t.Cohort]
 	}
-	tq := quotas.Of(t)
-	covered := tq.Covered()
 	extra := capacity.Counts{}
-	for _, b := range tq.Blocks {
-		own := lendableOf(b)
-		borrow := b.Limits(b.Block.BorrowingLimit)
-		for _, r := range covered {
-			n := reach[b.Pool][r] - own[r]
-			if l, ok := borrow[r]; ok && l < n {
-				n = l
-			}
-			if n > 0 {
-				extra[capacity.QuotaKey(r)] += n
-			}
-		}
+	for r, n := range borrowBeyond(quotas.Of(t), reach) {
+		extra[capacity.QuotaKey(r)] = n
 	}
 	return extra
 }

@@ -17,8 +17,10 @@ const (
 )
 
 // Validate reports what Volcano's Queue CRD would refuse: a tenant weight
-// outside the Queue's range.
-func (volcano) Validate(cfg *config.Config, _ *capacity.Quotas) hcl.Diagnostics {
+// outside the Queue's range; and what its Queue webhook would refuse of
+// the organisation tree's Queues, or Volcano could not express
+// (volcanoDepartments).
+func (*volcano) Validate(cfg *config.Config, quotas *capacity.Quotas) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, t := range cfg.Tenants {
 		if t.Weight < volcanoMinWeight || t.Weight > volcanoMaxWeight {
@@ -27,5 +29,5 @@ func (volcano) Validate(cfg *config.Config, _ *capacity.Quotas) hcl.Diagnostics 
 				t.Weight, volcanoMinWeight, volcanoMaxWeight))
 		}
 	}
-	return diags
+	return append(diags, volcanoDepartments(cfg, quotas)...)
 }

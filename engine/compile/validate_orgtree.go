@@ -31,7 +31,7 @@ func (v *validator) departments(sched Scheduler) {
 	if _, ok := sched.(treeScheduler); !ok && sched != nil {
 		// Once, at the first department: every one of them is the same error.
 		d := v.cfg.Departments[0]
-		v.errorf(d.DeclRange, "Departments need scheduler \"kueue\"", "%s", noTreeReason(v.cfg.Settings.Scheduler, d))
+		v.errorf(d.DeclRange, "Departments need scheduler \"kueue\" or \"volcano\"", "%s", noTreeReason(v.cfg.Settings.Scheduler, d))
 		return
 	}
 	used := map[*config.Department]bool{}
@@ -54,13 +54,10 @@ func (v *validator) departments(sched Scheduler) {
 // noTreeReason says why the stack's scheduler cannot hold department d,
 // the first of the stack's.
 func noTreeReason(scheduler string, d *config.Department) string {
-	switch scheduler {
-	case config.SchedulerNone:
-		return "With scheduler = \"none\" each tenant is bounded by its namespace's ResourceQuota alone, and a ResourceQuota counts one namespace: nothing can hold a quota that the tenants of " + d.Address + " share, nor let one of them use what a sibling leaves free. Set scheduler = \"kueue\" in the gpuform block (departments become Kueue Cohorts), or remove the department blocks and the tenants' department arguments."
-	case config.SchedulerVolcano:
-		return "gpuform compiles departments to Kueue's hierarchical Cohorts only; with scheduler = \"volcano\" " + d.Address + " would not be enforced. Set scheduler = \"kueue\" in the gpuform block, or remove the department blocks and the tenants' department arguments."
+	if scheduler == config.SchedulerNone {
+		return "With scheduler = \"none\" each tenant is bounded by its namespace's ResourceQuota alone, and a ResourceQuota counts one namespace: nothing can hold a quota that the tenants of " + d.Address + " share, nor let one of them use what a sibling leaves free. Set scheduler = \"kueue\" (departments become Kueue Cohorts) or \"volcano\" (hierarchical Queues) in the gpuform block, or remove the department blocks and the tenants' department arguments."
 	}
-	return "Scheduler \"" + scheduler + "\" cannot express a department's shared quota. Set scheduler = \"kueue\" in the gpuform block, or remove the department blocks."
+	return "Scheduler \"" + scheduler + "\" cannot express a department's shared quota. Set scheduler = \"kueue\" or \"volcano\" in the gpuform block, or remove the department blocks."
 }
 
 // kueueDepartments reports what Kueue would refuse of the departments'
