@@ -29,7 +29,7 @@ func TestBackendTable(t *testing.T) {
 	}{
 		{config.SchedulerNone, config.BackendGPUOperator, "compile.noScheduler", "*compile.gpuOperator", ""},
 		{config.SchedulerKueue, config.BackendAgent, "*compile.kueue", "compile.agent", ""},
-		{config.SchedulerVolcano, config.BackendGPUOperator, "compile.volcano", "*compile.gpuOperator", ""},
+		{config.SchedulerVolcano, config.BackendGPUOperator, "*compile.volcano", "*compile.gpuOperator", ""},
 		{"slurm", config.BackendGPUOperator, "", "", `compile: unknown scheduler "slurm"`},
 		{config.SchedulerNone, "mig-parted", "", "", `compile: unknown MIG backend "mig-parted"`},
 	}
