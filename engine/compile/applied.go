@@ -32,10 +32,10 @@ func AppliedQuota(cfg *config.Config, objs iter.Seq[*unstructured.Unstructured])
 
 // ClaimsQuota reports whether an applied object of group and kind is one a
 // scheduler backend writes quota into (a ResourceQuota, a Kueue
-// ClusterQueue, a department's Kueue Cohort): AppliedQuota reads only
+// ClusterQueue, a department's Kueue Cohort, a Volcano Queue): AppliedQuota reads only
 // those, so a caller may pass only those.
 func ClaimsQuota(group, kind string) bool {
-	for _, k := range []engine.Kind{engine.KindResourceQuota, engine.KindClusterQueue, engine.KindCohort} {
+	for _, k := range []engine.Kind{engine.KindResourceQuota, engine.KindClusterQueue, engine.KindCohort, engine.KindVolcanoQueue} {
 		if group == k.Group && kind == k.Kind {
 			return true
 		}

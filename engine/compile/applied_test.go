@@ -43,6 +43,9 @@ func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 	}}
 	fromRQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 6, "gpuform-cap-a100-1g-10gb.deviceclass.resource.k8s.io/devices": 5}
 	fromCQ := capacity.Counts{"nvidia.com/mig-1g.10gb": 7, "nvidia.com/gpu": 3}
+	if !compile.ClaimsQuota("scheduling.volcano.sh", "Queue") {
+		t.Error("ClaimsQuota leaves Volcano Queues out: plan would not pass them to AppliedQuota")
+	}
 	for _, tt := range []struct {
 		name      string
 		scheduler string
@@ -50,7 +53,13 @@ func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 		want      capacity.Counts
 	}{
 		{"none", config.SchedulerNone, []*unstructured.Unstructured{rq, cq}, fromRQ},
-		{"volcano", config.SchedulerVolcano, []*unstructured.Unstructured{rq}, fromRQ},
+		{"volcano before its first apply", config.SchedulerVolcano, []*unstructured.Unstructured{rq}, fromRQ},
+		// Under Volcano a department tenant's ResourceQuota also allows what
+		// it may borrow: the Queues at the top count, a tenant's outside the
+		// tree by its capability, a top-level department's by its deserved
+		// (its whole tree), not the Queues under them.
+		{"volcano with a tree", config.SchedulerVolcano, []*unstructured.Unstructured{rq, volcanoQueue("solo", "", nil, "1"), volcanoQueue("org-ai", "root", []string{"12"}, "12"),
+			volcanoQueue("org-research", "org-ai", []string{"6"}, "8"), volcanoQueue("alpha", "org-research", []string{"2"}, "8")}, capacity.Counts{"nvidia.com/gpu": 13}},
 		{"kueue", config.SchedulerKueue, []*unstructured.Unstructured{rq, cq}, fromCQ},
 		{"kueue before its first apply", config.SchedulerKueue, []*unstructured.Unstructured{rq}, fromRQ},
 		// A department's own quota is claimed on its pools too.
@@ -65,4 +74,18 @@ func TestAppliedQuotaReadsTheBackendsObjects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// volcanoQueue is a Volcano Queue under parent ("": none) with GPU
+// capability and, when given, deserved.
+func volcanoQueue(name, parent string, deserved []string, capability string) *unstructured.Unstructured {
+	spec := map[string]any{"capability": map[string]any{"nvidia.com/gpu": capability, "cpu": "8"}}
+	if parent != "" {
+		spec["parent"] = parent
+	}
+	if len(deserved) > 0 {
+		spec["deserved"] = map[string]any{"nvidia.com/gpu": deserved[0]}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": map[string]any{"name": name}, "spec": spec}}
 }

@@ -1,7 +1,10 @@
 package compile
 
 import (
+	"iter"
 	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpuform/gpuform/config"
 	"github.com/gpuform/gpuform/engine"
@@ -114,4 +117,27 @@ func quantities(c capacity.Counts) map[string]any {
 		out[r] = strconv.FormatInt(n, 10)
 	}
 	return out
+}
+
+// Applied reads the Queues at the top of the stack's: a tenant's outside
+// the tree by its capability (its quota), a top-level department's by its
+// deserved (its whole tree's quotas); a department tenant's ResourceQuota
+// also allows what it may borrow, so the ResourceQuotas count only where
+// no Queue was applied yet.
+func (*volcano) Applied(objs iter.Seq[*unstructured.Unstructured]) (capacity.Counts, bool) {
+	return appliedOf(objs, engine.KindVolcanoQueue, func(obj map[string]any, add func(string, string)) {
+		if parent, _, _ := unstructured.NestedString(obj, "spec", "parent"); parent != "" && parent != volcanoRoot {
+			return
+		}
+		field := "capability"
+		if _, ok, _ := unstructured.NestedFieldNoCopy(obj, "spec", "deserved"); ok {
+			field = "deserved"
+		}
+		m, _, _ := unstructured.NestedMap(obj, "spec", field)
+		for r, v := range m {
+			if q, ok := v.(string); ok {
+				add(r, q)
+			}
+		}
+	})
 }
