@@ -125,15 +125,32 @@ func readers() map[schema.GroupKind]ReadKind {
 	}
 }
 
+// moreReaders are further LISTs of a kind readers reads already, each
+// narrowed by its own field selector (a LIST selects one name).
+func moreReaders() map[schema.GroupKind][]ReadKind {
+	return map[schema.GroupKind][]ReadKind{
+		// The Volcano scheduler's configuration: whether it enforces the
+		// departments' hierarchical Queues.
+		KindConfigMap.GroupKind(): {{FieldSelector: "metadata.name=" + capacity.VolcanoConfigMap, Keep: func(live *Live, items []*unstructured.Unstructured) {
+			live.DRA.Volcano = capacity.VolcanoConfigOf(items)
+		}}},
+	}
+}
+
 // ReadKinds returns the kinds refresh lists whole, in the registry's order,
-// each with its reader (see readers).
+// each with its reader (see readers) and then its further ones
+// (moreReaders).
 func ReadKinds() []ReadKind {
-	rs := readers()
+	rs, more := readers(), moreReaders()
 	var out []ReadKind
 	for _, e := range kinds.Builtin().Entries() {
 		if r := rs[e.GroupKind()]; r.Keep != nil {
 			r.Kind = e.Kind
 			out = append(out, r)
+			for _, m := range more[e.GroupKind()] {
+				m.Kind = e.Kind
+				out = append(out, m)
+			}
 		}
 	}
 	return out

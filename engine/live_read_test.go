@@ -39,7 +39,7 @@ func TestReadKinds(t *testing.T) {
 	want := []struct {
 		kind   Kind
 		absent bool
-	}{{KindConfigMap, false}, {KindNode, false}, {KindClusterPolicy, true}, {KindGPUCluster, true}, {KindRuntimeClass, true}, {KindResourceSlice, true}}
+	}{{KindConfigMap, false}, {KindConfigMap, false}, {KindNode, false}, {KindClusterPolicy, true}, {KindGPUCluster, true}, {KindRuntimeClass, true}, {KindResourceSlice, true}}
 	got := ReadKinds()
 	if len(got) != len(want) {
 		t.Fatalf("ReadKinds() = %v, want %d kinds", got, len(want))
@@ -47,6 +47,13 @@ func TestReadKinds(t *testing.T) {
 	for i, w := range want {
 		if got[i].Kind != w.kind || got[i].Absent != w.absent {
 			t.Errorf("ReadKinds()[%d] = %v (absent %v), want %v (absent %v)", i, got[i].Kind, got[i].Absent, w.kind, w.absent)
+		}
+	}
+	// The two LISTs of ConfigMaps: Kueue's configuration and Volcano's
+	// scheduler's, each by its name.
+	for i, name := range []string{capacity.KueueConfigMap, capacity.VolcanoConfigMap} {
+		if want := "metadata.name=" + name; got[i].FieldSelector != want {
+			t.Errorf("ReadKinds()[%d] selects %q, want %q", i, got[i].FieldSelector, want)
 		}
 	}
 }

@@ -108,6 +108,7 @@ func CheckFrom(cfg *config.Config, nodes []*unstructured.Unstructured, dra DRAIn
 	}
 	var kdiags hcl.Diagnostics
 	out.Kueue, kdiags = KueueDRA(cfg, dra.Kueue, quotas)
+	diags = append(diags, VolcanoTree(cfg, dra.Volcano)...)
 	return out, append(diags, kdiags...)
 }
 

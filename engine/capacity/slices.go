@@ -81,6 +81,9 @@ type DRAInventory struct {
 	// Kueue is what plan read of Kueue's configuration (KueueConfigOf):
 	// whether Kueue counts the DRA pools' devices.
 	Kueue KueueConfig
+	// Volcano is what plan read of the Volcano scheduler's configuration
+	// (VolcanoConfigOf): whether it enforces hierarchical Queues.
+	Volcano VolcanoConfig
 }
 
 // IsDRADriverSlice reports whether u is a ResourceSlice of NVIDIA's DRA

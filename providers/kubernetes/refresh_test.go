@@ -120,6 +120,16 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(capacity.KueueNamespace).Create(ctx, kueueCfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// The Volcano scheduler's configuration, where its standard install
+	// keeps it, with the capacity plugin's hierarchy on.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: capacity.VolcanoNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	volcanoCfg := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: capacity.VolcanoConfigMap, Namespace: capacity.VolcanoNamespace},
+		Data: map[string]string{capacity.VolcanoConfigKey: "actions: \"enqueue, allocate, backfill, reclaim\"\ntiers:\n- plugins:\n  - name: priority\n  - name: capacity\n    enableHierarchy: true\n"}}
+	if _, err := cs.CoreV1().ConfigMaps(capacity.VolcanoNamespace).Create(ctx, volcanoCfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	d := &engine.Desired{Stack: "prefetch", Kinds: engine.ManagedKinds()}
 	for _, tt := range []struct {
 		name, prefetch string
@@ -161,6 +171,9 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 			if kc := live.DRA.Kueue; kc.Source != "kueue-system/kueue-manager-config" || !slices.Equal(kc.Mappings["c"], []string{"c.deviceclass.resource.k8s.io/devices"}) {
 				t.Errorf("refresh read Kueue's configuration %+v, want kueue-system/kueue-manager-config mapping class c", kc)
 			}
+			if vc := live.DRA.Volcano; vc.Source != "volcano-system/volcano-scheduler-configmap" || !vc.Capacity || !vc.Hierarchy {
+				t.Errorf("refresh read the Volcano scheduler's configuration %+v, want volcano-system/volcano-scheduler-configmap with the capacity plugin's hierarchy on", vc)
+			}
 			if !tt.once {
 				return
 			}
@@ -174,9 +187,10 @@ func TestRefreshAfterPrefetch(t *testing.T) {
 				t.Errorf("LISTs: %v, want each once", lists)
 			}
 			for path, n := range lists {
-				// ConfigMaps: the stack's (by its label) and Kueue's
-				// configuration (by its name).
-				if want := map[string]int{"/api/v1/configmaps": 2}[path]; n != max(want, 1) {
+				// ConfigMaps: the stack's (by its label), Kueue's
+				// configuration and the Volcano scheduler's (each by its
+				// name).
+				if want := map[string]int{"/api/v1/configmaps": 3}[path]; n != max(want, 1) {
 					t.Errorf("%d LISTs of %s, want %d", n, path, max(want, 1))
 				}
 			}
