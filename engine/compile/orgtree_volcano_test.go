@@ -334,6 +334,31 @@ func TestOrgTreeValidationUnderVolcano(t *testing.T) {
 tenant "delta" {
   department = department.lab
 }`, "Capability over the parent Queue's"},
+		{"tenant borrowing per pool over its department's limit across pools", `pool "h100" {
+  gpu = "H100-80GB"
+}
+department "lab" {
+  parent = department.ai
+  quota "a100" {
+    gpus            = 1
+    borrowing_limit = { gpus = 1 }
+  }
+  quota "h100" {
+    gpus = 1
+  }
+}
+tenant "delta" {
+  department = department.lab # here
+  quota "h100" {
+    gpus = 1
+  }
+}
+tenant "eps" {
+  department = department.ai
+  quota "h100" {
+    gpus = 5
+  }
+}`, "Capability over the parent Queue's"},
 		{"lending limit", `department "lab" {
   parent = department.ai
   quota "a100" {
