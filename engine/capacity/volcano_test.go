@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/engine/capacity"
 	"github.com/gpuform/gpuform/engine/internal/enginetest"
+	"github.com/gpuform/gpuform/engine/mig"
 )
 
 // volcanoConfigMap is a ConfigMap named name in ns holding the Volcano
@@ -129,4 +130,18 @@ pool "a100" {
 			}
 		})
 	}
+}
+
+// TestPlanChecksVolcanoHierarchy: the capacity check plan runs carries
+// the Volcano configuration's verdict (CheckFrom with what refresh read).
+func TestPlanChecksVolcanoHierarchy(t *testing.T) {
+	var dra capacity.DRAInventory
+	dra.Volcano = capacity.VolcanoConfigOf([]*unstructured.Unstructured{volcanoConfigMap("volcano-system", capacity.VolcanoConfigMap, volcanoConf("  - name: proportion\n"))})
+	_, diags := capacity.CheckFrom(enginetest.LoadSource(t, strings.Replace(volcanoTreeSrc, "SCHED", "volcano", 1)), nil, dra, nil, mig.Default())
+	for _, d := range diags {
+		if d.Summary == "Volcano's hierarchy off" {
+			return
+		}
+	}
+	t.Errorf("CheckFrom: %v, want Volcano's hierarchy off among them", diags)
 }
