@@ -24,6 +24,9 @@ type fleetMember struct {
 	dir string
 	// load are the load options, with Cluster set to the member.
 	load config.Options
+	// cfg is the member's configuration, loaded with the whole fleet
+	// (config.LoadFleetDir); nil: the member's stack loads it from dir.
+	cfg *config.Config
 }
 
 // fleetSource lists a fleet's members; tests give one to globals.fleet.
@@ -65,16 +68,26 @@ func (g *globals) fleetOf(err error) []fleetMember {
 		return nil
 	}
 	opts, _ := g.loadOptions() // read once already, without errors
-	return membersOf(fe.members, g.dir(), opts)
+	return membersOf(fe.members, g.dir(), opts, g.loadedFleet)
 }
 
-// membersOf is every member of fleet, each loaded from dir for itself.
-func membersOf(fleet []*config.Cluster, dir string, opts config.Options) []fleetMember {
+// keepFleet keeps the members' configurations a stack loaded with a
+// fleet's listing (stack.Options.Fleet), for fleetOf.
+func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
+
+// membersOf is every member of fleet in dir; loaded[i], when it is the
+// configuration of fleet[i] loaded from dir, is handed to the member's
+// stack, which then does not load it again.
+func membersOf(fleet []*config.Cluster, dir string, opts config.Options, loaded []*config.Config) []fleetMember {
 	ms := make([]fleetMember, 0, len(fleet))
-	for _, c := range fleet {
+	for i, c := range fleet {
 		o := opts
 		o.Cluster = c.Name
-		ms = append(ms, fleetMember{name: c.Name, dir: dir, load: o})
+		m := fleetMember{name: c.Name, dir: dir, load: o}
+		if len(loaded) == len(fleet) && loaded[i].Cluster != nil && loaded[i].Cluster.Name == c.Name && loaded[i].Dir == dir {
+			m.cfg = loaded[i]
+		}
+		ms = append(ms, m)
 	}
 	return ms
 }
@@ -91,11 +104,15 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	if diags.HasErrors() {
 		return nil, nil
 	}
-	cfg, diags := config.LoadDir(g.dir(), opts)
+	cfg, loaded, diags := config.LoadFleetDir(g.dir(), opts)
 	if diags.HasErrors() || !isFleet(cfg) {
 		return nil, nil
 	}
-	return membersOf(cfg.Fleet, g.dir(), opts), nil
+	// The members' stacks take their configurations as loaded here: the
+	// load's warnings are printed once, for the fleet, as the
+	// single-cluster path prints the listing's.
+	g.writeDiags(cfg, diags)
+	return membersOf(cfg.Fleet, g.dir(), opts, loaded), nil
 }
 
 // selectMembers narrows members to the --cluster names (fleet.Select).
@@ -193,7 +210,9 @@ func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 		}
 		return cl, nil
 	}
-	return stack.New(src, open, r.g.stackOptions(m.load))
+	opts := r.g.stackOptions(m.load)
+	opts.Loaded = m.cfg
+	return stack.New(src, open, opts)
 }
 
 // indexOf is the position of the member called name, -1 if none.
