@@ -28,8 +28,14 @@ type fleetResult struct {
 	// configuration load (gpuform validate), lists every member's LISTs
 	// replayed at once, and base the baseline's fleet plan (-baseline).
 	plan, planN, oneByOne, load, lists, base sample
-	planRSS, planNRSS, baseRSS, oneRSS       int64
-	listReqs                                 int
+	// singles is the N members planned one after another as N
+	// single-cluster configurations (the size's, with an unlabelled
+	// cluster block reaching the member): what planning them costs
+	// without a fleet. singlesErr says why it was not measured.
+	singles                            sample
+	singlesErr                         string
+	planRSS, planNRSS, baseRSS, oneRSS int64
+	listReqs                           int
 }
 
 // fleetFiles are the paths of the fleet mode's files.
@@ -78,6 +84,9 @@ func (b *bench) measureFleet(ctx context.Context, s gen.Size, n int) (*fleetResu
 	if err := writeFleetConfig(f, n); err != nil {
 		return nil, err
 	}
+	if err := writeSingleConfigs(f, n); err != nil {
+		return nil, err
+	}
 	start = time.Now()
 	r, err := b.fleetGpuform(ctx, b.gpuformBin, f, "apply", "--auto-approve")
 	if err != nil || r.exit != 0 {
@@ -90,6 +99,9 @@ func (b *bench) measureFleet(ctx context.Context, s gen.Size, n int) (*fleetResu
 		}
 		b.logf("fleet: plan %s, --fleet-parallelism %d %s, one after another %s, load %s, LISTs at once %s (%d requests)",
 			secs(res.plan[i]), n, secs(res.planN[i]), secs(res.oneByOne[i]), secs(res.load[i]), secs(res.lists[i]), res.listReqs)
+		if i < len(res.singles) {
+			b.logf("fleet: %d single-cluster configurations one after another %s", n, secs(res.singles[i]))
+		}
 	}
 	return res, nil
 }
@@ -133,6 +145,60 @@ func writeFleetConfig(f fleetFiles, n int) error {
 		fmt.Fprintf(&sb, "\ncluster %q {\n  kubeconfig = %q\n}\n", member(i), member(i)+".kubeconfig")
 	}
 	return os.WriteFile(filepath.Join(f.config, gen.FileName), []byte(sb.String()), 0o644)
+}
+
+// single is the directory of member i's single-cluster configuration.
+func (f fleetFiles) single(i int) string { return filepath.Join(f.dir, "single-"+member(i)) }
+
+// writeSingleConfigs writes, for every member, the size's configuration
+// with an unlabelled cluster block reaching that member alone.
+func writeSingleConfigs(f fleetFiles, n int) error {
+	src, err := os.ReadFile(filepath.Join(f.full, gen.FileName))
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := os.MkdirAll(f.single(i), 0o755); err != nil {
+			return err
+		}
+		kc, err := os.ReadFile(filepath.Join(f.config, member(i)+".kubeconfig"))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(f.single(i), "kubeconfig"), kc, 0o600); err != nil {
+			return err
+		}
+		cfg := string(src) + "\ncluster {\n  kubeconfig = \"kubeconfig\"\n}\n"
+		if err := os.WriteFile(filepath.Join(f.single(i), gen.FileName), []byte(cfg), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planSingles plans the members one after another as single-cluster
+// configurations. Where one is not a no-op on what the fleet applied (the
+// two compile differently), it is not measured and the table says why.
+func (b *bench) planSingles(ctx context.Context, res *fleetResult, f fleetFiles, servers []*kubeapitest.Server) error {
+	if res.singlesErr != "" {
+		return nil
+	}
+	b.quietFleet(ctx, servers)
+	var total time.Duration
+	for i := range servers {
+		r, err := run(ctx, nil, b.gpuformBin, "--no-color", "--allow-config-kubeconfig", "--chdir", f.single(i), "-v", "2", "plan", "--detailed-exitcode")
+		if err != nil {
+			return err
+		}
+		if r.exit != 0 {
+			res.singlesErr = fmt.Sprintf("exit %d, not a no-op", r.exit)
+			b.logf("fleet: member %s as a single cluster: plan exit %d, not measured:\n%s", member(i), r.exit, trim(r.stdout))
+			return nil
+		}
+		total += r.wall
+	}
+	res.singles = append(res.singles, total)
+	return nil
 }
 
 // fleetGpuform runs the gpuform binary bin on the fleet configuration,
@@ -234,6 +300,9 @@ func (b *bench) measureFleetRun(ctx context.Context, res *fleetResult, f fleetFi
 		}
 	}
 	res.oneByOne = append(res.oneByOne, total)
+	if err := b.planSingles(ctx, res, f, servers); err != nil {
+		return err
+	}
 
 	// The floor: the fleet's configuration loaded once (gpuform validate
 	// evaluates it for every member), then every member's LISTs at once.
@@ -298,6 +367,11 @@ func fleetTable(r *fleetResult) string {
 	fmt.Fprintf(&b, "| fleet plan (default parallelism) | %s | %d MB |\n", cell(r.plan), r.planRSS>>20)
 	fmt.Fprintf(&b, "| fleet plan --fleet-parallelism %d | %s | %d MB |\n", r.members, cell(r.planN), r.planNRSS>>20)
 	fmt.Fprintf(&b, "| %d members one after another (plan --cluster NAME each) | %s | %d MB (each) |\n", r.members, cell(r.oneByOne), r.oneRSS>>20)
+	singles := cell(r.singles)
+	if r.singlesErr != "" {
+		singles = "– (" + r.singlesErr + ")"
+	}
+	fmt.Fprintf(&b, "| %d single-cluster configurations one after another (plan each) | %s | |\n", r.members, singles)
 	fmt.Fprintf(&b, "| config load (fleet validate, once) | %s | |\n", cell(r.load))
 	fmt.Fprintf(&b, "| every member's LISTs at once (%d requests) | %s | |\n", r.listReqs, cell(r.lists))
 	fmt.Fprintf(&b, "| floor (load + LISTs) | %s | |\n", secs(floor))
@@ -306,6 +380,9 @@ func fleetTable(r *fleetResult) string {
 	}
 	b.WriteString("\n| ratio | value |\n|---|---:|\n")
 	fmt.Fprintf(&b, "| fleet plan / one after another | %.2fx |\n", ratio(r.plan.median(), r.oneByOne.median()))
+	if len(r.singles) > 0 {
+		fmt.Fprintf(&b, "| fleet plan / single-cluster configurations one after another | %.2fx |\n", ratio(r.plan.median(), r.singles.median()))
+	}
 	fmt.Fprintf(&b, "| fleet plan / floor | %.2fx |\n", ratio(r.plan.median(), floor))
 	fmt.Fprintf(&b, "| fleet plan --fleet-parallelism %d / floor | %.2fx |\n", r.members, ratio(r.planN.median(), floor))
 	if len(r.base) > 0 {
