@@ -24,9 +24,6 @@ type fleetMember struct {
 	dir string
 	// load are the load options, with Cluster set to the member.
 	load config.Options
-	// cfg is the member's configuration, loaded with the whole fleet
-	// (config.LoadFleetDir); nil: the member's stack loads it from dir.
-	cfg *config.Config
 }
 
 // fleetSource lists a fleet's members; tests give one to globals.fleet.
@@ -68,26 +65,16 @@ func (g *globals) fleetOf(err error) []fleetMember {
 		return nil
 	}
 	opts, _ := g.loadOptions() // read once already, without errors
-	return membersOf(fe.members, g.dir(), opts, g.loadedFleet)
+	return membersOf(fe.members, g.dir(), opts)
 }
 
-// keepFleet keeps the members' configurations a stack loaded with a
-// fleet's listing (stack.Options.Fleet), for fleetOf.
-func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
-
-// membersOf is every member of fleet in dir; loaded[i], when it is the
-// configuration of fleet[i] loaded from dir, is handed to the member's
-// stack, which then does not load it again.
-func membersOf(fleet []*config.Cluster, dir string, opts config.Options, loaded []*config.Config) []fleetMember {
+// membersOf is every member of fleet, each loaded from dir for itself.
+func membersOf(fleet []*config.Cluster, dir string, opts config.Options) []fleetMember {
 	ms := make([]fleetMember, 0, len(fleet))
-	for i, c := range fleet {
+	for _, c := range fleet {
 		o := opts
 		o.Cluster = c.Name
-		m := fleetMember{name: c.Name, dir: dir, load: o}
-		if len(loaded) == len(fleet) && loaded[i].Cluster != nil && loaded[i].Cluster.Name == c.Name && loaded[i].Dir == dir {
-			m.cfg = loaded[i]
-		}
-		ms = append(ms, m)
+		ms = append(ms, fleetMember{name: c.Name, dir: dir, load: o})
 	}
 	return ms
 }
@@ -108,11 +95,28 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	if diags.HasErrors() || !isFleet(cfg) {
 		return nil, nil
 	}
-	// The members' stacks take their configurations as loaded here: the
-	// load's warnings are printed once, for the fleet, as the
-	// single-cluster path prints the listing's.
+	// The members' stacks take their configurations as loaded here
+	// (memberStack): the load's warnings are printed once, for the
+	// fleet, as the single-cluster path prints the listing's.
 	g.writeDiags(cfg, diags)
-	return membersOf(cfg.Fleet, g.dir(), opts, loaded), nil
+	g.keepFleet(loaded)
+	return membersOf(cfg.Fleet, g.dir(), opts), nil
+}
+
+// keepFleet keeps the members' configurations loaded with a fleet's
+// listing (config.LoadFleetDir, or a stack's load through
+// stack.Options.Fleet), for their stacks (memberStack).
+func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
+
+// loadedMember is member m's configuration loaded with the fleet, nil
+// where none was: its stack then loads it from m's directory.
+func (g *globals) loadedMember(m fleetMember) *config.Config {
+	for _, cfg := range g.loadedFleet {
+		if cfg.Cluster != nil && cfg.Cluster.Name == m.name && cfg.Dir == m.dir {
+			return cfg
+		}
+	}
+	return nil
 }
 
 // selectMembers narrows members to the --cluster names (fleet.Select).
@@ -211,7 +215,7 @@ func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 		return cl, nil
 	}
 	opts := r.g.stackOptions(m.load)
-	opts.Loaded = m.cfg
+	opts.Loaded = r.g.loadedMember(m)
 	return stack.New(src, open, opts)
 }
 

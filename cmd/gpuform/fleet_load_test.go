@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,10 +57,11 @@ func TestFleetMembersLoadedOnce(t *testing.T) {
 			}
 			defer done()
 			_, err = st.Plan(context.Background(), stack.PlanOptions{})
-			if fe := (*fleetError)(nil); !errors.As(err, &fe) {
-				t.Fatalf("plan of the listing: %v, want the fleet error", err)
+			members := g.fleetOf(err)
+			if members == nil {
+				t.Fatalf("plan of the listing: %v, want the fleet's members", err)
 			}
-			return g.fleetOf(err)
+			return members
 		}},
 	}
 	for _, tc := range listings {
@@ -95,8 +95,8 @@ func TestFleetMembersLoadedOnce(t *testing.T) {
 				if len(desired.Objects) == 0 {
 					t.Fatalf("member %s compiled no object", m.name)
 				}
-				if m.cfg == nil || m.cfg.Hash != want[m.name] {
-					t.Fatalf("member %s: loaded with the fleet %v, want its hash %s", m.name, m.cfg, want[m.name])
+				if cfg := g.loadedMember(m); cfg == nil || cfg.Hash != want[m.name] {
+					t.Fatalf("member %s: loaded with the fleet %v, want its hash %s", m.name, cfg, want[m.name])
 				}
 			}
 		})
