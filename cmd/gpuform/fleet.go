@@ -103,22 +103,6 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	return membersOf(cfg.Fleet, g.dir(), opts), nil
 }
 
-// keepFleet keeps the members' configurations loaded with a fleet's
-// listing (config.LoadFleetDir, or a stack's load through
-// stack.Options.Fleet), for their stacks (memberStack).
-func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
-
-// loadedMember is member m's configuration loaded with the fleet, nil
-// where none was: its stack then loads it from m's directory.
-func (g *globals) loadedMember(m fleetMember) *config.Config {
-	for _, cfg := range g.loadedFleet {
-		if cfg.Cluster != nil && cfg.Cluster.Name == m.name && cfg.Dir == m.dir {
-			return cfg
-		}
-	}
-	return nil
-}
-
 // selectMembers narrows members to the --cluster names (fleet.Select).
 func selectMembers(members []fleetMember, names []string) ([]fleetMember, error) {
 	return fleet.Select(members, func(m fleetMember) string { return m.name }, names)
