@@ -28,6 +28,9 @@ type fleetResult struct {
 	// configuration load (gpuform validate), lists every member's LISTs
 	// replayed at once, and base the baseline's fleet plan (-baseline).
 	plan, planN, oneByOne, load, lists, base sample
+	// planCPU and baseCPU are the CPU times (user and system) of plan's
+	// and base's runs: less noisy than their wall times on shared cores.
+	planCPU, baseCPU sample
 	// singles is the N members planned one after another as N
 	// single-cluster configurations (the size's, with an unlabelled
 	// cluster block reaching the member): what planning them costs
@@ -264,6 +267,7 @@ func (b *bench) measureFleetRun(ctx context.Context, res *fleetResult, f fleetFi
 			return fmt.Errorf("baseline: %w", err)
 		}
 		res.base = append(res.base, r.wall)
+		res.baseCPU = append(res.baseCPU, r.cpu)
 		res.baseRSS = max(res.baseRSS, r.maxRSS)
 		b.logf("fleet: baseline plan %s (peak RSS %d MB)", secs(r.wall), r.maxRSS>>20)
 		return nil
@@ -278,6 +282,7 @@ func (b *bench) measureFleetRun(ctx context.Context, res *fleetResult, f fleetFi
 		return err
 	}
 	res.plan = append(res.plan, r.wall)
+	res.planCPU = append(res.planCPU, r.cpu)
 	res.planRSS = max(res.planRSS, r.maxRSS)
 	if !baselineFirst {
 		if err := baseline(); err != nil {
@@ -371,20 +376,20 @@ func fleetTable(r *fleetResult) string {
 	floor := r.load.median() + r.lists.median()
 	fmt.Fprintf(&b, "\n#### Fleet: %d harness clusters of size %s (%d objects each), no-op plan (seconds: median, min–max)\n\n",
 		r.members, r.size.Name, r.objects)
-	b.WriteString("| measurement | seconds | peak RSS |\n|---|---|---:|\n")
-	fmt.Fprintf(&b, "| fleet plan (default parallelism) | %s | %d MB |\n", cell(r.plan), r.planRSS>>20)
-	fmt.Fprintf(&b, "| fleet plan --fleet-parallelism %d | %s | %d MB |\n", r.members, cell(r.planN), r.planNRSS>>20)
-	fmt.Fprintf(&b, "| %d members one after another (plan --cluster NAME each) | %s | %d MB (each) |\n", r.members, cell(r.oneByOne), r.oneRSS>>20)
+	b.WriteString("| measurement | seconds | CPU seconds | peak RSS |\n|---|---|---|---:|\n")
+	fmt.Fprintf(&b, "| fleet plan (default parallelism) | %s | %s | %d MB |\n", cell(r.plan), cell(r.planCPU), r.planRSS>>20)
+	fmt.Fprintf(&b, "| fleet plan --fleet-parallelism %d | %s | | %d MB |\n", r.members, cell(r.planN), r.planNRSS>>20)
+	fmt.Fprintf(&b, "| %d members one after another (plan --cluster NAME each) | %s | | %d MB (each) |\n", r.members, cell(r.oneByOne), r.oneRSS>>20)
 	singles := cell(r.singles)
 	if r.singlesErr != "" {
 		singles = "– (" + r.singlesErr + ")"
 	}
-	fmt.Fprintf(&b, "| %d single-cluster configurations one after another (plan each) | %s | |\n", r.members, singles)
-	fmt.Fprintf(&b, "| config load (fleet validate, once) | %s | |\n", cell(r.load))
-	fmt.Fprintf(&b, "| every member's LISTs at once (%d requests) | %s | |\n", r.listReqs, cell(r.lists))
-	fmt.Fprintf(&b, "| floor (load + LISTs) | %s | |\n", secs(floor))
+	fmt.Fprintf(&b, "| %d single-cluster configurations one after another (plan each) | %s | | |\n", r.members, singles)
+	fmt.Fprintf(&b, "| config load (fleet validate, once) | %s | | |\n", cell(r.load))
+	fmt.Fprintf(&b, "| every member's LISTs at once (%d requests) | %s | | |\n", r.listReqs, cell(r.lists))
+	fmt.Fprintf(&b, "| floor (load + LISTs) | %s | | |\n", secs(floor))
 	if len(r.base) > 0 {
-		fmt.Fprintf(&b, "| baseline's fleet plan (default parallelism) | %s | %d MB |\n", cell(r.base), r.baseRSS>>20)
+		fmt.Fprintf(&b, "| baseline's fleet plan (default parallelism) | %s | %s | %d MB |\n", cell(r.base), cell(r.baseCPU), r.baseRSS>>20)
 	}
 	b.WriteString("\n| ratio | value |\n|---|---:|\n")
 	fmt.Fprintf(&b, "| fleet plan / one after another | %.2fx |\n", ratio(r.plan.median(), r.oneByOne.median()))
@@ -395,6 +400,7 @@ func fleetTable(r *fleetResult) string {
 	fmt.Fprintf(&b, "| fleet plan --fleet-parallelism %d / floor | %.2fx |\n", r.members, ratio(r.planN.median(), floor))
 	if len(r.base) > 0 {
 		fmt.Fprintf(&b, "| fleet plan / baseline's | %.2fx |\n", ratio(r.plan.median(), r.base.median()))
+		fmt.Fprintf(&b, "| fleet plan's CPU / baseline's | %.2fx |\n", ratio(r.planCPU.median(), r.baseCPU.median()))
 	}
 	return b.String()
 }
