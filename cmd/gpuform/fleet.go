@@ -95,9 +95,8 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	if diags.HasErrors() || !isFleet(cfg) {
 		return nil, nil
 	}
-	// The members' stacks take their configurations as loaded here
-	// (memberStack): the load's warnings are printed once, for the
-	// fleet, as the single-cluster path prints the listing's.
+	// The members' stacks take their configurations as loaded here: the
+	// load's warnings are printed once, as for the listing of plan.
 	g.writeDiags(cfg, diags)
 	g.keepFleet(loaded)
 	return membersOf(cfg.Fleet, g.dir(), opts), nil
@@ -201,6 +200,22 @@ func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 	opts := r.g.stackOptions(m.load)
 	opts.Loaded = r.g.loadedMember(m)
 	return stack.New(src, open, opts)
+}
+
+// keepFleet keeps the members' configurations loaded with a fleet's
+// listing (config.LoadFleetDir, or a stack's load through
+// stack.Options.Fleet), for their stacks (memberStack).
+func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
+
+// loadedMember is member m's configuration loaded with the fleet, nil
+// where none was: its stack then loads it from m's directory.
+func (g *globals) loadedMember(m fleetMember) *config.Config {
+	for _, cfg := range g.loadedFleet {
+		if cfg.Cluster != nil && cfg.Cluster.Name == m.name && cfg.Dir == m.dir {
+			return cfg
+		}
+	}
+	return nil
 }
 
 // indexOf is the position of the member called name, -1 if none.
