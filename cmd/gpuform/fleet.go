@@ -95,8 +95,7 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	if diags.HasErrors() || !isFleet(cfg) {
 		return nil, nil
 	}
-	// The members' stacks take their configurations as loaded here: the
-	// load's warnings are printed once, as for the listing of plan.
+	// Member stacks take their configurations from here: warnings once.
 	g.writeDiags(cfg, diags)
 	g.keepFleet(loaded)
 	return membersOf(cfg.Fleet, g.dir(), opts), nil
@@ -202,13 +201,10 @@ func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 	return stack.New(src, open, opts)
 }
 
-// keepFleet keeps the members' configurations loaded with a fleet's
-// listing (config.LoadFleetDir, or a stack's load through
-// stack.Options.Fleet), for their stacks (memberStack).
+// keepFleet keeps the members loaded with a fleet's listing, for memberStack.
 func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
 
-// loadedMember is member m's configuration loaded with the fleet, nil
-// where none was: its stack then loads it from m's directory.
+// loadedMember is m's configuration loaded with the fleet (nil: none).
 func (g *globals) loadedMember(m fleetMember) *config.Config {
 	for _, cfg := range g.loadedFleet {
 		if cfg.Cluster != nil && cfg.Cluster.Name == m.name && cfg.Dir == m.dir {
