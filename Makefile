@@ -177,13 +177,17 @@ BENCH_OUT ?= docs/performance.md
 BENCH_BASELINE ?=
 BENCH_KUBELET_STATUS ?=
 BENCH_KUBECTL ?= 1
+## BENCH_FLEET=10 measures a fleet instead: 10 harness clusters of size BENCH_FLEET_SIZE, the
+## fleet's no-op plan against the members planned one after another and its floor (printed only).
+BENCH_FLEET ?=
+BENCH_FLEET_SIZE ?= S
 bench: bench-go bench-cluster
 
 bench-go: $(KUBEAPI_BIN)
 	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) test -run '^$$' -bench . -benchmem ./config/... ./engine/... ./providers/kubernetes/...
 
 bench-cluster: $(KUBEAPI_BIN)
-	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(BENCH_SIZES) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status) $(if $(filter 0,$(BENCH_KUBECTL)),-kubectl=false)
+	KUBEAPI_BIN=$(CURDIR)/$(KUBEAPI_BIN) $(GO) run ./testdata/bench -sizes $(if $(BENCH_FLEET),$(BENCH_FLEET_SIZE) -fleet $(BENCH_FLEET),$(BENCH_SIZES)) -runs $(BENCH_RUNS) -heavy-runs $(BENCH_HEAVY_RUNS) -out='$(BENCH_OUT)' $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') $(if $(BENCH_KUBELET_STATUS),-kubelet-status) $(if $(filter 0,$(BENCH_KUBECTL)),-kubectl=false)
 
 ## fuzz: each fuzz target for FUZZTIME (default 2m): the config loader,
 ## the saved-plan reader, the inventory annotation parser, and the refresh's

@@ -80,5 +80,5 @@ func (g *globals) newStack(repo, ref string, c connection) (st *stack.Stack, don
 // stackOptions are the pipeline's options: the variables, hooks that print
 // diagnostics and timings.
 func (g *globals) stackOptions(load config.Options) stack.Options {
-	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase}
+	return stack.Options{Load: load, Diagnostics: g.writeDiags, Phase: g.phase, Fleet: g.keepFleet}
 }

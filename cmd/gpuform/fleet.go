@@ -80,10 +80,13 @@ func (g *globals) loadFleet(ctx context.Context) ([]fleetMember, error) {
 	if diags.HasErrors() {
 		return nil, nil
 	}
-	cfg, diags := config.LoadDir(g.dir(), opts)
+	cfg, loaded, diags := config.LoadFleetDir(g.dir(), opts)
 	if diags.HasErrors() || !isFleet(cfg) {
 		return nil, nil
 	}
+	// Member stacks take their configurations from here: warnings once.
+	g.writeDiags(cfg, diags)
+	g.keepFleet(loaded)
 	return membersOf(cfg.Fleet, g.dir(), opts), nil
 }
 
@@ -188,7 +191,22 @@ func (r *memberRun) memberStack(m fleetMember, c connection) *stack.Stack {
 		}
 		return cl, nil
 	}
-	return stack.New(src, open, r.g.stackOptions(m.load))
+	opts := r.g.stackOptions(m.load)
+	opts.Loaded = r.g.loadedMember(m)
+	return stack.New(src, open, opts)
+}
+
+// keepFleet keeps the members loaded with a fleet's listing, for memberStack.
+func (g *globals) keepFleet(members []*config.Config) { g.loadedFleet = members }
+
+// loadedMember is m's configuration loaded with the fleet (nil: none).
+func (g *globals) loadedMember(m fleetMember) *config.Config {
+	for _, cfg := range g.loadedFleet {
+		if cfg.Cluster != nil && cfg.Cluster.Name == m.name && cfg.Dir == m.dir {
+			return cfg
+		}
+	}
+	return nil
 }
 
 // indexOf is the position of the member called name, -1 if none.

@@ -48,6 +48,9 @@ type globals struct {
 	// fleet lists the members of a fleet instead of the configuration's
 	// cluster blocks (tests); nil in the command.
 	fleet fleetSource
+	// loadedFleet are the members' configurations a stack loaded with a
+	// fleet's listing (keepFleet); nil: none.
+	loadedFleet []*config.Config
 
 	stdin  io.Reader
 	stdout io.Writer

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -45,17 +46,36 @@ func (s *Stack) read(ctx context.Context, ref string) (*config.Config, *Files, h
 	if err != nil {
 		return &config.Config{}, &Files{Origin: engine.ConfigSource{Ref: ref}}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the configuration from git", Detail: err.Error() + "."}}
 	}
+	if ref == "" && s.opts.Loaded != nil && files.Dir != "" && files.Dir == s.opts.Loaded.Dir {
+		// Loaded once, with the fleet: validated here as a load would be.
+		cfg := s.opts.Loaded
+		s.opts.Loaded = nil
+		return cfg, files, compile.Validate(cfg, s.opts.Catalog)
+	}
 	cfg, diags := s.loadFiles(files)
 	return cfg, files, diags
 }
 
-// loadFiles loads and validates one configuration's files.
+// loadFiles loads and validates one configuration's files. A fleet's
+// listing read from a directory hands its members, loaded in the same
+// pass, to Options.Fleet.
 func (s *Stack) loadFiles(files *Files) (*config.Config, hcl.Diagnostics) {
 	var cfg *config.Config
 	var diags hcl.Diagnostics
-	if files.Dir != "" {
+	switch {
+	case files.Dir != "" && s.opts.Load.Cluster == "" && s.opts.Fleet != nil:
+		var members []*config.Config
+		cfg, members, diags = config.LoadFleetDir(files.Dir, s.opts.Load)
+		if len(members) > 0 && !diags.HasErrors() {
+			// The listing shares its first member's files: its own
+			// copy, so that dropping the listing's syntax leaves the
+			// member's.
+			cfg.Files = maps.Clone(cfg.Files)
+			s.opts.Fleet(members)
+		}
+	case files.Dir != "":
 		cfg, diags = config.LoadDir(files.Dir, s.opts.Load)
-	} else {
+	default:
 		cfg, diags = config.LoadFS(files.FS, s.opts.Load)
 	}
 	if diags.HasErrors() {

@@ -101,6 +101,17 @@ type Options struct {
 	// Phase receives how long each phase of a plan took: load, compile,
 	// refresh, diff.
 	Phase func(name string, elapsed time.Duration)
+	// Loaded, when set, is the configuration of the source's own files
+	// (ref "") already loaded from their directory with Load's options: a
+	// fleet member's, loaded with the whole fleet (config.LoadFleetDir).
+	// The first read of ref "" from that directory validates it instead
+	// of loading the files again.
+	Loaded *config.Config
+	// Fleet, when set, receives every member's configuration when the
+	// configuration read from a directory is a fleet's listing
+	// (config.LoadFleetDir loads them in the same pass), for a caller that
+	// goes on over the members.
+	Fleet func(members []*config.Config)
 }
 
 // Stack is the pipeline of one gpuform stack: the configuration a Source

@@ -3,6 +3,7 @@
 // kube-apiserver + etcd harness, at the workload sizes of testdata/gen:
 //
 //	go run ./testdata/bench [-sizes S,M,L] [-runs 3] [-heavy-runs L=1] [-baseline REF] [-out docs/performance.md]
+//	go run ./testdata/bench -fleet 10 [-sizes S] [-runs 3] [-baseline REF]
 //
 // For each size it generates the configuration (and a copy with 10% of the
 // tenants changed), renders it with `gpuform render`, prepares a template
@@ -28,6 +29,11 @@
 // tree's (each apply: baseline, then this tree; the no-op plans on the same
 // cluster, each build first in every other run); a further table gives both medians
 // and the ratio this tree / baseline.
+//
+// With -fleet N it measures a fleet instead (fleet.go): N harness clusters
+// of the one size -sizes names, applied by the fleet's apply, and the
+// fleet's no-op plan against the N members planned one after another and
+// against its floor; it prints its table and writes no file.
 //
 // It writes the table between the bench markers of the -out file. The
 // gpuform binary is built first; kubectl is $KUBECTL, else bin/kubectl built
@@ -87,6 +93,7 @@ func main() {
 	flag.BoolVar(&o.prepare, "prepare", false, "only prepare each size in -work: its configurations, the template cluster, and WORK/SIZE/run applied by gpuform (stopped; start it with bin/kubeapi --dir), for profiling by hand; measures nothing")
 	flag.StringVar(&o.baseline, "baseline", "", "git ref (e.g. main~5) whose gpuform is built and measured alongside this tree's, interleaved: its apply from empty and no-op plan, and the ratio this tree / baseline")
 	flag.BoolVar(&o.kubectl, "kubectl", true, "also measure kubectl (apply from empty, diff); false: gpuform, the baseline and the floor only")
+	flag.IntVar(&o.fleet, "fleet", 0, "measure a fleet of `N` harness clusters of the one size -sizes names instead (fleet plan, the members one after another, the floor); prints its table, writes no file")
 	flag.BoolVar(&o.kubeletStatus, "kubelet-status", false, "give every GPU node the status a kubelet reports (conditions, addresses, nodeInfo, 50 images), as on a real cluster, not only its capacity")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -109,8 +116,10 @@ func main() {
 type options struct {
 	sizes, heavyRuns, out, work string
 	runs                        int
-	prepare, kubeletStatus      bool
-	kubectl                     bool
+	// fleet is the fleet mode's number of members (0: no fleet mode).
+	fleet                  int
+	prepare, kubeletStatus bool
+	kubectl                bool
 	// baseline is a git ref to build and measure alongside ("": none).
 	baseline string
 }
@@ -123,7 +132,7 @@ func mainErr(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare, kubeletStatus: o.kubeletStatus, noKubectl: !o.kubectl}
+	b := &bench{runs: o.runs, heavyRuns: map[string]int{}, log: os.Stderr, prepareOnly: o.prepare, kubeletStatus: o.kubeletStatus, noKubectl: !o.kubectl || o.fleet > 0}
 	for _, kv := range strings.Split(o.heavyRuns, ",") {
 		if kv == "" {
 			continue
@@ -159,6 +168,9 @@ func mainErr(ctx context.Context, o options) error {
 	}
 	if _, err := os.Stat(kubeapitest.Binary()); err != nil {
 		return fmt.Errorf("the API server harness is missing: run `make kubeapi` first: %w", err)
+	}
+	if o.fleet > 0 {
+		return b.fleetMode(ctx, o)
 	}
 	var results []*sizeResult
 	for _, name := range strings.Split(o.sizes, ",") {
