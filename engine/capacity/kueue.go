@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuform/gpuform/config"
 )
@@ -73,38 +72,8 @@ type kueueConfiguration struct {
 // only one.
 func KueueConfigOf(items []*unstructured.Unstructured) KueueConfig {
 	kc := KueueConfig{Listed: true}
-	var found []*unstructured.Unstructured
-	for _, u := range items {
-		if u.GetName() == KueueConfigMap {
-			found = append(found, u)
-		}
-	}
-	if i := slices.IndexFunc(found, func(u *unstructured.Unstructured) bool { return u.GetNamespace() == KueueNamespace }); i >= 0 {
-		found = found[i : i+1]
-	}
-	switch len(found) {
-	case 0:
-		kc.Problem = fmt.Sprintf("no ConfigMap %s in %s or another namespace", KueueConfigMap, KueueNamespace)
-		return kc
-	case 1:
-	default:
-		var where []string
-		for _, u := range found {
-			where = append(where, u.GetNamespace())
-		}
-		kc.Problem = fmt.Sprintf("ConfigMaps %s in namespaces %s, none in %s: which is Kueue's is not known", KueueConfigMap, strings.Join(where, ", "), KueueNamespace)
-		return kc
-	}
-	u := found[0]
-	kc.Source = u.GetNamespace() + "/" + u.GetName()
-	doc, ok, _ := unstructured.NestedString(u.Object, "data", KueueConfigKey)
-	if !ok {
-		kc.Problem = fmt.Sprintf("ConfigMap %s has no key %s", kc.Source, KueueConfigKey)
-		return kc
-	}
 	var c kueueConfiguration
-	if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
-		kc.Problem = fmt.Sprintf("ConfigMap %s, key %s: %v", kc.Source, KueueConfigKey, err)
+	if kc.Source, kc.Problem = decodeConfigMap(items, KueueConfigMap, KueueNamespace, KueueConfigKey, "Kueue", &c); kc.Problem != "" {
 		return kc
 	}
 	kc.Gates = c.FeatureGates

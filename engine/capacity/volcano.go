@@ -2,12 +2,9 @@ package capacity
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuform/gpuform/config"
 )
@@ -66,38 +63,8 @@ type volcanoConfiguration struct {
 // VolcanoNamespace, else the only one.
 func VolcanoConfigOf(items []*unstructured.Unstructured) VolcanoConfig {
 	vc := VolcanoConfig{Listed: true}
-	var found []*unstructured.Unstructured
-	for _, u := range items {
-		if u.GetName() == VolcanoConfigMap {
-			found = append(found, u)
-		}
-	}
-	if i := slices.IndexFunc(found, func(u *unstructured.Unstructured) bool { return u.GetNamespace() == VolcanoNamespace }); i >= 0 {
-		found = found[i : i+1]
-	}
-	switch len(found) {
-	case 0:
-		vc.Problem = fmt.Sprintf("no ConfigMap %s in %s or another namespace", VolcanoConfigMap, VolcanoNamespace)
-		return vc
-	case 1:
-	default:
-		var where []string
-		for _, u := range found {
-			where = append(where, u.GetNamespace())
-		}
-		vc.Problem = fmt.Sprintf("ConfigMaps %s in namespaces %s, none in %s: which is Volcano's is not known", VolcanoConfigMap, strings.Join(where, ", "), VolcanoNamespace)
-		return vc
-	}
-	u := found[0]
-	vc.Source = u.GetNamespace() + "/" + u.GetName()
-	doc, ok, _ := unstructured.NestedString(u.Object, "data", VolcanoConfigKey)
-	if !ok {
-		vc.Problem = fmt.Sprintf("ConfigMap %s has no key %s", vc.Source, VolcanoConfigKey)
-		return vc
-	}
 	var c volcanoConfiguration
-	if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
-		vc.Problem = fmt.Sprintf("ConfigMap %s, key %s: %v", vc.Source, VolcanoConfigKey, err)
+	if vc.Source, vc.Problem = decodeConfigMap(items, VolcanoConfigMap, VolcanoNamespace, VolcanoConfigKey, "Volcano", &c); vc.Problem != "" {
 		return vc
 	}
 	for _, tier := range c.Tiers {
