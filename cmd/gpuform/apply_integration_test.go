@@ -23,24 +23,7 @@ import (
 // countObjects counts the stack's objects of the kinds a tenantsConfig makes.
 func countObjects(t *testing.T, stack string) map[string]int {
 	t.Helper()
-	ctx := kubeapitest.Context(t)
-	cs := clientset(t)
-	sel := metav1.ListOptions{LabelSelector: "gpuform.dev/stack=" + stack}
-	out := map[string]int{}
-	nss, err := cs.CoreV1().Namespaces().List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range nss.Items {
-		if ns.DeletionTimestamp == nil {
-			out["Namespace"]++
-		}
-	}
-	rqs, _ := cs.CoreV1().ResourceQuotas("").List(ctx, sel)
-	out["ResourceQuota"] = len(rqs.Items)
-	rbs, _ := cs.RbacV1().RoleBindings("").List(ctx, sel)
-	out["RoleBinding"] = len(rbs.Items)
-	return out
+	return countObjectsIn(t, clientset(t), stack)
 }
 
 func TestApplyFailureInOneBranch(t *testing.T) {

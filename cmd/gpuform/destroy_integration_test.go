@@ -198,9 +198,7 @@ func TestDestroy(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("RoleBindings still there when the first quota or policy DELETE was sent: %v", left)
 	}
-	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
-		t.Errorf("after destroy: %v left", got)
-	}
+	wantStackDestroyed(t, cs, stack)
 	if _, err := cs.SchedulingV1().PriorityClasses().Get(ctx, stack+"-forged", metav1.GetOptions{}); err != nil {
 		t.Errorf("the forged PriorityClass, not in the record: %v", err)
 	}
@@ -256,9 +254,7 @@ func TestDestroyProtectedByMark(t *testing.T) {
 	}
 	r = runWith(t, nil, "--chdir", dir, "destroy", "--auto-approve", "--max-deletes", "100")
 	wantExit(t, r, 0)
-	if got := countObjects(t, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
-		t.Errorf("after destroy: %v left\n%s\n%s", got, r.stdout, r.stderr)
-	}
+	wantStackDestroyed(t, clientset(t), stack)
 	if !strings.Contains(r.stdout, "Destroy complete! Resources: ") {
 		t.Errorf("destroy said:\n%s", r.stdout)
 	}

@@ -418,32 +418,81 @@ func TestFaultInterruptWithHungServer(t *testing.T) {
 }
 
 // countObjectsIn counts the stack's Namespaces, ResourceQuotas and
-// RoleBindings on the server cs reaches (countObjects for another server).
+// RoleBindings on the server cs reaches, leaving out those being deleted
+// (a deletion timestamp set, waiting for a finalizer such as the garbage
+// collector's foregroundDeletion, or for the namespace controller).
 func countObjectsIn(t *testing.T, cs kubernetes.Interface, stack string) map[string]int {
+	t.Helper()
+	out := map[string]int{"Namespace": 0, "ResourceQuota": 0, "RoleBinding": 0}
+	for kind, objs := range listStackObjects(t, cs, stack) {
+		for _, o := range objs {
+			if o.GetDeletionTimestamp() == nil {
+				out[kind]++
+			}
+		}
+	}
+	return out
+}
+
+// listStackObjects lists the stack's Namespaces, ResourceQuotas and RoleBindings
+// on the server cs reaches, those being deleted included.
+func listStackObjects(t *testing.T, cs kubernetes.Interface, stack string) map[string][]metav1.Object {
 	t.Helper()
 	ctx := kubeapitest.Context(t)
 	sel := metav1.ListOptions{LabelSelector: "gpuform.dev/stack=" + stack}
-	out := map[string]int{}
+	out := map[string][]metav1.Object{}
 	nss, err := cs.CoreV1().Namespaces().List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range nss.Items {
-		if ns.DeletionTimestamp == nil {
-			out["Namespace"]++
-		}
+	for i := range nss.Items {
+		out["Namespace"] = append(out["Namespace"], &nss.Items[i])
 	}
 	rqs, err := cs.CoreV1().ResourceQuotas("").List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out["ResourceQuota"] = len(rqs.Items)
+	for i := range rqs.Items {
+		out["ResourceQuota"] = append(out["ResourceQuota"], &rqs.Items[i])
+	}
 	rbs, err := cs.RbacV1().RoleBindings("").List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out["RoleBinding"] = len(rbs.Items)
+	for i := range rbs.Items {
+		out["RoleBinding"] = append(out["RoleBinding"], &rbs.Items[i])
+	}
 	return out
+}
+
+// wantStackDestroyed checks, just after a destroy, that none of the stack's
+// Namespaces, ResourceQuotas and RoleBindings is left outside deletion, and
+// that its ResourceQuotas and RoleBindings then go within a minute: a
+// foreground delete leaves an object in place, with a deletion timestamp,
+// until the garbage collector has run.
+func wantStackDestroyed(t *testing.T, cs kubernetes.Interface, stack string) {
+	t.Helper()
+	if got := countObjectsIn(t, cs, stack); got["Namespace"]+got["RoleBinding"]+got["ResourceQuota"] != 0 {
+		t.Errorf("after destroy: %v left, not being deleted", got)
+		return
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		objs := listStackObjects(t, cs, stack)
+		left := len(objs["ResourceQuota"]) + len(objs["RoleBinding"])
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for kind, list := range objs {
+				for _, o := range list {
+					t.Errorf("after destroy: %s %s/%s still there (deleted at %v, finalizers %v)", kind, o.GetNamespace(), o.GetName(), o.GetDeletionTimestamp(), o.GetFinalizers())
+				}
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func TestFaultServerRestartMidApply(t *testing.T) {
