@@ -76,6 +76,7 @@ func Diff(d *Desired, live *Live, opts DiffOptions) (*Plan, error) {
 			p.Throttles[np.Address] = np.MaxUnavailable
 		}
 	}
+	queuesShrinkFirst(d, changes)
 	deletes, notes := prunes(d, live)
 	p.Warnings = append(p.Warnings, notes...)
 	p.Migrate = migrate(d, live)

@@ -83,6 +83,17 @@ func volcanoOrgConfig(extra string) string {
 // and returns its objects by "Kind/namespace/name".
 func compileSource(t *testing.T, src string) map[string]*engine.Object {
 	t.Helper()
+	d := compileDesired(t, src)
+	objs := map[string]*engine.Object{}
+	for _, o := range d.Objects {
+		objs[o.Object.GetKind()+"/"+o.Object.GetNamespace()+"/"+o.Object.GetName()] = o
+	}
+	return objs
+}
+
+// compileDesired loads, validates and compiles src, failing on any error.
+func compileDesired(t *testing.T, src string) *engine.Desired {
+	t.Helper()
 	cfg, diags := config.LoadSources(map[string][]byte{"main.hcl": []byte(src)}, config.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
@@ -94,11 +105,7 @@ func compileSource(t *testing.T, src string) map[string]*engine.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs := map[string]*engine.Object{}
-	for _, o := range d.Objects {
-		objs[o.Object.GetKind()+"/"+o.Object.GetNamespace()+"/"+o.Object.GetName()] = o
-	}
-	return objs
+	return d
 }
 
 // TestOrgTreeCompilesToVolcanoQueues: under Volcano each department is a
