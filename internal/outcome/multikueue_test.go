@@ -126,17 +126,15 @@ func startMember(t *testing.T, dir, name string, kueueFlags ...string) *fleetMem
 	return m
 }
 
-// TestMultiKueueDispatch: three harness API servers, the real Kueue on
-// each (the manager's with MultiKueue), the workers' objects applied by
-// gpuform's pipeline and the manager's compiled objects applied with
-// strict field validation. Tenant train's Job submitted to the manager
-// runs on the worker with room in its quota (east), not on the one whose
-// quota a Job of its own fills (west), and never on the manager; a second
-// Job beyond the quota of both workers waits on both, and runs on west
-// once west's quota is free. The manager has no pool: its ClusterQueue
-// holds the sum of the workers' quotas over h100's ResourceFlavor.
-func TestMultiKueueDispatch(t *testing.T) {
-	dir, err := os.MkdirTemp("", "outcome-multikueue-")
+// startFleet starts a fleet of three harness API servers under a
+// temporary directory named after prefix (kept, with its logs, when the
+// test fails): the manager hub, whose Kueue runs MultiKueue, and the
+// workers east and west, each with the node node(name) and the Secret
+// NAME-kubeconfig in kueue-system on hub holding the worker's kubeconfig
+// (admin, inline certificates), which MultiKueue reaches it with.
+func startFleet(t *testing.T, prefix string, node func(worker string) kubeapitest.GPUNode) (hub, east, west *fleetMember) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,23 +145,38 @@ func TestMultiKueueDispatch(t *testing.T) {
 		}
 		_ = os.RemoveAll(dir)
 	})
-	hub := startMember(t, dir, "hub", "--multikueue")
-	east, west := startMember(t, dir, "east"), startMember(t, dir, "west")
-	ctx := context.Background()
-
+	hub = startMember(t, dir, "hub", "--multikueue")
+	east, west = startMember(t, dir, "east"), startMember(t, dir, "west")
 	for _, w := range []*fleetMember{east, west} {
-		createNodesOn(t, w, gpuNode(w.name+"-h100", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "fleet-h100"}, map[string]string{"nvidia.com/gpu": "1"}))
-		applyOn(t, w.rc, fleetSource)
-		// The kubeconfig MultiKueue reaches the worker with (admin, inline
-		// certificates), in Kueue's namespace on the manager.
+		createNodesOn(t, w, node(w.name))
 		kc, err := os.ReadFile(w.srv.Kubeconfig)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.name + "-kubeconfig", Namespace: "kueue-system"}, Data: map[string][]byte{"kubeconfig": kc}}
-		if _, err := hub.cs.CoreV1().Secrets("kueue-system").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		if _, err := hub.cs.CoreV1().Secrets("kueue-system").Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return hub, east, west
+}
+
+// TestMultiKueueDispatch: three harness API servers, the real Kueue on
+// each (the manager's with MultiKueue), the workers' objects applied by
+// gpuform's pipeline and the manager's compiled objects applied with
+// strict field validation. Tenant train's Job submitted to the manager
+// runs on the worker with room in its quota (east), not on the one whose
+// quota a Job of its own fills (west), and never on the manager; a second
+// Job beyond the quota of both workers waits on both, and runs on west
+// once west's quota is free. The manager has no pool: its ClusterQueue
+// holds the sum of the workers' quotas over h100's ResourceFlavor.
+func TestMultiKueueDispatch(t *testing.T) {
+	hub, east, west := startFleet(t, "outcome-multikueue-", func(w string) kubeapitest.GPUNode {
+		return gpuNode(w+"-h100", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "fleet-h100"}, map[string]string{"nvidia.com/gpu": "1"})
+	})
+	ctx := context.Background()
+	for _, w := range []*fleetMember{east, west} {
+		applyOn(t, w.rc, fleetSource, "")
 	}
 	applyManager(t, hub, fleetManagerSource)
 
@@ -214,10 +227,7 @@ func TestMultiKueueDispatch(t *testing.T) {
 	})
 
 	// west's quota frees: second runs there.
-	background := metav1.DeletePropagationBackground
-	if err := west.cs.BatchV1().Jobs("train").Delete(ctx, "filler", metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
-		t.Fatal(err)
-	}
+	deleteJob(t, west, "train", "filler")
 	eventually(t, "second runs on west", runs(west, "train", "second"))
 	if pods := podsOf(t, east, "train", "second"); len(pods) > 0 {
 		t.Errorf("second has %d pods on east too", len(pods))
@@ -310,9 +320,10 @@ func applyManager(t *testing.T, hub *fleetMember, src string) {
 }
 
 // applyOn applies src on the cluster of rc with gpuform's pipeline, as
-// `gpuform apply --auto-approve` does, and fails the test unless every
-// change applied.
-func applyOn(t *testing.T, rc *rest.Config, src string) {
+// `gpuform apply --auto-approve` does (with member set, as the fleet's
+// apply does for that member: the configuration loaded for it), and fails
+// the test unless every change applied.
+func applyOn(t *testing.T, rc *rest.Config, src, member string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
@@ -322,7 +333,7 @@ func applyOn(t *testing.T, rc *rest.Config, src string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := stack.New(stack.Dir(dir), stack.Using(kube.StackCluster(client)), stack.Options{})
+	st := stack.New(stack.Dir(dir), stack.Using(kube.StackCluster(client)), stack.Options{Load: config.Options{Cluster: member}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := st.Apply(ctx, stack.ApplyOptions{Safety: engine.SafetyOptions{MaxDeletes: engine.DefaultMaxDeletes}})
