@@ -3,11 +3,13 @@ package outcome
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,31 +104,31 @@ type fleetMember struct {
 
 // startMember starts an API server with kube-scheduler and the Job
 // controller, the kubelets' stand-in and Kueue (with kueueFlags) under
-// dir/name; all stop at the end of the test.
-func startMember(t *testing.T, dir, name string, kueueFlags ...string) *fleetMember {
-	t.Helper()
+// dir/name; all stop at the end of the test. It reports errors rather
+// than failing t, so that members start concurrently.
+func startMember(t *testing.T, dir, name string, kueueFlags ...string) (*fleetMember, error) {
 	s, err := kubeapitest.StartOptions(filepath.Join(dir, name, "kubeapi"), kubeapitest.Options{Workloads: true})
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	t.Cleanup(s.Stop)
 	m := &fleetMember{name: name, srv: s}
 	if m.rc, err = s.RESTConfig(); err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	m.cs, m.dyn = kubernetes.NewForConfigOrDie(m.rc), dynamic.NewForConfigOrDie(m.rc)
 	k, err := kubeapitest.StartKueue(s, filepath.Join(dir, name, "kueue"), kueueFlags...)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("start Kueue on %s: %w", name, err)
 	}
 	t.Cleanup(k.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go kubeapitest.PlayKubelet(ctx, m.rc)
-	return m
+	return m, nil
 }
 
-// startFleet starts a fleet of three harness API servers under a
+// startFleet starts, at once, a fleet of three harness API servers under a
 // temporary directory named after prefix (kept, with its logs, when the
 // test fails): the manager hub, whose Kueue runs MultiKueue, and the
 // workers east and west, each with the node node(name) and the Secret
@@ -145,8 +147,21 @@ func startFleet(t *testing.T, prefix string, node func(worker string) kubeapites
 		}
 		_ = os.RemoveAll(dir)
 	})
-	hub = startMember(t, dir, "hub", "--multikueue")
-	east, west = startMember(t, dir, "east"), startMember(t, dir, "west")
+	members := make([]*fleetMember, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i, name := range []string{"hub", "east", "west"} {
+		var flags []string
+		if name == "hub" {
+			flags = []string{"--multikueue"}
+		}
+		wg.Go(func() { members[i], errs[i] = startMember(t, dir, name, flags...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	hub, east, west = members[0], members[1], members[2]
 	for _, w := range []*fleetMember{east, west} {
 		createNodesOn(t, w, node(w.name))
 		kc, err := os.ReadFile(w.srv.Kubeconfig)
