@@ -58,8 +58,10 @@ func dispatchWorkers(manager *Config) []string {
 // added to manager.FlavorPools (the first worker's evaluation of it): the
 // manager compiles its ResourceFlavor only, for the ClusterQueue to name.
 // No job of a dispatched tenant runs on the manager, so it needs no nodes
-// of the pool, no node labels and no device configuration. Summing again
-// gives the same result: the sums are made from the workers' blocks.
+// of the pool, no node labels and no device configuration. The
+// departments of the dispatched tenants get their workers' sums in those
+// pools too (sumDepartments). Summing again gives the same result: the
+// sums are made from the workers' blocks.
 func sumDispatched(manager *Config, workers map[string]*Config) {
 	if len(dispatchWorkers(manager)) == 0 {
 		return
@@ -94,6 +96,7 @@ func sumDispatched(manager *Config, workers map[string]*Config) {
 		})
 		sumNodeResources(t, onWorkers)
 	}
+	sumDepartments(manager, workers)
 }
 
 // tenantNamed is cfg's tenant called name, or nil.

@@ -3,11 +3,13 @@ package outcome
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,28 +104,76 @@ type fleetMember struct {
 
 // startMember starts an API server with kube-scheduler and the Job
 // controller, the kubelets' stand-in and Kueue (with kueueFlags) under
-// dir/name; all stop at the end of the test.
-func startMember(t *testing.T, dir, name string, kueueFlags ...string) *fleetMember {
-	t.Helper()
+// dir/name; all stop at the end of the test. It reports errors rather
+// than failing t, so that members start concurrently.
+func startMember(t *testing.T, dir, name string, kueueFlags ...string) (*fleetMember, error) {
 	s, err := kubeapitest.StartOptions(filepath.Join(dir, name, "kubeapi"), kubeapitest.Options{Workloads: true})
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	t.Cleanup(s.Stop)
 	m := &fleetMember{name: name, srv: s}
 	if m.rc, err = s.RESTConfig(); err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	m.cs, m.dyn = kubernetes.NewForConfigOrDie(m.rc), dynamic.NewForConfigOrDie(m.rc)
 	k, err := kubeapitest.StartKueue(s, filepath.Join(dir, name, "kueue"), kueueFlags...)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("start Kueue on %s: %w", name, err)
 	}
 	t.Cleanup(k.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go kubeapitest.PlayKubelet(ctx, m.rc)
-	return m
+	return m, nil
+}
+
+// startFleet starts, at once, a fleet of three harness API servers under a
+// temporary directory named after prefix (kept, with its logs, when the
+// test fails): the manager hub, whose Kueue runs MultiKueue, and the
+// workers east and west, each with the node node(name) and the Secret
+// NAME-kubeconfig in kueue-system on hub holding the worker's kubeconfig
+// (admin, inline certificates), which MultiKueue reaches it with.
+func startFleet(t *testing.T, prefix string, node func(worker string) kubeapitest.GPUNode) (hub, east, west *fleetMember) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs kept in %s (<cluster>/kubeapi/harness.log, <cluster>/kueue/kueue.log)", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	members := make([]*fleetMember, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i, name := range []string{"hub", "east", "west"} {
+		var flags []string
+		if name == "hub" {
+			flags = []string{"--multikueue"}
+		}
+		wg.Go(func() { members[i], errs[i] = startMember(t, dir, name, flags...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	hub, east, west = members[0], members[1], members[2]
+	for _, w := range []*fleetMember{east, west} {
+		createNodesOn(t, w, node(w.name))
+		kc, err := os.ReadFile(w.srv.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.name + "-kubeconfig", Namespace: "kueue-system"}, Data: map[string][]byte{"kubeconfig": kc}}
+		if _, err := hub.cs.CoreV1().Secrets("kueue-system").Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hub, east, west
 }
 
 // TestMultiKueueDispatch: three harness API servers, the real Kueue on
@@ -136,34 +186,12 @@ func startMember(t *testing.T, dir, name string, kueueFlags ...string) *fleetMem
 // once west's quota is free. The manager has no pool: its ClusterQueue
 // holds the sum of the workers' quotas over h100's ResourceFlavor.
 func TestMultiKueueDispatch(t *testing.T) {
-	dir, err := os.MkdirTemp("", "outcome-multikueue-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs kept in %s (<cluster>/kubeapi/harness.log, <cluster>/kueue/kueue.log)", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
+	hub, east, west := startFleet(t, "outcome-multikueue-", func(w string) kubeapitest.GPUNode {
+		return gpuNode(w+"-h100", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "fleet-h100"}, map[string]string{"nvidia.com/gpu": "1"})
 	})
-	hub := startMember(t, dir, "hub", "--multikueue")
-	east, west := startMember(t, dir, "east"), startMember(t, dir, "west")
 	ctx := context.Background()
-
 	for _, w := range []*fleetMember{east, west} {
-		createNodesOn(t, w, gpuNode(w.name+"-h100", "NVIDIA-H100-80GB-HBM3", map[string]string{"outcome.gpuform.dev/group": "fleet-h100"}, map[string]string{"nvidia.com/gpu": "1"}))
-		applyOn(t, w.rc, fleetSource)
-		// The kubeconfig MultiKueue reaches the worker with (admin, inline
-		// certificates), in Kueue's namespace on the manager.
-		kc, err := os.ReadFile(w.srv.Kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.name + "-kubeconfig", Namespace: "kueue-system"}, Data: map[string][]byte{"kubeconfig": kc}}
-		if _, err := hub.cs.CoreV1().Secrets("kueue-system").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		applyOn(t, w.rc, fleetSource, "")
 	}
 	applyManager(t, hub, fleetManagerSource)
 
@@ -214,10 +242,7 @@ func TestMultiKueueDispatch(t *testing.T) {
 	})
 
 	// west's quota frees: second runs there.
-	background := metav1.DeletePropagationBackground
-	if err := west.cs.BatchV1().Jobs("train").Delete(ctx, "filler", metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
-		t.Fatal(err)
-	}
+	deleteJob(t, west, "train", "filler")
 	eventually(t, "second runs on west", runs(west, "train", "second"))
 	if pods := podsOf(t, east, "train", "second"); len(pods) > 0 {
 		t.Errorf("second has %d pods on east too", len(pods))
@@ -310,9 +335,10 @@ func applyManager(t *testing.T, hub *fleetMember, src string) {
 }
 
 // applyOn applies src on the cluster of rc with gpuform's pipeline, as
-// `gpuform apply --auto-approve` does, and fails the test unless every
-// change applied.
-func applyOn(t *testing.T, rc *rest.Config, src string) {
+// `gpuform apply --auto-approve` does (with member set, as the fleet's
+// apply does for that member: the configuration loaded for it), and fails
+// the test unless every change applied.
+func applyOn(t *testing.T, rc *rest.Config, src, member string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
@@ -322,7 +348,7 @@ func applyOn(t *testing.T, rc *rest.Config, src string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := stack.New(stack.Dir(dir), stack.Using(kube.StackCluster(client)), stack.Options{})
+	st := stack.New(stack.Dir(dir), stack.Using(kube.StackCluster(client)), stack.Options{Load: config.Options{Cluster: member}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := st.Apply(ctx, stack.ApplyOptions{Safety: engine.SafetyOptions{MaxDeletes: engine.DefaultMaxDeletes}})
