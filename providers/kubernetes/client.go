@@ -4,6 +4,7 @@
 package kubernetes
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -84,12 +85,23 @@ func New(opts Options) (*Client, error) {
 // would open a connection, with its TLS handshake, and close it after.
 const idleConnsPerHost = 256
 
+// tlsSessions is how many TLS sessions a client keeps for resumption: one
+// per server name it talks to, which is one.
+const tlsSessions = 8
+
 // keepIdleConns gives client-go's HTTP/1.1 transport its own connection
 // pool that keeps idleConnsPerHost idle connections: a copy, since
 // client-go shares its transports between clients of the same
 // configuration. The copy keeps client-go's transport alive with it, whose
 // collection would stop the rotation of a client certificate read from a
 // file.
+//
+// The copy also resumes TLS sessions: the connections a refresh opens for
+// the LISTs it sends at once resume the session of the first connection
+// (discovery's) instead of each making a full handshake, with a signature
+// by the client's key and one by the server's. A resumed session keeps the
+// identity of the certificate the full handshake presented; the API server
+// still checks that certificate on every request.
 func keepIdleConns(rt http.RoundTripper) http.RoundTripper {
 	base := rt
 	for {
@@ -105,6 +117,10 @@ func keepIdleConns(rt http.RoundTripper) http.RoundTripper {
 	}
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = idleConnsPerHost
+	if t.TLSClientConfig != nil && t.TLSClientConfig.ClientSessionCache == nil {
+		t.TLSClientConfig = t.TLSClientConfig.Clone()
+		t.TLSClientConfig.ClientSessionCache = tls.NewLRUClientSessionCache(tlsSessions)
+	}
 	return &pooled{Transport: t, shared: rt}
 }
 

@@ -106,3 +106,59 @@ func TestClientReusesConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestClientResumesTLSSessions checks that, once one request has made a
+// full TLS handshake, the connections opened for requests in flight at
+// once resume its session instead of each making a full handshake (a
+// signature with the client's and the server's keys each).
+func TestClientResumesTLSSessions(t *testing.T) {
+	var mu sync.Mutex
+	full := map[string]bool{} // remote address: a full handshake, not resumed
+	release := make(chan struct{})
+	var arrived sync.WaitGroup
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if _, seen := full[r.RemoteAddr]; !seen {
+			full[r.RemoteAddr] = !r.TLS.DidResume
+		}
+		mu.Unlock()
+		if r.URL.Path == "/version" {
+			arrived.Done()
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
+	}))
+	srv.StartTLS()
+	defer srv.Close()
+	c, err := NewForConfig(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "test", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) {
+		_ = c.typed.Discovery().RESTClient().Get().AbsPath(path).Do(context.Background()).Error()
+	}
+	get("/healthz") // the first connection: a full handshake
+	const inFlight = 8
+	arrived.Add(inFlight)
+	var done sync.WaitGroup
+	for range inFlight {
+		done.Go(func() { get("/version") })
+	}
+	arrived.Wait() // all in flight at once: the first's connection and 7 more
+	for range inFlight {
+		release <- struct{}{}
+	}
+	done.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	fulls := 0
+	for _, f := range full {
+		if f {
+			fulls++
+		}
+	}
+	if len(full) != inFlight || fulls != 1 {
+		t.Fatalf("%d connections, %d of them with a full TLS handshake; want %d connections, 1 full handshake", len(full), fulls, inFlight)
+	}
+}
