@@ -85,8 +85,8 @@ func New(opts Options) (*Client, error) {
 // would open a connection, with its TLS handshake, and close it after.
 const idleConnsPerHost = 256
 
-// tlsSessions is how many TLS sessions a client keeps for resumption: one
-// per server name it talks to, which is one.
+// tlsSessions is how many TLS sessions a client keeps for resumption, one
+// per server name: a client talks to one server, so a few are plenty.
 const tlsSessions = 8
 
 // keepIdleConns gives client-go's HTTP/1.1 transport its own connection
@@ -97,8 +97,8 @@ const tlsSessions = 8
 // file.
 //
 // With resume, the copy also resumes TLS sessions: the connections a
-// refresh opens for the LISTs it sends at once resume the session of the
-// first connection (discovery's) instead of each making a full handshake,
+// refresh opens for the LISTs it sends at once resume the session of an
+// earlier connection (discovery's) instead of each making a full handshake,
 // with a signature by the client's key and one by the server's
 // (resumeTLS says when).
 func keepIdleConns(rt http.RoundTripper, resume bool) http.RoundTripper {
