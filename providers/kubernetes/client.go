@@ -4,6 +4,7 @@
 package kubernetes
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -84,13 +85,23 @@ func New(opts Options) (*Client, error) {
 // would open a connection, with its TLS handshake, and close it after.
 const idleConnsPerHost = 256
 
+// tlsSessions is how many TLS sessions a client keeps for resumption, one
+// per server name: a client talks to one server, so a few are plenty.
+const tlsSessions = 8
+
 // keepIdleConns gives client-go's HTTP/1.1 transport its own connection
 // pool that keeps idleConnsPerHost idle connections: a copy, since
 // client-go shares its transports between clients of the same
 // configuration. The copy keeps client-go's transport alive with it, whose
 // collection would stop the rotation of a client certificate read from a
 // file.
-func keepIdleConns(rt http.RoundTripper) http.RoundTripper {
+//
+// With resume, the copy also resumes TLS sessions: the connections a
+// refresh opens for the LISTs it sends at once resume the session of an
+// earlier connection (discovery's) instead of each making a full handshake,
+// with a signature by the client's key and one by the server's
+// (resumeTLS says when).
+func keepIdleConns(rt http.RoundTripper, resume bool) http.RoundTripper {
 	base := rt
 	for {
 		w, ok := base.(utilnet.RoundTripperWrapper)
@@ -105,7 +116,24 @@ func keepIdleConns(rt http.RoundTripper) http.RoundTripper {
 	}
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = idleConnsPerHost
+	if resume && t.TLSClientConfig != nil && t.TLSClientConfig.ClientSessionCache == nil {
+		t.TLSClientConfig = t.TLSClientConfig.Clone()
+		t.TLSClientConfig.ClientSessionCache = tls.NewLRUClientSessionCache(tlsSessions)
+	}
 	return &pooled{Transport: t, shared: rt}
+}
+
+// resumeTLS reports whether a client of cfg may resume TLS sessions: when
+// its client certificate, if any, cannot change while it runs. A resumed
+// session keeps the identity of the certificate its full handshake
+// presented, so a certificate read from files (which client-go reloads
+// when rotated, closing the connections of the old one) or handed by a
+// credential plugin would live on in resumed sessions after it was
+// replaced. The API server still checks the certificate of a resumed
+// session on every request, and Go's server resumes none whose client
+// certificate has expired.
+func resumeTLS(cfg *rest.Config) bool {
+	return cfg.CertFile == "" && cfg.KeyFile == "" && cfg.ExecProvider == nil && cfg.AuthProvider == nil
 }
 
 // pooled is a copy of client-go's transport with its own connection pool.
@@ -133,7 +161,8 @@ func NewForConfig(cfg *rest.Config, contextName string, opts Options) (*Client, 
 		// HTTP/2's flow control and stream bookkeeping. A NextProtos the
 		// configuration sets is kept.
 		cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
-		cfg.Wrap(keepIdleConns)
+		resume := resumeTLS(cfg)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return keepIdleConns(rt, resume) })
 	}
 	// Innermost, so that wrappers (request counting, -v logs) see each
 	// read once however often it was retried.
