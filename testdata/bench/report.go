@@ -83,8 +83,9 @@ func perSec(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// podMemory is the container memory limit drift is measured against.
-const podMemory = 512 << 20
+// podMemory is the container memory limit drift is measured against: the
+// one a drift of the largest size must fit.
+const podMemory = 768 << 20
 
 // podGoMemLimit is the soft limit gpuform sets in a podMemory container
 // (internal/memlimit), as GOMEMLIMIT spells it.

@@ -88,7 +88,7 @@ func TestDriftTable(t *testing.T) {
 	r := sizeM()
 	r.driftPodRSS = 300 << 20
 	got := table([]*sizeResult{r})
-	want := "\n#### Drift in a 512 MiB container (GOMEMLIMIT=396MiB, what gpuform sets there)\n\n| size | objects | drift peak RSS | fits |\n|---|---:|---:|---|\n| M | 10516 | 300 MB | yes |\n"
+	want := "\n#### Drift in a 768 MiB container (GOMEMLIMIT=627MiB, what gpuform sets there)\n\n| size | objects | drift peak RSS | fits |\n|---|---:|---:|---|\n| M | 10516 | 300 MB | yes |\n"
 	if !strings.Contains(got, want) {
 		t.Errorf("table lacks the drift row %q:\n%s", want, got)
 	}
