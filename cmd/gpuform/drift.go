@@ -114,14 +114,8 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 		if format != formatText {
 			progress = g.stderr
 		}
-		if rep.Fixable() {
-			after, err = g.fixDrift(ctx, st, rep, &f.apply, progress)
-			if err != nil {
-				return err
-			}
-		} else {
-			textsafe.Fprintf(progress, "\nNothing for --fix to apply: what drifted is hardware, which needs a person.\n")
-			after = rep
+		if after, err = g.fixDrift(ctx, st, rep, &f.apply, progress); err != nil {
+			return err
 		}
 		if format == formatText {
 			textsafe.Fprintf(g.stdout, "\nAfter the fix:\n")
@@ -154,8 +148,13 @@ func (g *globals) drift(ctx context.Context, f *driftFlags) error {
 }
 
 // fixDrift applies the configuration as apply --auto-approve does, with
-// its progress on progress, and returns the drift left.
+// its progress on progress, and returns the drift left; drift that only a
+// person can fix (hardware) is left as it is.
 func (g *globals) fixDrift(ctx context.Context, st *stack.Stack, rep *drift.Report, f *applyFlags, progress io.Writer) (*drift.Report, error) {
+	if !rep.Fixable() {
+		textsafe.Fprintf(progress, "\nNothing for --fix to apply: what drifted is hardware, which needs a person.\n")
+		return rep, nil
+	}
 	opts, pr := g.applyOptions(f, progress)
 	opts.Approve = func(_ context.Context, p *engine.Plan) error {
 		textsafe.Fprintf(progress, "\nFixing the drift: applying the configuration at %s to stack %s.\n\n", rep.ConfigSource, p.Stack)

@@ -186,9 +186,8 @@ func (g *globals) fleetApplied(applied []*memberApply) error {
 // applySummary is a member's row of the fleet apply summary.
 func applySummary(ma *memberApply) string {
 	var counts string
-	if ma.res != nil && ma.res.Report != nil {
-		rep := ma.res.Report
-		counts = fmt.Sprintf("%d applied, %d failed, %d skipped", rep.Count(engine.OutcomeApplied), rep.Count(engine.OutcomeFailed), rep.Count(engine.OutcomeSkipped))
+	if ma.res != nil {
+		counts = fleet.ApplyCounts(ma.res.Report)
 	}
 	switch {
 	case ma.err == nil && counts == "":

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,20 +20,30 @@ type memberDrift struct {
 	name string
 	run  *memberRun
 	rep  *drift.Report
-	err  error
+	// fix is whether --fix ran on the member; after is the drift it left
+	// (nil when it failed).
+	fix   bool
+	after *drift.Report
+	err   error
+}
+
+// final is the member's drift once --fix ran.
+func (md *memberDrift) final() *drift.Report {
+	if md.after != nil {
+		return md.after
+	}
+	return md.rep
 }
 
 // fleetDriftCommand is drift on the fleet of members: every selected
 // member checked at once, at most --fleet-parallelism, one report per
-// member in fleet order, then the fleet summary. Exit status: 1 when a
-// member could not be checked, else 2 when a member drifted, else 0.
-// --fix is refused: fixing a fleet is apply --auto-approve on it.
+// member in fleet order, then the fleet summary. With --fix, each drifted
+// member is fixed under its own lock as drift --fix fixes one cluster.
+// Exit status: 1 when a member could not be checked (or fixed), else 2
+// when a member is still drifted, else 0.
 func (g *globals) fleetDriftCommand(cmd *cobra.Command, members []fleetMember, f *driftFlags, ff *fleetFlags, format string) error {
 	if err := checkFleetFlags(cmd, ff, "repo", "ref"); err != nil {
 		return err
-	}
-	if f.fix {
-		return fmt.Errorf("drift --fix is not taken on a fleet: run gpuform apply --auto-approve on it (with --cluster NAME for some members)")
 	}
 	members, err := selectMembers(members, ff.clusters)
 	if err != nil {
@@ -44,9 +53,19 @@ func (g *globals) fleetDriftCommand(cmd *cobra.Command, members []fleetMember, f
 		r := g.member(m)
 		defer r.close()
 		md := &memberDrift{name: m.name, run: r}
-		md.rep, md.err = r.memberStack(m, connection{inCluster: true}).Drift(ctx)
+		st := r.memberStack(m, connection{inCluster: true})
+		md.rep, md.err = st.Drift(ctx)
 		if md.err != nil {
 			md.err = r.g.fail(md.err, "")
+		} else if f.fix && !md.rep.InSync() {
+			// The fix's progress goes with the text report, and to standard
+			// error beside JSON and Markdown (as for one cluster).
+			progress := &r.stdout
+			if format != formatText {
+				progress = &r.stderr
+			}
+			md.fix = true
+			md.after, md.err = r.g.fixDrift(ctx, st, md.rep, &f.apply, progress)
 		}
 		return md
 	})
@@ -56,7 +75,7 @@ func (g *globals) fleetDriftCommand(cmd *cobra.Command, members []fleetMember, f
 	if f.metricsFile != "" {
 		ms := make([]render.FleetDrift, len(drifts))
 		for i, md := range drifts {
-			ms[i] = render.FleetDrift{Cluster: md.name, Report: md.rep}
+			ms[i] = render.FleetDrift{Cluster: md.name, Report: md.final()}
 		}
 		if err := files.WriteAtomic(g.path(f.metricsFile), 0o644, func(w io.Writer) error { return render.FleetDriftMetrics(w, ms) }); err != nil {
 			return fmt.Errorf("write metrics file: %w", err)
@@ -67,7 +86,7 @@ func (g *globals) fleetDriftCommand(cmd *cobra.Command, members []fleetMember, f
 		switch {
 		case md.err != nil:
 			code = 1
-		case !md.rep.InSync() && code == 0:
+		case !md.final().InSync() && code == 0:
 			code = 2
 		}
 	}
@@ -94,23 +113,30 @@ func (g *globals) writeFleetDrift(drifts []*memberDrift, format string) error {
 		var err error
 		switch {
 		case format == formatJSON && md.rep != nil:
-			err = render.DriftJSON(&b, md.rep, nil)
+			err = render.DriftJSON(&b, md.rep, md.after)
 			docs[i].JSON = b.Bytes()
 		case format == formatMarkdown:
 			fleet.WriteHeading(g.stdout, md.name, true)
 			if md.rep != nil {
-				err = render.DriftMarkdown(g.stdout, md.rep, nil)
+				err = render.DriftMarkdown(g.stdout, md.rep, md.after)
 			}
 		case format == formatText:
 			fleet.WriteHeading(g.stdout, md.name, false)
 			if md.rep != nil {
 				err = render.DriftText(g.stdout, md.rep, render.TextOptions{Color: g.color(g.stdout)})
 			}
+			if md.fix {
+				_, _ = io.Copy(g.stdout, &md.run.stdout)
+			}
+			if err == nil && md.after != nil {
+				textsafe.Fprintf(g.stdout, "\nAfter the fix:\n")
+				err = render.DriftText(g.stdout, md.after, render.TextOptions{Color: g.color(g.stdout)})
+			}
 		}
 		if err != nil {
 			return err
 		}
-		if md.err != nil && format != formatJSON {
+		if md.err != nil && md.rep == nil && format != formatJSON {
 			textsafe.Fprintf(g.stdout, "Not checked: %s.\n", g.markdownIf(format, driftFailure(md)))
 		}
 		_, _ = io.Copy(g.stderr, &md.run.stderr)
@@ -122,12 +148,16 @@ func (g *globals) writeFleetDrift(drifts []*memberDrift, format string) error {
 	return nil
 }
 
-// driftFailure says why a member was not checked.
+// driftFailure says why a member was not checked, or not fixed.
 func driftFailure(md *memberDrift) string {
+	why := fleet.Failure(md.err)
 	if _, printed := md.err.(*exitError); printed {
-		return "failed (see above)"
+		why = "failed (see above)"
 	}
-	return fleet.Failure(md.err)
+	if md.fix {
+		return "fix " + why
+	}
+	return why
 }
 
 // driftSummary is a member's row of the fleet drift summary.
@@ -135,15 +165,5 @@ func driftSummary(md *memberDrift) string {
 	if md.err != nil {
 		return driftFailure(md)
 	}
-	if md.rep.InSync() {
-		return "in sync"
-	}
-	counts := md.rep.Counts()
-	var parts []string
-	for _, c := range drift.Classes() {
-		if counts[c] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[c], c))
-		}
-	}
-	return "drifted: " + strings.Join(parts, ", ")
+	return fleet.DriftRow(md.rep, md.after)
 }
