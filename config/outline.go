@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -22,41 +23,48 @@ func (c *Config) DropSyntax() {
 		}
 		o := make(outline, len(body.Blocks))
 		for i, b := range body.Blocks {
-			var h strings.Builder
-			h.WriteString(b.Type)
-			for _, l := range b.Labels {
-				fmt.Fprintf(&h, " %q", l)
-			}
-			o[i] = outlineBlock{header: h.String(), rng: b.Range(), def: b.DefRange()}
+			o[i] = outlineBlock{typ: b.Type, labels: b.Labels, rng: b.Range(), def: b.DefRange()}
 		}
 		c.Files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: f.Bytes, Nav: o}
 	}
 }
 
-// outline is the top-level blocks of a file, for diagnostics: it answers
-// hcled.ContextString and ContextDefRange as hclsyntax's navigation does.
+// outline is the top-level blocks of a file in source order, for
+// diagnostics: it answers hcled.ContextString and ContextDefRange as
+// hclsyntax's navigation does.
 type outline []outlineBlock
 
+// outlineBlock is one top-level block: its header is written only when a
+// diagnostic asks for it, so that dropping the syntax formats none.
 type outlineBlock struct {
-	header   string
+	typ      string
+	labels   []string
 	rng, def hcl.Range
 }
 
+// at returns the block whose range holds offset, or nil. The blocks are in
+// source order and do not overlap, so it is found by binary search: a
+// diagnostic per block costs no scan of the file's blocks each.
 func (o outline) at(offset int) *outlineBlock {
-	for i := range o {
-		if o[i].rng.ContainsOffset(offset) {
-			return &o[i]
-		}
+	i := sort.Search(len(o), func(i int) bool { return o[i].rng.End.Byte > offset })
+	if i < len(o) && o[i].rng.ContainsOffset(offset) {
+		return &o[i]
 	}
 	return nil
 }
 
 // ContextString returns the header of the top-level block at offset.
 func (o outline) ContextString(offset int) string {
-	if b := o.at(offset); b != nil {
-		return b.header
+	b := o.at(offset)
+	if b == nil {
+		return ""
 	}
-	return ""
+	var h strings.Builder
+	h.WriteString(b.typ)
+	for _, l := range b.labels {
+		fmt.Fprintf(&h, " %q", l)
+	}
+	return h.String()
 }
 
 // ContextDefRange returns the definition range of the top-level block at
