@@ -26,9 +26,15 @@ func dispatchWorkers(manager *Config) []string {
 	if manager == nil || manager.Cluster == nil || manager.Cluster.Role != RoleManager {
 		return nil
 	}
+	return workersOf(manager, func(*Tenant) bool { return true })
+}
+
+// workersOf lists, in fleet order, the workers of the tenants of manager
+// dispatched by MultiKueue that keep selects.
+func workersOf(manager *Config, keep func(*Tenant) bool) []string {
 	set := map[string]bool{}
 	for _, t := range manager.Tenants {
-		if t.Dispatch != DispatchMultiKueue {
+		if t.Dispatch != DispatchMultiKueue || !keep(t) {
 			continue
 		}
 		for _, name := range t.Clusters {

@@ -68,24 +68,7 @@ func sumDepartments(manager *Config, workers map[string]*Config) {
 // departmentWorkers lists, in fleet order, the workers of the tenants of
 // manager dispatched by MultiKueue that are under department d.
 func departmentWorkers(manager *Config, d *Department) []string {
-	set := map[string]bool{}
-	for _, t := range manager.Tenants {
-		if t.Dispatch != DispatchMultiKueue || !under(t.Department, d.Name) {
-			continue
-		}
-		for _, name := range t.Clusters {
-			if m := manager.Member(name); m != nil && m.Role != RoleManager {
-				set[name] = true
-			}
-		}
-	}
-	var out []string
-	for _, m := range manager.Fleet {
-		if set[m.Name] {
-			out = append(out, m.Name)
-		}
-	}
-	return out
+	return workersOf(manager, func(t *Tenant) bool { return under(t.Department, d.Name) })
 }
 
 // under reports whether department d is the department named name or

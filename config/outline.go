@@ -1,9 +1,7 @@
 package config
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -55,16 +53,10 @@ func (o outline) at(offset int) *outlineBlock {
 
 // ContextString returns the header of the top-level block at offset.
 func (o outline) ContextString(offset int) string {
-	b := o.at(offset)
-	if b == nil {
-		return ""
+	if b := o.at(offset); b != nil {
+		return blockHeader(b.typ, b.labels)
 	}
-	var h strings.Builder
-	h.WriteString(b.typ)
-	for _, l := range b.labels {
-		fmt.Fprintf(&h, " %q", l)
-	}
-	return h.String()
+	return ""
 }
 
 // ContextDefRange returns the definition range of the top-level block at

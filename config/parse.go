@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
@@ -162,16 +163,21 @@ func (n blockNav) block(offset int) *hclsyntax.Block {
 
 // ContextString implements hcled.ContextString.
 func (n blockNav) ContextString(offset int) string {
-	b := n.block(offset)
-	if b == nil {
-		return ""
+	if b := n.block(offset); b != nil {
+		return blockHeader(b.Type, b.Labels)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(b.Type)
-	for _, label := range b.Labels {
-		fmt.Fprintf(&buf, " %q", label)
+	return ""
+}
+
+// blockHeader is a block's header as hclsyntax's navigation writes it:
+// its type, then each label quoted.
+func blockHeader(typ string, labels []string) string {
+	var h strings.Builder
+	h.WriteString(typ)
+	for _, l := range labels {
+		fmt.Fprintf(&h, " %q", l)
 	}
-	return buf.String()
+	return h.String()
 }
 
 // ContextDefRange implements hcled.ContextDefRange.
