@@ -143,15 +143,21 @@ func sumQuotas(t *Tenant, onWorkers []*Tenant, pool func(*Pool) *Pool) []*Quota 
 		}
 	}
 	for _, sum := range out {
-		blocks := perWorker[sum.PoolName]
-		for _, q := range blocks {
-			sum.GPUs += q.GPUs
-			sum.Slices = addCounts(sum.Slices, q.Slices)
-		}
-		sum.BorrowingLimit = sumLimits(blocks, func(q *Quota) map[string]int { return q.BorrowingLimit }, false)
-		sum.LendingLimit = sumLimits(blocks, func(q *Quota) map[string]int { return q.LendingLimit }, true)
+		addBlocks(sum, perWorker[sum.PoolName], true)
 	}
 	return out
+}
+
+// addBlocks adds blocks, one per worker, into sum: their gpus and slices,
+// and their borrowing and lending limits (sumLimits; lending says whether
+// a lending limit left out counts as the worker's whole nominal quota).
+func addBlocks(sum *Quota, blocks []*Quota, lending bool) {
+	for _, q := range blocks {
+		sum.GPUs += q.GPUs
+		sum.Slices = addCounts(sum.Slices, q.Slices)
+	}
+	sum.BorrowingLimit = sumLimits(blocks, func(q *Quota) map[string]int { return q.BorrowingLimit }, false)
+	sum.LendingLimit = sumLimits(blocks, func(q *Quota) map[string]int { return q.LendingLimit }, lending)
 }
 
 // quotaFor is t's quota block for pool, or nil.

@@ -52,14 +52,9 @@ func sumDepartments(manager *Config, workers map[string]*Config) {
 				continue
 			}
 			sum := &Quota{Meta: blocks[0].Meta, PoolName: p.Name, Pool: p}
-			for _, q := range blocks {
-				sum.GPUs += q.GPUs
-				sum.Slices = addCounts(sum.Slices, q.Slices)
-			}
 			// A limit left out on one worker is left out here: unbounded
 			// there, so unbounded in the sum.
-			sum.BorrowingLimit = sumLimits(blocks, func(q *Quota) map[string]int { return q.BorrowingLimit }, false)
-			sum.LendingLimit = sumLimits(blocks, func(q *Quota) map[string]int { return q.LendingLimit }, false)
+			addBlocks(sum, blocks, false)
 			d.Quotas = append(d.Quotas, sum)
 		}
 	}

@@ -223,14 +223,7 @@ func (b *bench) fleetGpuform(ctx context.Context, bin string, f fleetFiles, args
 // N members wait about as long as one).
 func (b *bench) quietFleet(ctx context.Context, servers []*kubeapitest.Server) {
 	for _, s := range servers {
-		cfg, err := s.RESTConfig()
-		if err == nil {
-			err = collect(ctx, cfg)
-		}
-		if err != nil && b.collectErr == nil {
-			b.collectErr = err
-			b.logf("the API server's collection before each command failed (measured without it): %v", err)
-		}
+		b.collectOn(ctx, s)
 	}
 	var wg sync.WaitGroup
 	for _, s := range servers {

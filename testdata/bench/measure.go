@@ -230,6 +230,13 @@ func serverOptions() kubeapitest.Options {
 // round (twelfth round, docs/performance.md); after a collection no single
 // command's requests fill the heap again.
 func (b *bench) quiet(ctx context.Context, s *kubeapitest.Server) {
+	b.collectOn(ctx, s)
+	settle(ctx, s.PID())
+}
+
+// collectOn has s's API server collect its garbage (collect); the first
+// failure is logged and kept, and the command is measured without it.
+func (b *bench) collectOn(ctx context.Context, s *kubeapitest.Server) {
 	cfg, err := s.RESTConfig()
 	if err == nil {
 		err = collect(ctx, cfg)
@@ -238,7 +245,6 @@ func (b *bench) quiet(ctx context.Context, s *kubeapitest.Server) {
 		b.collectErr = err
 		b.logf("the API server's collection before each command failed (measured without it): %v", err)
 	}
-	settle(ctx, s.PID())
 }
 
 // collect has the API server at cfg collect its garbage: its heap profile
