@@ -38,7 +38,7 @@ type result struct {
 // descriptor 3. Started directly, the RSS would be wrong: Go starts
 // children with vfork, and Linux counts the parent's resident memory at the
 // time of exec into the child's peak (so every command measured at least
-// the bench's own RSS, some 200 MB after an apply's log was read).
+// the bench's own RSS, which grows with the apply logs it reads).
 func run(ctx context.Context, env []string, name string, args ...string) (result, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -209,26 +209,22 @@ func trim(s string) string {
 // serverOptions are the harness options of every cluster the benchmark
 // starts: the API server's profiling endpoints on, for quiet's collection
 // (and for profiling a run by hand), and its compaction of etcd's history
-// off. The API server asks etcd to compact every five minutes; five minutes
-// after a size-L harness started, when the first compaction after an apply
-// from empty (its hundred thousand-odd revisions) falls, it spent about ten
-// seconds of CPU, on the cores gpuform shares with it, in the middle of
-// whichever command was measured then (thirteenth round,
-// docs/performance.md). The benchmark's clusters live minutes; nothing it
-// measures reads old revisions.
+// off. The API server asks etcd to compact every five minutes, and the
+// first compaction after an apply from empty (one revision per object)
+// takes seconds of CPU on the cores gpuform shares with it, in the middle
+// of whichever command is measured then. The benchmark's clusters live
+// minutes; nothing it measures reads old revisions.
 func serverOptions() kubeapitest.Options {
 	return kubeapitest.Options{APIServerArgs: []string{"--profiling=true", "--etcd-compaction-interval=0"}}
 }
 
 // quiet has the API server of s collect its garbage (collect) and then
 // waits until s is idle (settle), before a timed command: the harness's
-// API server allocates about ten times the bytes it sends to serve a LIST
-// (440 MB for size L's LISTs, by its go_memstats_alloc_bytes_total) and
-// collects once its heap has doubled (a gigabyte at size L: every second
-// size-L plan), so which of two commands in a row met its collection,
-// on the cores they share, was decided by their order, the same in every
-// round (twelfth round, docs/performance.md); after a collection no single
-// command's requests fill the heap again.
+// API server allocates several times the bytes it sends to serve a LIST
+// and collects once its heap has doubled, which at size L happens every
+// few plans; without a collection before each command, which of two
+// commands in a row met the API server's collection, on the cores they
+// share, would be decided by their order, the same in every round.
 func (b *bench) quiet(ctx context.Context, s *kubeapitest.Server) {
 	b.collectOn(ctx, s)
 	settle(ctx, s.PID())
@@ -274,14 +270,14 @@ func collect(ctx context.Context, cfg *rest.Config) error {
 }
 
 // settleMax is the longest settle waits: at size L the controllers' work
-// after an apply outlasted a minute (the eleventh round's first plan after
-// it met 7 s of the API server's CPU).
+// after an apply (quota status, the garbage collector's graph) can
+// outlast a minute.
 const settleMax = 3 * time.Minute
 
 // idleSeconds is how many seconds in a row settle wants the harness idle:
 // the controllers' work after an apply or a restart (a quota's status, the
-// garbage collector's graph) comes in waves, and one idle second fell
-// between two of them (thirteenth round).
+// garbage collector's graph) comes in waves, and a single idle second can
+// fall between two of them.
 const idleSeconds = 3
 
 // settle waits until the process pid has used less than 10% of a core in
