@@ -34,6 +34,7 @@ func table(rs []*sizeResult) string {
 			perSec(r.objects, g), perSec(r.objects, k), ratioX(k, g), r.applyReqs, r.applyWrites, r.applyRSS>>20)
 	}
 	driftTable(&b, rs)
+	boundTable(&b, rs)
 	b.WriteString("\n#### Scaling\n\n")
 	b.WriteString("| size | objects | plan no-op | plan ms per 1,000 objects | plan requests | raw LIST requests |\n")
 	b.WriteString("|---|---:|---|---:|---:|---:|\n")
@@ -112,5 +113,21 @@ func driftTable(b *strings.Builder, rs []*sizeResult) {
 	b.WriteString("|---|---:|---:|---|\n")
 	for _, r := range rs {
 		fmt.Fprintf(b, "| %s | %d | %d MB | %s |\n", r.size.Name, r.objects, r.driftPodRSS>>20, fitsPod(r.driftPodRSS))
+	}
+}
+
+// boundTable is the no-op plan against its CPU bound (cpuBound), one row
+// per size, where it was measured.
+func boundTable(b *strings.Builder, rs []*sizeResult) {
+	if !slices.ContainsFunc(rs, func(r *sizeResult) bool { return len(r.bound) > 0 }) {
+		return
+	}
+	b.WriteString("\n#### Plan against its CPU bound (seconds: median, min–max)\n\n")
+	b.WriteString("| size | objects | gpuform plan, no-op | config load | plan CPU after the load | API server CPU during the plan | CPU bound | plan / CPU bound |\n")
+	b.WriteString("|---|---:|---|---|---|---|---|---:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %.2fx |\n", r.size.Name, r.objects,
+			cell(r.planNoop), cell(r.load), cell(r.afterLoad), cell(r.server), cell(r.bound),
+			ratio(r.planNoop.median(), r.bound.median()))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -29,8 +30,12 @@ type sizeResult struct {
 	applyG, applyK        sample
 	planNoop, planChanged sample
 	load, list, diffK     sample
-	planRSS, applyRSS     int64
-	planNoopRSS           int64 // of the no-op plans only (planRSS: of every plan)
+	// bound is each run's CPU bound of the no-op plan (cpuBound), after
+	// the plan's CPU beyond its load's (afterLoad) and the API server's CPU
+	// during the plan (server).
+	bound, afterLoad, server sample
+	planRSS, applyRSS        int64
+	planNoopRSS              int64 // of the no-op plans only (planRSS: of every plan)
 	// driftPodRSS is the peak RSS of drift with the soft memory limit
 	// gpuform sets in a podMemory container (podGoMemLimit).
 	driftPodRSS            int64
@@ -214,8 +219,8 @@ func (b *bench) measurePlans(ctx context.Context, res *sizeResult, f sizeFiles, 
 // changed, config load and the raw LISTs of the no-op plan. The two no-op
 // plans swap places from run to run: the second of two plans in a row
 // meets the API server's collection of the garbage both made more often
-// (the harness's server collects every two or three plans), which made
-// whichever build went second look 5-10% slower.
+// (the harness's server collects every few plans), which made whichever
+// build went second look slower.
 func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server, cfg *rest.Config, baselineFirst bool) error {
 	if b.baseline != nil && baselineFirst {
 		if err := b.planBaseline(ctx, res, f, kept); err != nil {
@@ -223,7 +228,7 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 		}
 	}
 	b.quiet(ctx, kept)
-	lists, err := b.planNoop(ctx, res, f, kept)
+	plan, lists, err := b.planNoop(ctx, res, f, kept)
 	if err != nil {
 		return err
 	}
@@ -255,14 +260,29 @@ func (b *bench) measurePlanRun(ctx context.Context, res *sizeResult, f sizeFiles
 	res.load = append(res.load, fl.load)
 	res.list = append(res.list, fl.list)
 	res.listReqs = fl.requests
+	after := max(0, plan.cpu-fl.loadCPU)
+	res.afterLoad = append(res.afterLoad, after)
+	res.server = append(res.server, plan.server)
+	res.bound = append(res.bound, cpuBound(fl.load, after, plan.server, runtime.NumCPU()))
 	return nil
 }
 
-// floored is what floor measured: the config load, the raw LISTs and
-// the API server's CPU while it served them, and the requests they made.
+// cpuBound is the least wall time a plan can take on cores processors it
+// shares with the API server, once its configuration is loaded: the load's
+// wall time (no cluster call comes before it), then the CPU time the plan
+// used beyond the load's and the API server's during the plan, spread over
+// every core. A plan at its bound kept every core busy after its load; only
+// less CPU, in gpuform or in the API server, makes it faster.
+func cpuBound(load, afterLoad, server time.Duration, cores int) time.Duration {
+	return load + (afterLoad+server)/time.Duration(max(1, cores))
+}
+
+// floored is what floor measured: the config load (its wall and CPU
+// time), the raw LISTs and the API server's CPU while it served them, and
+// the requests they made.
 type floored struct {
-	load, list, listServer time.Duration
-	requests               int
+	load, loadCPU, list, listServer time.Duration
+	requests                        int
 }
 
 // floor measures the floor of f's no-op plan on s: its config load
@@ -271,15 +291,16 @@ type floored struct {
 // does: right after a plan or a drift the API server still collects the
 // garbage of serving them, on the cores validate runs on, and has just
 // served the same LISTs, so a part started then meets another machine than
-// the plan did (by hand at size M, nine runs each: the raw LISTs 0.28 s
-// right after a plan, 0.31 s on an idle server).
+// the plan did.
 func (b *bench) floor(ctx context.Context, f sizeFiles, s *kubeapitest.Server, cfg *rest.Config, lists []string) (floored, error) {
 	var fl floored
 	var err error
 	b.quiet(ctx, s)
-	if fl.load, err = b.loadTime(ctx, f); err != nil {
+	load, err := b.loadTime(ctx, f)
+	if err != nil {
 		return floored{}, err
 	}
+	fl.load, fl.loadCPU = load.wall, load.cpu
 	b.quiet(ctx, s)
 	fl.listServer = cpuDuring(s.PID(), func() { fl.list, fl.requests, err = floorLists(ctx, cfg, lists) })
 	if err != nil {
@@ -289,11 +310,12 @@ func (b *bench) floor(ctx context.Context, f sizeFiles, s *kubeapitest.Server, c
 }
 
 // planNoop measures gpuform plan of the applied configuration (it must find
-// nothing to do) and returns the LIST requests it made.
-func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) ([]string, error) {
+// nothing to do) and returns what run measured and the LIST requests it
+// made.
+func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept *kubeapitest.Server) (result, []string, error) {
 	r, reqs, lists, err := b.noopPlan(ctx, f, kept)
 	if err != nil {
-		return nil, err
+		return result{}, nil, err
 	}
 	res.planNoop = append(res.planNoop, r.wall)
 	res.planRSS = max(res.planRSS, r.maxRSS)
@@ -301,7 +323,7 @@ func (b *bench) planNoop(ctx context.Context, res *sizeResult, f sizeFiles, kept
 	b.logf("size %s: plan no-op %s: CPU %s, the API server's %s", res.size.Name, secs(r.wall), secs(r.cpu), secs(r.server))
 	res.planReqs = len(reqs)
 	res.planLists = len(lists)
-	return lists, nil
+	return r, lists, nil
 }
 
 // noopPlan runs gpuform plan of the applied configuration on s (it must
@@ -322,12 +344,12 @@ func (b *bench) noopPlan(ctx context.Context, f sizeFiles, s *kubeapitest.Server
 
 // loadTime measures the config load of f's full configuration: gpuform
 // validate.
-func (b *bench) loadTime(ctx context.Context, f sizeFiles) (time.Duration, error) {
+func (b *bench) loadTime(ctx context.Context, f sizeFiles) (result, error) {
 	r, err := run(ctx, nil, b.gpuformBin, "--chdir", f.full, "validate")
 	if err != nil || r.exit != 0 {
-		return 0, fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
+		return result{}, fmt.Errorf("gpuform validate: %v\n%s", err, trim(r.stderr))
 	}
-	return r.wall, nil
+	return r, nil
 }
 
 // planBaseline measures the baseline's plan of the applied configuration on

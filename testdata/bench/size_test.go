@@ -119,3 +119,37 @@ func selfCPU(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// The CPU bound is the load's wall time plus the CPU after it, the plan's
+// and the API server's, shared by the cores.
+func TestCPUBound(t *testing.T) {
+	for _, c := range []struct {
+		load, after, server time.Duration
+		cores               int
+		want                time.Duration
+	}{
+		{2800 * time.Millisecond, 4 * time.Second, 2 * time.Second, 2, 5800 * time.Millisecond},
+		{600 * time.Millisecond, 900 * time.Millisecond, 500 * time.Millisecond, 1, 2 * time.Second},
+		{time.Second, 2 * time.Second, 2 * time.Second, 4, 2 * time.Second},
+		{time.Second, time.Second, time.Second, 0, 3 * time.Second},
+	} {
+		if got := cpuBound(c.load, c.after, c.server, c.cores); got != c.want {
+			t.Errorf("cpuBound(%s, %s, %s, %d) = %s, want %s", c.load, c.after, c.server, c.cores, got, c.want)
+		}
+	}
+}
+
+// The bound's table is there only when the bound was measured, one row
+// per size, its ratio the plan's median over the bound's.
+func TestBoundTable(t *testing.T) {
+	if got := table([]*sizeResult{sizeM()}); strings.Contains(got, "CPU bound") {
+		t.Errorf("a result without the bound has its table:\n%s", got)
+	}
+	r := sizeM()
+	r.afterLoad, r.server, r.bound = ms(900, 800, 1000), ms(500), ms(1300, 1250, 1400)
+	got := table([]*sizeResult{r})
+	want := "| M | 10516 | 1.95 (1.80–2.43) | 0.88 (0.87–0.90) | 0.90 (0.80–1.00) | 0.50 (1 run) | 1.30 (1.25–1.40) | 1.50x |\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("table lacks the bound row %q:\n%s", want, got)
+	}
+}
