@@ -106,6 +106,15 @@ func (k Key) Less(o Key) bool {
 }
 
 // Object is one desired Kubernetes object and what it waits for.
+//
+// The objects of a compiled Desired are final: compile makes the equal small
+// maps of scalars among them one copy (a label set, a model's resources),
+// so nothing after compile writes into an object's maps; a stage that needs
+// another content replaces a map whole (as StampCommit does) or works on a
+// DeepCopy. engine/stack's TestDesiredStaysAsCompiled (every stage of plan,
+// apply and drift) and providers/kubernetes'
+// TestSettledRefreshReadsWhatTheDiffNeeds (settling against a real API
+// server) fail on a write.
 type Object struct {
 	// Address is the config address of the block that produced the object.
 	Address string

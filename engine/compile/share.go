@@ -12,8 +12,7 @@ import (
 // recur in tens of thousands of objects, and each map costs some hundreds
 // of bytes however few its entries. It remembers the maps seen, by content.
 // Compile passes it each object as the object is added, when every
-// backend is done with it: an object of a Desired is final (a commit
-// stamp replaces the annotations map whole).
+// backend is done with it: an object of a Desired is final (engine.Object).
 type sharer struct {
 	seen map[string]map[string]any
 	// key is a reused buffer for the content of one map.

@@ -75,12 +75,25 @@ func settleStack(t *testing.T, s *kubeapitest.Server, changePercent int) *engine
 // before the refresh) and without: each
 // settled refresh holds exactly the whole refresh's objects, the unchanged
 // ones as their slim copies (engine.SlimLive) and none of them whole, and
-// plans exactly the same.
+// plans exactly the same. Neither settling nor the diff writes into a
+// desired object, nor the diff into a live one (engine.Object: compiled
+// objects share equal maps, and so do decoded ones).
 func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 	ctx := kubeapitest.Context(t)
 	srv := settleServer(t)
 	applyStack(t, srv, settleStack(t, srv, 0))
 	d := settleStack(t, srv, 25)
+	compiled := make([]map[string]any, len(d.Objects))
+	for i, o := range d.Objects {
+		compiled[i] = o.Object.DeepCopy().Object
+	}
+	defer func() {
+		for i, o := range d.Objects {
+			if !reflect.DeepEqual(o.Object.Object, compiled[i]) {
+				t.Errorf("desired %s changed after compile: %v, was %v", o.Key(), o.Object.Object, compiled[i])
+			}
+		}
+	}()
 	whole, err := kubernetes.New(kubernetes.Options{Kubeconfig: srv.Kubeconfig})
 	if err != nil {
 		t.Fatal(err)
@@ -133,9 +146,18 @@ func TestSettledRefreshReadsWhatTheDiffNeeds(t *testing.T) {
 					t.Errorf("%s (settled %v): read\n%v\nwant\n%v", k, live.Settled[k], u.Object, w.Object)
 				}
 			}
+			read := map[engine.Key]map[string]any{}
+			for k, u := range live.Objects {
+				read[k] = u.DeepCopy().Object
+			}
 			got, err := engine.Diff(d, live, engine.DiffOptions{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			for k, u := range live.Objects {
+				if !reflect.DeepEqual(u.Object, read[k]) {
+					t.Errorf("the diff changed live %s: %v, was %v", k, u.Object, read[k])
+				}
 			}
 			settledKinds := map[string]int{}
 			for k := range live.Settled {
