@@ -81,9 +81,9 @@ func sharedMaps(d *engine.Desired) int {
 }
 
 // A compiled Desired is final: no stage after compile (refresh, diff,
-// apply, the plan after it, drift and its fix) writes
-// into its objects, whose equal small maps are one copy among them, so a
-// write into one would change others.
+// apply, the plan after it, drift and its fix) writes into its objects,
+// whose equal small maps are one copy among them, so a write into one
+// would change others.
 func TestDesiredStaysAsCompiled(t *testing.T) {
 	ctx := context.Background()
 	dir, cl := quickstart(t)
