@@ -126,9 +126,7 @@ func lentByAbsent(w *Config, d *Department) map[string]map[string]int {
 	for _, c := range w.Departments {
 		if c.Parent == d && !holdsDispatched(w, c) {
 			for pool, counts := range lendsUp(w, c) {
-				for k, n := range counts {
-					addKey(out, pool, k, n)
-				}
+				addPool(out, pool, counts)
 			}
 		}
 	}
@@ -141,7 +139,7 @@ func lentByAbsent(w *Config, d *Department) map[string]map[string]int {
 func lendsUp(w *Config, d *Department) map[string]map[string]int {
 	out := map[string]map[string]int{}
 	for _, q := range d.Quotas {
-		addNominal(out, q)
+		addPool(out, q.PoolName, nominalCounts(q))
 	}
 	for _, t := range w.Tenants {
 		if t.Department == d {
@@ -151,9 +149,7 @@ func lendsUp(w *Config, d *Department) map[string]map[string]int {
 	for _, c := range w.Departments {
 		if c.Parent == d {
 			for pool, counts := range lendsUp(w, c) {
-				for k, n := range counts {
-					addKey(out, pool, k, n)
-				}
+				addPool(out, pool, counts)
 			}
 		}
 	}
@@ -182,19 +178,13 @@ func holdsDispatched(w *Config, d *Department) bool {
 // set, else the whole nominal quota.
 func addLendable(out map[string]map[string]int, quotas []*Quota) {
 	for _, q := range quotas {
-		for k, n := range nominalCounts(q) {
+		lent := nominalCounts(q)
+		for k, n := range lent {
 			if l, ok := q.LendingLimit[k]; ok && l < n {
-				n = l
+				lent[k] = l
 			}
-			addKey(out, q.PoolName, k, n)
 		}
-	}
-}
-
-// addNominal adds quota block q's nominal counts.
-func addNominal(out map[string]map[string]int, q *Quota) {
-	for k, n := range nominalCounts(q) {
-		addKey(out, q.PoolName, k, n)
+		addPool(out, q.PoolName, lent)
 	}
 }
 
@@ -210,9 +200,10 @@ func nominalCounts(q *Quota) map[string]int {
 	return out
 }
 
-func addKey(out map[string]map[string]int, pool, k string, n int) {
-	if out[pool] == nil {
-		out[pool] = map[string]int{}
+// addPool adds counts, by key, to out's entry for pool; an empty counts
+// adds no entry.
+func addPool(out map[string]map[string]int, pool string, counts map[string]int) {
+	if len(counts) > 0 {
+		out[pool] = addCounts(out[pool], counts)
 	}
-	out[pool][k] += n
 }
